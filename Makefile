@@ -1,0 +1,47 @@
+# tickq: `make test` is what CI runs (.ci/run). Everything installs itself from a fresh clone.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PY_DIRS := $(wildcard python_runner tests_py tests_sql bench)
+SQL_DIRS := $(wildcard sql tests_sql)
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages
+
+venv: $(STAMP)
+
+# Re-installed only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+lint: venv
+	$(VENV)/bin/ruff check $(PY_DIRS)
+	$(VENV)/bin/sqlfluff lint $(SQL_DIRS)
+
+# pgTAP's extension files and pg_prove come from Debian's packages, also for the embedded server.
+pg15-packages:
+	scripts/pg15.sh install
+
+# pgTAP tests on the embedded PostgreSQL 18 (the one tickq uses without DATABASE_URL).
+test-sql: venv pg15-packages
+	$(VPY) tests_sql/run_pgtap.py
+
+# pgTAP tests and plpgsql_check on Debian's PostgreSQL 15.
+test-sql-15: venv
+	url="$$(scripts/pg15.sh url)"; \
+	$(VPY) tests_sql/run_pgtap.py --database-url "$$url" --plpgsql-check
+
+test-py: venv
+	$(VPY) -m pytest -q
+
+test: venv lint test-sql test-sql-15 test-py
+
+demo: venv
+	$(VENV)/bin/tickq demo

@@ -1,0 +1,247 @@
+"""The connection to PostgreSQL, the migrator and the named queries.
+
+Connections are autocommit; code that needs a transaction opens one with
+``with conn.transaction():``. SQL lives in files: ``sql/`` (migrations and the API, shipped with
+the package through the ``tickq/sql`` symlink) and ``tickq/queries/NAME.sql``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import psycopg
+from psycopg import conninfo, sql
+
+MIGRATE_LOCK_KEY = "tickq.migrate"
+EMBEDDED_DBNAME = "tickq"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+class MigrationError(Exception):
+    """A migration or API file failed or the migration files are inconsistent."""
+
+
+# ---------------------------------------------------------------- URLs and connections
+
+
+def with_dbname(url: str, dbname: str) -> str:
+    """The same server and credentials as ``url`` with another database.
+
+    Works for URIs (also socket ones like ``postgresql://postgres:@/postgres?host=/tmp/x``) and
+    for ``key=value`` strings; returns a ``key=value`` conninfo string.
+    """
+    return conninfo.make_conninfo(url, dbname=dbname)
+
+
+def url_params(url: str) -> dict[str, str]:
+    """The parts of a connection string (host, port, user, dbname, password...)."""
+    return {k: str(v) for k, v in conninfo.conninfo_to_dict(url).items() if v is not None}
+
+
+def libpq_env(url: str) -> dict[str, str]:
+    """PGHOST/PGPORT/PGUSER/PGDATABASE/PGPASSWORD for tools that take no URI (pg_prove)."""
+    names = {
+        "host": "PGHOST",
+        "port": "PGPORT",
+        "user": "PGUSER",
+        "dbname": "PGDATABASE",
+        "password": "PGPASSWORD",
+        "sslmode": "PGSSLMODE",
+    }
+    params = url_params(url)
+    return {env: params[key] for key, env in names.items() if params.get(key)}
+
+
+def connect(url: str, autocommit: bool = True) -> psycopg.Connection:
+    return psycopg.connect(url, autocommit=autocommit)
+
+
+def create_database(server_url: str, name: str, template: str | None = None) -> str:
+    """Create database ``name`` (a copy of ``template`` if given); return its URL."""
+    query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        query += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    with connect(server_url) as admin:
+        admin.execute(query)
+    return with_dbname(server_url, name)
+
+
+def drop_database(server_url: str, name: str) -> None:
+    """Drop database ``name`` if it exists, ending its sessions."""
+    query = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+    with connect(server_url) as admin:
+        admin.execute(query)
+
+
+def resolve_url(url: str | None = None) -> str:
+    """``url``, else ``DATABASE_URL``, else the embedded server's ``tickq`` database."""
+    if url:
+        return url
+    env = os.environ.get("DATABASE_URL")
+    if env:
+        return env
+    from tickq import embedded
+
+    server_url = embedded.ensure_server()
+    with connect(server_url) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DBNAME,)
+        ).fetchone()
+    if not exists:
+        return create_database(server_url, EMBEDDED_DBNAME)
+    return with_dbname(server_url, EMBEDDED_DBNAME)
+
+
+# ---------------------------------------------------------------- SQL files
+
+
+def sql_root() -> Traversable:
+    """The ``sql/`` folder shipped with the package."""
+    return files("tickq") / "sql"
+
+
+@functools.cache
+def load_query(name: str) -> str:
+    """The text of ``tickq/queries/NAME.sql``."""
+    return (files("tickq") / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    text: str
+
+
+def migration_files(root: Traversable | Path | None = None) -> list[Migration]:
+    """Every ``migrations/NNNN_name.sql`` under ``root``, by version."""
+    folder = (root or sql_root()) / "migrations"
+    found: dict[int, Migration] = {}
+    for entry in folder.iterdir() if folder.is_dir() else []:
+        if not entry.name.endswith(".sql"):
+            continue
+        match = _MIGRATION_NAME.match(entry.name)
+        if not match:
+            raise MigrationError(f"{entry.name}: migration files are named NNNN_lower_snake.sql")
+        version = int(match.group(1))
+        if version in found:
+            raise MigrationError(
+                f"{entry.name}: version {version} is also used by {found[version].name}"
+            )
+        found[version] = Migration(version, entry.name, entry.read_text(encoding="utf-8"))
+    return [found[v] for v in sorted(found)]
+
+
+def api_files(root: Traversable | Path | None = None) -> list[tuple[str, str]]:
+    """``(name, text)`` of every ``api/*.sql`` under ``root``, sorted by name."""
+    folder = (root or sql_root()) / "api"
+    entries = [e for e in folder.iterdir() if e.name.endswith(".sql")] if folder.is_dir() else []
+    return [(e.name, e.read_text(encoding="utf-8")) for e in sorted(entries, key=lambda e: e.name)]
+
+
+def api_checksum(api: list[tuple[str, str]]) -> str:
+    """sha256 of the API files' contents, concatenated in name order."""
+    digest = hashlib.sha256()
+    for _name, text in api:
+        digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- the migrator
+
+_BOOKKEEPING = """
+CREATE SCHEMA IF NOT EXISTS tickq;
+CREATE TABLE IF NOT EXISTS tickq.migration (
+    version int PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tickq.migration IS
+    'One row per applied sql/migrations/NNNN_name.sql file; written by tickq.db.migrate.';
+CREATE TABLE IF NOT EXISTS tickq.api_checksum (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tickq.api_checksum IS
+    'sha256 of the sql/api/*.sql files last applied (one row); written by tickq.db.migrate.';
+"""
+
+
+def _execute_file(conn: psycopg.Connection, name: str, text: str) -> None:
+    try:
+        # No parameters: psycopg sends the text as one simple query, so several statements work.
+        conn.execute(text)  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        diag = exc.diag
+        place = name
+        if diag.statement_position:
+            place = f"{name}:{text[: int(diag.statement_position)].count(chr(10)) + 1}"
+        message = f"{place}: {exc}"
+        if diag.context:
+            message += f" (context: {diag.context.strip()})"
+        raise MigrationError(message) from exc
+
+
+def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None) -> list[str]:
+    """Bring the database up to date with ``sql/``; return what was applied.
+
+    Holds ``pg_advisory_lock(hashtext('tickq.migrate'))`` for the whole run, so concurrent
+    migrators apply each file once. Each migration runs in its own transaction together with its
+    row in ``tickq.migration``; the API files run together in one transaction when their checksum
+    differs from ``tickq.api_checksum``. ``conn`` must be in autocommit mode.
+    """
+    if not conn.autocommit:
+        raise ValueError("migrate needs an autocommit connection")
+    migrations = migration_files(sql_dir)
+    api = api_files(sql_dir)
+    applied: list[str] = []
+
+    conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+    try:
+        with conn.transaction():
+            conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
+        recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
+        known = {m.version for m in migrations}
+        unknown = sorted(set(recorded) - known)
+        if unknown:
+            names = ", ".join(recorded[v] for v in unknown)
+            raise MigrationError(
+                f"the database has migrations this tickq does not know ({names}): "
+                "it was migrated by a newer tickq"
+            )
+        for m in migrations:
+            if m.version in recorded:
+                continue
+            with conn.transaction():
+                _execute_file(conn, m.name, m.text)
+                conn.execute(
+                    "INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                    (m.version, m.name),
+                )
+            applied.append(f"migration {m.name}")
+
+        checksum = api_checksum(api)
+        row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+        if api and (row is None or row[0] != checksum):
+            with conn.transaction():
+                for name, text in api:
+                    _execute_file(conn, name, text)
+                conn.execute(
+                    "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
+                    " ON CONFLICT (id) DO UPDATE"
+                    " SET checksum = excluded.checksum, applied_at = now()",
+                    (checksum,),
+                )
+            applied.append(f"api {len(api)} files, checksum {checksum[:12]}")
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+    return applied

@@ -1,0 +1,354 @@
+-- Claiming, leases and reporting.
+--
+-- Claims are serialized by a lock on the settings row: counting live leases and taking new ones
+-- must be one step, or two dispatchers could each see a free slot and both take it. A claim
+-- holds that lock for well under a millisecond; reports never take it.
+
+CREATE OR REPLACE FUNCTION tickq.finish_run(
+    p_run_id bigint,
+    p_outcome tickq.outcome,
+    p_exit_code integer,
+    p_output_tail text,
+    p_duration interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, outcome tickq.outcome, failure_streak integer,
+    next_due_at timestamptz, next_trigger tickq.run_trigger
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_run tickq.job_run;
+    v_kind tickq.job_kind;
+    v_settings tickq.settings;
+    v_failed boolean := p_outcome IN ('failed', 'timeout', 'lost');
+BEGIN
+    -- Callers have checked that the run is live and locked its kind row.
+    UPDATE tickq.job_run AS r SET
+        finished_at = p_now,
+        outcome = p_outcome,
+        exit_code = p_exit_code,
+        output_tail = right(p_output_tail, 65536),
+        duration = coalesce(p_duration, greatest(p_now - coalesce(r.started_at, r.claimed_at), '0'::interval))
+    WHERE r.id = p_run_id
+    RETURNING r.* INTO STRICT v_run;
+    SELECT * INTO STRICT v_settings FROM tickq.settings;
+
+    UPDATE tickq.job_kind AS k SET
+        run_id = NULL,
+        leased_by = NULL,
+        leased_until = NULL,
+        failure_streak = CASE
+            WHEN p_outcome = 'ok' THEN 0
+            WHEN v_failed THEN k.failure_streak + 1
+            ELSE k.failure_streak
+        END,
+        -- attempts counts the tries of the current slot: kept while retries remain.
+        attempts = CASE
+            WHEN p_outcome = 'interrupted' THEN v_run.attempt - 1
+            WHEN v_failed AND v_run.attempt <= k.retries THEN v_run.attempt
+            ELSE 0
+        END,
+        next_trigger = CASE
+            WHEN p_outcome = 'interrupted' AND v_run.run_trigger = 'retry' THEN 'retry'
+            WHEN v_failed AND v_run.attempt <= k.retries THEN 'retry'
+            ELSE 'schedule'
+        END::tickq.run_trigger,
+        due_at = CASE
+            -- Not the command's fault: due again at once (a manual run keeps the kind's slot).
+            WHEN p_outcome = 'interrupted' THEN
+                CASE WHEN v_run.run_trigger = 'manual' THEN k.due_at ELSE least(k.due_at, p_now) END
+            -- Exponential backoff: retry_base, then twice that, ... capped at retry_max.
+            WHEN v_failed AND v_run.attempt <= k.retries THEN
+                p_now + least(v_settings.retry_max, v_settings.retry_base * power(2, v_run.attempt - 1))
+            -- The next slot strictly after now: slots missed while asleep collapse into one run.
+            ELSE tickq.next_slot(k.every, k.at_times, k.on_days, k.timezone, p_now)
+        END,
+        updated_at = p_now
+    WHERE k.name = v_run.kind
+    RETURNING k.* INTO STRICT v_kind;
+
+    RETURN QUERY SELECT v_run.id, v_run.kind, v_run.outcome, v_kind.failure_streak, v_kind.due_at,
+        v_kind.next_trigger;
+END
+$$;
+COMMENT ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz) IS
+'Internal: records how a live run ended, releases its lease and reschedules its kind (success: next '
+'slot after now; failure while retries remain: exponential backoff; otherwise the next slot).';
+
+CREATE OR REPLACE FUNCTION tickq.expire_leases(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (run_id bigint, kind text, leased_by text, leased_until timestamptz)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_kind record;
+BEGIN
+    FOR v_kind IN
+        SELECT k.name, k.run_id, k.leased_by, k.leased_until
+        FROM tickq.job_kind AS k
+        WHERE k.run_id IS NOT NULL AND k.leased_until < p_now
+        ORDER BY k.leased_until
+        FOR UPDATE SKIP LOCKED
+    LOOP
+        PERFORM tickq.finish_run(v_kind.run_id, 'lost', NULL,
+            format('[tickq: lease expired at %s without a report from dispatcher %s]',
+                v_kind.leased_until, v_kind.leased_by),
+            NULL, p_now);
+        RETURN QUERY SELECT v_kind.run_id, v_kind.name, v_kind.leased_by, v_kind.leased_until;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.expire_leases(timestamptz) IS
+'Turns every run whose lease expired without a report into a lost run (a failure: it counts in '
+'the streak and may retry) and makes its kind claimable again. Returns the runs it turned.';
+
+CREATE OR REPLACE FUNCTION tickq.lease_kinds(
+    p_names text[],
+    p_manual boolean,
+    p_dispatcher text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+)
+LANGUAGE sql
+AS $$
+    -- Internal: the caller holds the settings lock and the kind rows' locks.
+    WITH runs AS (
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at)
+        SELECT
+            k.name,
+            k.attempts + 1,
+            CASE WHEN p_manual THEN 'manual' ELSE k.next_trigger END,
+            CASE
+                WHEN p_manual OR k.next_trigger <> 'schedule' THEN 0
+                ELSE 1 + tickq.slots_between(k.every, k.at_times, k.on_days, k.timezone, k.due_at, p_now)
+            END,
+            p_dispatcher,
+            p_now
+        FROM tickq.job_kind AS k
+        WHERE k.name = ANY(p_names)
+        ORDER BY array_position(p_names, k.name)
+        RETURNING id, kind, attempt, run_trigger
+    )
+    UPDATE tickq.job_kind AS k SET
+        run_id = r.id,
+        leased_by = p_dispatcher,
+        leased_until = p_now + (SELECT s.lease FROM tickq.settings AS s),
+        attempts = r.attempt,
+        updated_at = p_now
+    FROM runs AS r
+    WHERE k.name = r.kind
+    RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger
+$$;
+COMMENT ON FUNCTION tickq.lease_kinds(text[], boolean, text, timestamptz) IS
+'Internal: opens a run for each named kind and leases the kind to p_dispatcher for settings.lease.';
+
+CREATE OR REPLACE FUNCTION tickq.claim_jobs(
+    p_limit integer,
+    p_dispatcher text DEFAULT 'unnamed',
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_settings tickq.settings;
+    v_free integer;
+    v_candidates text[];
+    v_picked text[];
+BEGIN
+    IF p_limit IS NULL OR p_limit < 0 THEN
+        RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO STRICT v_settings FROM tickq.settings FOR UPDATE;
+    PERFORM tickq.expire_leases(p_now);
+    v_free := v_settings.slots - (SELECT count(*) FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL);
+    IF least(p_limit, v_free) <= 0 THEN
+        RETURN;
+    END IF;
+
+    -- Candidates come from one short index range per question (stale first, then one per
+    -- priority lane), so an empty poll and a million-row backlog cost the same few probes. A kind
+    -- due longer than stale_after goes before fresher kinds of any priority (aging): while the
+    -- capacity invariant holds nothing waits much past stale_after, and when it does not, every
+    -- lane is late rather than the lower lanes starving.
+    v_candidates := ARRAY(
+        (SELECT k.name FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - v_settings.stale_after
+            ORDER BY k.due_at LIMIT p_limit)
+        UNION ALL
+        (SELECT k.name FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
+            ORDER BY k.due_at LIMIT p_limit)
+        UNION ALL
+        (SELECT k.name FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
+            ORDER BY k.due_at LIMIT p_limit)
+        UNION ALL
+        (SELECT k.name FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
+            ORDER BY k.due_at LIMIT p_limit)
+        UNION ALL
+        (SELECT k.name FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
+            ORDER BY k.due_at LIMIT p_limit)
+    );
+    IF cardinality(v_candidates) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- Lock in claim order. SKIP LOCKED passes over a row a report or a sync holds right now.
+    v_picked := ARRAY(
+        SELECT k.name FROM tickq.job_kind AS k
+        WHERE k.name = ANY(v_candidates) AND k.enabled AND k.run_id IS NULL AND k.due_at <= p_now
+        ORDER BY
+            k.due_at <= p_now - v_settings.stale_after DESC,
+            CASE WHEN k.due_at <= p_now - v_settings.stale_after THEN k.due_at END,
+            k.priority,
+            k.due_at,
+            k.name
+        LIMIT least(p_limit, v_free)
+        FOR UPDATE SKIP LOCKED
+    );
+    RETURN QUERY SELECT * FROM tickq.lease_kinds(v_picked, false, p_dispatcher, p_now) AS l
+    ORDER BY array_position(v_picked, l.kind);
+END
+$$;
+COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
+'Leases at most p_limit due, enabled kinds to p_dispatcher and opens a run for each. Never more '
+'live leases than settings.slots across all dispatchers; a kind is never leased twice. Order: '
+'kinds due longer than stale_after first (oldest first), then priority, then oldest due time. '
+'Expired leases are turned into lost runs first. Returns no command: commands come only from '
+'the registry file.';
+
+CREATE OR REPLACE FUNCTION tickq.claim_kind(
+    p_kind text,
+    p_dispatcher text DEFAULT 'unnamed',
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_settings tickq.settings;
+    v_kind tickq.job_kind;
+BEGIN
+    SELECT * INTO STRICT v_settings FROM tickq.settings FOR UPDATE;
+    PERFORM tickq.expire_leases(p_now);
+    SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
+    IF NOT FOUND OR v_kind.retired_at IS NOT NULL THEN
+        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
+            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+    END IF;
+    IF v_kind.run_id IS NOT NULL THEN
+        RAISE EXCEPTION 'kind "%" is already running (run %, leased by % until %)',
+            p_kind, v_kind.run_id, v_kind.leased_by, v_kind.leased_until
+            USING ERRCODE = 'TQ006', HINT = 'A kind never runs twice at once; wait for the run to finish.';
+    END IF;
+    IF (SELECT count(*) FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL) >= v_settings.slots THEN
+        RAISE EXCEPTION 'all % slots are in use', v_settings.slots
+            USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
+    END IF;
+    RETURN QUERY SELECT * FROM tickq.lease_kinds(ARRAY[p_kind], true, p_dispatcher, p_now);
+END
+$$;
+COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
+'A manual run: leases the named kind now, due or not, enabled or not (a person may run a disabled '
+'kind by hand), counted against the slots. Raises TQ003 unknown kind, TQ006 already running, '
+'TQ005 no free slot.';
+
+CREATE OR REPLACE FUNCTION tickq.live_run(
+    p_run_id bigint,
+    p_dispatcher text,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.job_run
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_run tickq.job_run;
+    v_kind tickq.job_kind;
+BEGIN
+    -- Lock the kind before the run, the order claims and lease expiry use too.
+    SELECT k.* INTO v_kind FROM tickq.job_kind AS k
+    WHERE k.name = (SELECT r.kind FROM tickq.job_run AS r WHERE r.id = p_run_id)
+    FOR UPDATE;
+    SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'run % does not exist', p_run_id USING ERRCODE = 'TQ001';
+    END IF;
+    IF v_run.outcome <> 'running' OR v_kind.run_id IS DISTINCT FROM p_run_id THEN
+        RAISE EXCEPTION 'run % of kind "%" is not live: it ended as % at %',
+            p_run_id, v_run.kind, v_run.outcome, v_run.finished_at
+            USING ERRCODE = 'TQ001',
+            DETAIL = 'A run is reported once, and a run whose lease expired was already recorded as lost.',
+            HINT = 'Nothing was changed.';
+    END IF;
+    IF v_kind.leased_by IS DISTINCT FROM p_dispatcher THEN
+        RAISE EXCEPTION 'run % of kind "%" is leased by dispatcher %, not %',
+            p_run_id, v_run.kind, v_kind.leased_by, p_dispatcher
+            USING ERRCODE = 'TQ001', HINT = 'Nothing was changed.';
+    END IF;
+    RETURN v_run;
+END
+$$;
+COMMENT ON FUNCTION tickq.live_run(bigint, text, timestamptz) IS
+'Internal: locks and returns a run that is still running and leased by p_dispatcher, or raises '
+'TQ001 and changes nothing.';
+
+CREATE OR REPLACE FUNCTION tickq.start_run(
+    p_run_id bigint,
+    p_dispatcher text,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    UPDATE tickq.job_run AS r SET started_at = p_now WHERE r.id = p_run_id;
+END
+$$;
+COMMENT ON FUNCTION tickq.start_run(bigint, text, timestamptz) IS
+'Records that the command of a live run has started (its process exists).';
+
+CREATE OR REPLACE FUNCTION tickq.report_run(
+    p_run_id bigint,
+    p_dispatcher text,
+    p_outcome tickq.outcome,
+    p_exit_code integer DEFAULT NULL,
+    p_output_tail text DEFAULT NULL,
+    p_duration interval DEFAULT NULL,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, outcome tickq.outcome, failure_streak integer,
+    next_due_at timestamptz, next_trigger tickq.run_trigger
+)
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
+        RAISE EXCEPTION 'a run is reported as ok, failed, timeout or interrupted, not %',
+            coalesce(p_outcome::text, 'null')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
+    END IF;
+    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    RETURN QUERY SELECT * FROM tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail,
+        p_duration, p_now);
+END
+$$;
+COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text, interval, timestamptz) IS
+'Finishes a live run leased by p_dispatcher: records outcome, exit code, the last 64 KiB of output '
+'and the duration, releases the lease and reschedules the kind. A report for a run that is not '
+'live (already reported, lost, or leased by another dispatcher) raises TQ001 and changes nothing.';
+
+REVOKE ALL ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz)
+FROM public;
+REVOKE ALL ON FUNCTION tickq.lease_kinds(text[], boolean, text, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.live_run(bigint, text, timestamptz) FROM public;

@@ -1,0 +1,98 @@
+"""Test databases: one server per session, one template, one fresh database per test.
+
+The server is, in this order of preference:
+- ``DATABASE_URL`` if set (its role must be allowed to create databases);
+- with ``TICKQ_TEST_DOCKER=1``, a testcontainers PostgresContainer of the image docker/Dockerfile
+  builds on;
+- else an embedded PostgreSQL 18 in a fresh temp folder, stopped and removed at session end.
+
+``tickq_template`` is created and migrated once per session; each test that asks for ``db_url``
+or ``conn`` gets ``CREATE DATABASE t_<uuid> TEMPLATE tickq_template``, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tickq import db
+
+TEMPLATE_DB = "tickq_template"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _docker_image() -> str:
+    """The image docker/Dockerfile starts FROM, so tests and docker-compose.yml agree."""
+    for line in (REPO / "docker" / "Dockerfile").read_text().splitlines():
+        if line.startswith("FROM "):
+            return line.split()[1]
+    raise RuntimeError("docker/Dockerfile has no FROM line")
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """A URL of a PostgreSQL server the tests may create and drop databases on."""
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+    elif os.environ.get("TICKQ_TEST_DOCKER") == "1":
+        from testcontainers.community.postgres import PostgresContainer
+
+        with PostgresContainer(_docker_image(), driver=None) as container:
+            yield container.get_connection_url()
+    else:
+        from tickq import embedded
+
+        folder = Path(tempfile.mkdtemp(prefix="tickq-test-"))
+        pgdata = folder / "pg"
+        try:
+            yield embedded.ensure_server(pgdata)
+        finally:
+            embedded.stop_server(pgdata)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def template_db(pg_server_url: str) -> Iterator[str]:
+    """Name of a database migrated once per session, to copy for each test."""
+    db.drop_database(pg_server_url, TEMPLATE_DB)  # a leftover of an interrupted run
+    url = db.create_database(pg_server_url, TEMPLATE_DB)
+    with db.connect(url) as conn:
+        db.migrate(conn)
+    yield TEMPLATE_DB
+    db.drop_database(pg_server_url, TEMPLATE_DB)
+
+
+def _unique_name() -> str:
+    return f"t_{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def db_url(pg_server_url: str, template_db: str) -> Iterator[str]:
+    """URL of a fresh, migrated database for this test alone."""
+    name = _unique_name()
+    url = db.create_database(pg_server_url, name, template=template_db)
+    yield url
+    db.drop_database(pg_server_url, name)
+
+
+@pytest.fixture
+def empty_db_url(pg_server_url: str) -> Iterator[str]:
+    """URL of a fresh database with nothing of tickq in it (for migrator tests)."""
+    name = _unique_name()
+    url = db.create_database(pg_server_url, name)
+    yield url
+    db.drop_database(pg_server_url, name)
+
+
+@pytest.fixture
+def conn(db_url: str) -> Iterator[psycopg.Connection]:
+    """An autocommit connection to this test's database."""
+    with db.connect(db_url) as connection:
+        yield connection

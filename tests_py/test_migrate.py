@@ -1,0 +1,132 @@
+"""tickq.db.migrate: idempotent, safe under concurrent migrators, errors name the file."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from tickq import db
+
+
+def _write_sql_dir(root: Path, migrations: dict[str, str], api: dict[str, str]) -> Path:
+    for folder, files in (("migrations", migrations), ("api", api)):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (root / folder / name).write_text(text)
+    return root
+
+
+@pytest.fixture
+def toy_sql(tmp_path: Path) -> Path:
+    """A small sql/ folder, so these tests mean something whatever the real sql/ holds."""
+    return _write_sql_dir(
+        tmp_path / "sql",
+        {
+            "0001_first.sql": "CREATE TABLE tickq.toy (id int PRIMARY KEY);\n"
+            "INSERT INTO tickq.toy VALUES (1);",
+            "0002_second.sql": "ALTER TABLE tickq.toy ADD COLUMN label text;",
+        },
+        {
+            "00_toy.sql": "CREATE OR REPLACE FUNCTION tickq.toy_count() RETURNS bigint\n"
+            "LANGUAGE sql AS $$ SELECT count(*) FROM tickq.toy $$;",
+        },
+    )
+
+
+def _recorded(url: str) -> list[tuple[int, str]]:
+    with db.connect(url) as conn:
+        return conn.execute("SELECT version, name FROM tickq.migration ORDER BY 1").fetchall()
+
+
+@pytest.mark.parametrize("use_toy", [False, True], ids=["repo-sql", "toy-sql"])
+def test_migrate_twice_is_a_noop(empty_db_url: str, toy_sql: Path, use_toy: bool) -> None:
+    sql_dir = toy_sql if use_toy else None
+    files = db.migration_files(sql_dir)
+    with db.connect(empty_db_url) as conn:
+        first = db.migrate(conn, sql_dir)
+        assert first[: len(files)] == [f"migration {m.name}" for m in files]
+        assert db.migrate(conn, sql_dir) == []
+    assert _recorded(empty_db_url) == [(m.version, m.name) for m in files]
+
+
+@pytest.mark.parametrize("use_toy", [False, True], ids=["repo-sql", "toy-sql"])
+def test_concurrent_migrators_apply_each_file_once(
+    empty_db_url: str, toy_sql: Path, use_toy: bool
+) -> None:
+    sql_dir = toy_sql if use_toy else None
+    barrier = threading.Barrier(2)
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with db.connect(empty_db_url) as conn:
+                barrier.wait(timeout=10)
+                results.append(db.migrate(conn, sql_dir))
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(results) == 2
+    files = db.migration_files(sql_dir)
+    applied = [line for r in results for line in r if line.startswith("migration ")]
+    assert sorted(applied) == sorted(f"migration {m.name}" for m in files)
+    assert _recorded(empty_db_url) == [(m.version, m.name) for m in files]
+
+
+def test_failing_migration_names_its_file_and_rolls_back(empty_db_url: str, toy_sql: Path) -> None:
+    (toy_sql / "migrations" / "0003_broken.sql").write_text(
+        "CREATE TABLE tickq.half (id int);\n\nSELECT no_such_column FROM tickq.toy;\n"
+    )
+    with db.connect(empty_db_url) as conn:
+        with pytest.raises(db.MigrationError, match=r"0003_broken\.sql:3: .*no_such_column"):
+            db.migrate(conn, toy_sql)
+        assert conn.execute("SELECT to_regclass('tickq.half')").fetchone() == (None,)
+        # the lock was released: another session can migrate
+        with db.connect(empty_db_url) as other:
+            got = other.execute("SELECT pg_try_advisory_lock(hashtext('tickq.migrate'))").fetchone()
+            assert got == (True,)
+    assert [v for v, _ in _recorded(empty_db_url)] == [1, 2]
+
+
+def test_api_is_reapplied_when_its_checksum_changes(empty_db_url: str, toy_sql: Path) -> None:
+    with db.connect(empty_db_url) as conn:
+        assert db.migrate(conn, toy_sql)[-1].startswith("api 1 files")
+        assert db.migrate(conn, toy_sql) == []
+        (toy_sql / "api" / "00_toy.sql").write_text(
+            "CREATE OR REPLACE FUNCTION tickq.toy_count() RETURNS bigint\n"
+            "LANGUAGE sql AS $$ SELECT count(*) + 100 FROM tickq.toy $$;"
+        )
+        assert db.migrate(conn, toy_sql)[-1].startswith("api 1 files")
+        assert conn.execute("SELECT tickq.toy_count()").fetchone() == (101,)
+        checksum = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+        assert checksum == (db.api_checksum(db.api_files(toy_sql)),)
+
+
+def test_unknown_recorded_migration_is_refused(empty_db_url: str, toy_sql: Path) -> None:
+    with db.connect(empty_db_url) as conn:
+        db.migrate(conn, toy_sql)
+        conn.execute("INSERT INTO tickq.migration (version, name) VALUES (9999, '9999_future.sql')")
+        with pytest.raises(db.MigrationError, match="9999_future.sql"):
+            db.migrate(conn, toy_sql)
+
+
+def test_template_database_is_migrated(conn) -> None:
+    files = db.migration_files()
+    got = conn.execute("SELECT version FROM tickq.migration ORDER BY 1").fetchall()
+    assert [v for (v,) in got] == [m.version for m in files]
+
+
+def test_with_dbname_keeps_a_socket_host() -> None:
+    url = db.with_dbname("postgresql://postgres:@/postgres?host=/tmp/x", "t_1")
+    params = db.url_params(url)
+    assert (params["host"], params["dbname"], params["user"]) == ("/tmp/x", "t_1", "postgres")
+    env = db.libpq_env(url)
+    assert env == {"PGHOST": "/tmp/x", "PGUSER": "postgres", "PGDATABASE": "t_1"}

@@ -1,0 +1,52 @@
+-- The schema owns exactly these objects: an accidental addition or drop fails here.
+BEGIN;
+SELECT plan(12);
+
+SELECT tables_are('tickq', ARRAY['settings', 'job_kind', 'job_run', 'drift', 'migration', 'api_checksum']);
+SELECT views_are('tickq', ARRAY['queue_status', 'stale_due']);
+SELECT functions_are('tickq', ARRAY[
+    'is_timezone', 'check_lease_covers_timeouts',
+    'next_slot', 'slots_between', 'describe_schedule',
+    'registry_error', 'registry_seconds', 'registry_entry', 'parse_kind', 'sync_registry',
+    'finish_run', 'expire_leases', 'lease_kinds', 'claim_jobs', 'claim_kind', 'live_run',
+    'start_run', 'report_run',
+    'queue_status_at', 'stale_due_at'
+]);
+SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
+SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
+SELECT enum_has_labels('tickq', 'run_trigger', ARRAY['schedule', 'retry', 'manual']);
+
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_proc AS p
+      WHERE p.pronamespace = 'tickq'::regnamespace AND obj_description(p.oid, 'pg_proc') IS NULL$$,
+    'every function has a COMMENT'
+);
+SELECT is_empty(
+    $$SELECT c.relname FROM pg_class AS c
+      WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('v', 'r')
+        AND obj_description(c.oid, 'pg_class') IS NULL$$,
+    'every view and table has a COMMENT'
+);
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_proc AS p
+      WHERE p.pronamespace = 'tickq'::regnamespace AND p.prorettype <> 'trigger'::regtype
+        AND NOT (p.proargtypes[p.pronargs - 1] = 'timestamptz'::regtype AND p.pronargdefaults >= 1
+            AND pg_get_function_arguments(p.oid) ~ 'DEFAULT now\(\)$')$$,
+    'every function takes the time as an optional last parameter defaulting to now()'
+);
+SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
+SELECT columns_are('tickq', 'job_run', ARRAY[
+    'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration'
+]);
+SELECT is(
+    (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p
+     WHERE p.pronamespace = 'tickq'::regnamespace
+       AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                       WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
+    ARRAY['finish_run', 'lease_kinds', 'live_run'],
+    'internal functions are revoked from public'
+);
+
+SELECT * FROM finish();
+ROLLBACK;
