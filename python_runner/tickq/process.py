@@ -1,0 +1,228 @@
+"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output.
+
+run_command is safe to call from several threads at once: each call owns its process, its
+reader thread and its buffer, and signals go to that call's process group only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Outcome = Literal["ok", "failed", "timeout", "interrupted"]
+
+READ_CHUNK = 65536
+_POLL = 0.05  # seconds between checks of the child, the clock and the stop event
+_DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
+_KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outcome: Outcome
+    exit_code: int | None  # negative signal number when killed by a signal, like Popen
+    output_tail: str
+    duration: float  # seconds, monotonic clock
+    pid: int | None  # None when the command never started
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+    grace: float = 5.0,
+    tail_bytes: int = 65536,
+    stop_event: threading.Event | None = None,
+) -> RunResult:
+    """Run `argv` (no shell) and return how it ended; never raises for a command's failure."""
+    started = time.monotonic()
+    if stop_event is not None and stop_event.is_set():
+        note = "[tickq: not started: dispatcher is shutting down]\n"
+        return RunResult("interrupted", None, note, time.monotonic() - started, None)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            shell=False,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=None if env is None else {**os.environ, **env},
+        )
+    except (OSError, ValueError, IndexError) as e:
+        note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
+        return RunResult("failed", None, note, time.monotonic() - started, None)
+
+    assert proc.stdout is not None
+    reader = _Reader(proc.stdout.fileno(), tail_bytes)
+    reader.start()
+    notes: list[str] = []
+    try:
+        outcome = _watch(proc, started + timeout, stop_event)
+        if outcome == "timeout":
+            notes.append(
+                f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]"
+            )
+        elif outcome == "interrupted":
+            notes.append("[tickq: interrupted by dispatcher shutdown (SIGTERM)]")
+        if outcome in ("timeout", "interrupted"):
+            _signal_group(proc.pid, signal.SIGTERM)
+            if not _wait_group(proc, grace):
+                notes.append(f"[tickq: still running {grace:g}s after SIGTERM; sent SIGKILL]")
+        else:
+            proc.wait()
+            outcome = "ok" if proc.returncode == 0 else "failed"
+        # No member of the group may outlive the run.
+        if _group_alive(proc.pid):
+            _signal_group(proc.pid, signal.SIGKILL)
+            if outcome in ("ok", "failed"):
+                notes.append("[tickq: killed processes left in the group after the command exited]")
+        _wait_group(proc, _KILL_WAIT)
+    finally:
+        if proc.poll() is None:  # only when something above raised
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.finish(_DRAIN)
+        proc.stdout.close()
+    tail = reader.text()
+    if notes:
+        tail = tail + ("" if not tail or tail.endswith("\n") else "\n") + "\n".join(notes) + "\n"
+    return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
+
+
+def _watch(
+    proc: subprocess.Popen[bytes], deadline: float, stop_event: threading.Event | None
+) -> Outcome | None:
+    """Wait until the child exits (None), the deadline passes or the stop event is set."""
+    while proc.poll() is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        if stop_event is not None and stop_event.is_set():
+            return "interrupted"
+        wait = min(_POLL, left)
+        if stop_event is not None:
+            stop_event.wait(wait)
+        else:
+            time.sleep(wait)
+    return None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+        os.killpg(pgid, sig)
+
+
+def _wait_group(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Reap the child and wait until no live member of its group is left; False on timeout."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if proc.poll() is not None and not _group_alive(proc.pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group `pgid` is alive; zombies are not (an init that never reaps
+    orphans, as in some containers, leaves them in the group forever)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False  # gone, or no longer ours to signal
+    proc_dir = Path("/proc")
+    if not (proc_dir / "self" / "stat").exists():
+        return True  # no /proc (macOS): killpg's answer is the best there is
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:
+    if not argv:
+        return "cannot start: empty command"
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    filename = error.filename if isinstance(error, OSError) else None
+    if filename is not None and cwd is not None and str(filename) == str(cwd):
+        reason += f" (cwd {str(cwd)!r})"
+    elif filename not in (None, argv[0]):
+        reason += f" ({filename})"
+    return f"cannot start {argv[0]!r}: {reason}"
+
+
+class _Reader:
+    """Read a pipe in a thread, keeping only the last `limit` bytes."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self._fd = fd
+        self._limit = max(limit, 0)
+        self._buf = bytearray()
+        self._dropped = 0
+        self._stop_at: float | None = None
+        self._thread = threading.Thread(target=self._run, name=f"tickq-reader-{fd}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self, drain: float) -> None:
+        """Stop at end of file or after `drain` more seconds, whichever comes first: a process
+        that escaped the group may hold the pipe open forever."""
+        self._stop_at = time.monotonic() + drain
+        self._thread.join()
+
+    def _run(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._fd, selectors.EVENT_READ)
+            while self._stop_at is None or time.monotonic() < self._stop_at:
+                if not selector.select(timeout=0.1):
+                    continue
+                try:
+                    chunk = os.read(self._fd, READ_CHUNK)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        self._buf += chunk
+        excess = len(self._buf) - self._limit
+        if excess > 0:
+            del self._buf[:excess]
+            self._dropped += excess
+
+    def text(self) -> str:
+        """The tail decoded (bad bytes replaced), marked when the front was cut. NUL becomes
+        U+FFFD so the text fits a PostgreSQL `text` column."""
+        data = bytes(self._buf)
+        dropped = self._dropped
+        if dropped:
+            # Do not start in the middle of a UTF-8 character.
+            skip = 0
+            while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
+                skip += 1
+            data, dropped = data[skip:], dropped + skip
+        text = data.decode("utf-8", errors="replace").replace("\0", "\ufffd")
+        return f"[... {dropped} bytes omitted ...]\n{text}" if dropped else text

@@ -1,0 +1,253 @@
+"""process.py with real processes and real signals: exit codes, the watchdog, the process group,
+the bounded output tail, start failures and shutdown."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tickq.process import run_command
+
+PY = sys.executable
+
+
+def is_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (which an init that never reaps leaves behind) is dead."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc: trust kill()
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+def wait_for_file(path: Path, seconds: float = 5.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never written")
+
+
+def test_exit_zero_is_ok() -> None:
+    result = run_command(["sh", "-c", "echo hello; echo oops >&2"], timeout=10)
+    assert result.outcome == "ok"
+    assert result.exit_code == 0
+    assert result.output_tail == "hello\noops\n"  # stderr goes to the same tail
+    assert result.pid is not None and result.pid > 0
+    assert 0 <= result.duration < 5
+
+
+def test_nonzero_exit_is_failed() -> None:
+    result = run_command(["sh", "-c", "echo bad; exit 3"], timeout=10)
+    assert (result.outcome, result.exit_code, result.output_tail) == ("failed", 3, "bad\n")
+
+
+def test_killed_by_a_signal_has_a_negative_exit_code() -> None:
+    result = run_command(["sh", "-c", "kill -9 $$"], timeout=10)
+    assert (result.outcome, result.exit_code) == ("failed", -signal.SIGKILL)
+
+
+def test_no_shell_and_no_stdin() -> None:
+    result = run_command([PY, "-c", "import sys; print(sys.argv[1:], sys.stdin.read())", "$HOME;"],
+                         timeout=10)  # fmt: skip
+    assert result.output_tail == "['$HOME;'] \n"
+
+
+def test_timeout_kills_the_command_and_its_child(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pidfile"
+    started = time.monotonic()
+    result = run_command(
+        ["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo waiting; wait"], timeout=1, grace=2
+    )
+    assert time.monotonic() - started < 4
+    grandchild = int(pidfile.read_text())
+    assert result.outcome == "timeout"
+    assert result.exit_code == -signal.SIGTERM
+    assert result.output_tail.startswith("waiting\n")
+    assert "timed out after 1s" in result.output_tail
+    assert not is_alive(grandchild)
+
+
+def test_command_ignoring_sigterm_is_killed_after_grace(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    result = run_command(
+        ["sh", "-c", f"trap '' TERM; echo x > {ready}; while :; do sleep 0.05; done"],
+        timeout=1,
+        grace=0.5,
+    )
+    assert result.outcome == "timeout"
+    assert result.exit_code == -signal.SIGKILL
+    assert "sent SIGKILL" in result.output_tail
+    assert 1.5 <= result.duration < 4
+
+
+def test_a_child_left_running_after_a_normal_exit_is_killed(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pidfile"
+    result = run_command(["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo done"], timeout=10)
+    assert result.outcome == "ok"
+    assert result.output_tail.startswith("done\n")
+    assert not is_alive(int(pidfile.read_text()))
+
+
+def test_a_grandchild_holding_stdout_does_not_hang_the_run() -> None:
+    # The grandchild keeps the pipe's write end; it is in the group, so it is killed.
+    started = time.monotonic()
+    result = run_command(["sh", "-c", "(sleep 100; echo late) & echo parent done"], timeout=30)
+    assert time.monotonic() - started < 5
+    assert result.outcome == "ok"
+    assert "parent done" in result.output_tail
+    assert "late" not in result.output_tail
+
+
+def test_a_grandchild_escaping_the_group_with_stdout_open_does_not_hang(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pidfile"
+    code = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '100'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "print('parent done', flush=True)\n"
+    )
+    started = time.monotonic()
+    try:
+        result = run_command([PY, "-c", code], timeout=30)
+        assert time.monotonic() - started < 5
+        assert result.outcome == "ok"
+        assert "parent done" in result.output_tail
+    finally:
+        escaped = int(wait_for_file(pidfile))
+        os.kill(escaped, signal.SIGKILL)
+
+
+def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
+    # 50 MB of lines numbered so that any cut shows; the last line is unique.
+    code = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "line = b'%09d ' + b'x' * 89 + b'\\n'\n"  # 100 bytes a line
+        "for i in range(500_000): out.write(line % i)\n"
+        "out.write(b'THE END')\n"
+    )
+    result = run_command([PY, "-c", code], timeout=60)
+    assert result.outcome == "ok"
+    omitted = 500_000 * 100 + len("THE END") - 65536
+    marker = f"[... {omitted} bytes omitted ...]\n"
+    assert result.output_tail.startswith(marker)
+    tail = result.output_tail[len(marker) :].encode()
+    assert len(tail) == 65536
+    expected = b"".join(b"%09d " % i + b"x" * 89 + b"\n" for i in range(499_300, 500_000))
+    assert tail == (expected + b"THE END")[-65536:]
+
+
+def test_small_tail_limit() -> None:
+    result = run_command(["sh", "-c", "printf 0123456789"], timeout=10, tail_bytes=4)
+    assert result.output_tail == "[... 6 bytes omitted ...]\n6789"
+
+
+def test_non_utf8_output_is_replaced() -> None:
+    code = "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe bad \\x00 nul \\xc3\\xa9')"
+    result = run_command([PY, "-c", code], timeout=10)
+    assert result.outcome == "ok"
+    assert result.output_tail == "ok \ufffd\ufffd bad \ufffd nul \u00e9"
+
+
+def test_cut_does_not_start_inside_a_utf8_character() -> None:
+    code = "import sys; sys.stdout.buffer.write('é'.encode() * 10)"  # 2 bytes each
+    result = run_command([PY, "-c", code], timeout=10, tail_bytes=5)
+    assert result.output_tail == "[... 16 bytes omitted ...]\néé"
+
+
+def test_missing_executable_is_failed_with_reason(tmp_path: Path) -> None:
+    result = run_command([str(tmp_path / "bin" / "nope"), "--x"], timeout=10)
+    assert (result.outcome, result.exit_code, result.pid) == ("failed", None, None)
+    assert "cannot start" in result.output_tail
+    assert "No such file or directory" in result.output_tail
+    assert str(tmp_path / "bin" / "nope") in result.output_tail
+
+
+def test_non_executable_file_is_failed_with_reason(tmp_path: Path) -> None:
+    script = tmp_path / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    result = run_command([str(script)], timeout=10)
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert "Permission denied" in result.output_tail
+
+
+def test_missing_cwd_is_failed_with_reason(tmp_path: Path) -> None:
+    result = run_command(["true"], cwd=tmp_path / "gone", timeout=10)
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert "cwd" in result.output_tail
+
+
+def test_empty_command_is_failed() -> None:
+    result = run_command([], timeout=10)
+    assert (result.outcome, result.exit_code) == ("failed", None)
+    assert "empty command" in result.output_tail
+
+
+def test_stop_event_interrupts_the_run(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pidfile"
+    stop = threading.Event()
+    timer = threading.Timer(0.5, stop.set)
+    timer.start()
+    result = run_command(
+        ["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo working; wait"],
+        timeout=60,
+        grace=2,
+        stop_event=stop,
+    )
+    timer.join()
+    assert result.outcome == "interrupted"
+    assert result.exit_code == -signal.SIGTERM
+    assert result.output_tail == (
+        "working\n[tickq: interrupted by dispatcher shutdown (SIGTERM)]\n"
+    )
+    assert result.duration < 3
+    assert not is_alive(int(pidfile.read_text()))
+
+
+def test_stop_event_already_set_starts_nothing() -> None:
+    stop = threading.Event()
+    stop.set()
+    result = run_command(["sh", "-c", "echo should not run"], timeout=10, stop_event=stop)
+    assert (result.outcome, result.pid) == ("interrupted", None)
+    assert "should not run" not in result.output_tail
+
+
+def test_env_is_merged_and_cwd_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TICKQ_TEST_INHERITED", "from parent")
+    result = run_command(
+        ["sh", "-c", 'echo "$TICKQ_TEST_INHERITED|$JOB_MODE|$(pwd -P)"'],
+        cwd=tmp_path,
+        env={"JOB_MODE": "full"},
+        timeout=10,
+    )
+    assert result.output_tail == f"from parent|full|{tmp_path.resolve()}\n"
+
+
+def test_concurrent_runs_in_threads_are_independent() -> None:
+    def run(i: int):
+        return run_command(["sh", "-c", f"sleep 0.3; echo run {i}; exit {i % 2}"], timeout=10)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(run, range(8)))
+    assert time.monotonic() - started < 3  # concurrent, not one after another
+    for i, result in enumerate(results):
+        assert result.output_tail == f"run {i}\n"
+        assert result.outcome == ("ok" if i % 2 == 0 else "failed")
+    assert len({r.pid for r in results}) == 8

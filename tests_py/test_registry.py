@@ -1,0 +1,384 @@
+"""registry.py and durations.py: every invalid case names file, kind and key; valid files
+round-trip to the JSON `tickq.sync_registry` takes."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tickq.durations import MAX_SECONDS, format_duration, parse_duration
+from tickq.registry import Problem, RegistryError, load_registry, parse_registry
+
+FILE = "registry.toml"
+
+VALID = """
+[settings]
+slots = 4
+tick = "1m"
+stale_after = "1h30m"
+timezone = "America/New_York"
+lease_margin = "2m"
+capacity_margin = 0.5
+alert_command = ["bin/alert", "--page"]
+alert_after = 5
+alert_timeout = "10s"
+
+[kinds.send_scheduled_email]
+command = ["bin/send-email", "--due"]
+every = "5m"
+timeout = "4m"
+priority = "urgent"
+retries = 2
+
+[kinds.weekly_ingest]
+command = ["bin/ingest", "--weekly"]
+at = "06:00"
+on = ["mon"]
+timezone = "Europe/London"
+timeout = "25m"
+
+[kinds.twice_daily]
+command = ["bin/report"]
+at = ["06:00", "18:00"]
+timeout = "1h"
+enabled = false
+cwd = "jobs"
+env = { REPORT_MODE = "full", EMPTY = "" }
+"""
+
+
+def parse(text: str, base_dir: Path | None = None):
+    return parse_registry(textwrap.dedent(text), FILE, base_dir or Path.cwd())
+
+
+def problems(text: str, base_dir: Path | None = None) -> list[Problem]:
+    with pytest.raises(RegistryError) as info:
+        parse(text, base_dir)
+    return info.value.problems
+
+
+def one_problem(text: str, base_dir: Path | None = None) -> Problem:
+    found = problems(text, base_dir)
+    assert len(found) == 1, [str(p) for p in found]
+    return found[0]
+
+
+def kind(body: str, name: str = "job") -> str:
+    """A registry holding one kind `name` with `body` as its keys."""
+    return f"[kinds.{name}]\n" + textwrap.dedent(body)
+
+
+GOOD = 'command = ["bin/x"]\nevery = "5m"\ntimeout = "1m"\n'
+
+
+# --- a valid file -------------------------------------------------------------------------------
+
+
+def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    registry = parse(VALID, tmp_path)
+    assert registry.to_sync_json() == {
+        "settings": {
+            "slots": 4,
+            "tick": 60,
+            "stale_after": 5400,
+            "lease_margin": 120,
+            "timezone": "America/New_York",
+            "capacity_margin": 0.5,
+            "alert_after": 5,
+            "retry_base": 30,
+            "retry_max": 3600,
+        },
+        "kinds": {
+            "send_scheduled_email": {
+                "command": ["bin/send-email", "--due"],
+                "every": 300,
+                "timeout": 240,
+                "priority": "urgent",
+                "retries": 2,
+                "enabled": True,
+            },
+            "weekly_ingest": {
+                "command": ["bin/ingest", "--weekly"],
+                "at": ["06:00"],
+                "on": ["mon"],
+                "timezone": "Europe/London",
+                "timeout": 1500,
+                "priority": "normal",
+                "retries": 0,
+                "enabled": True,
+            },
+            "twice_daily": {
+                "command": ["bin/report"],
+                "at": ["06:00", "18:00"],
+                "timezone": "America/New_York",  # the settings' default
+                "timeout": 3600,
+                "priority": "normal",
+                "retries": 0,
+                "enabled": False,
+                "cwd": str((tmp_path / "jobs").resolve()),
+                "env": {"REPORT_MODE": "full", "EMPTY": ""},
+            },
+        },
+    }
+    assert list(registry.kinds) == ["send_scheduled_email", "weekly_ingest", "twice_daily"]
+    assert registry.settings.alert_command == ("bin/alert", "--page")
+    assert registry.settings.alert_timeout == 10
+
+
+def test_kinds_and_settings_are_immutable(tmp_path: Path) -> None:
+    (tmp_path / "jobs").mkdir()
+    registry = parse(VALID, tmp_path)
+    weekly = registry.kinds["weekly_ingest"]
+    assert weekly.command == ("bin/ingest", "--weekly")
+    assert (weekly.every, weekly.at, weekly.on) == (None, ("06:00",), ("mon",))
+    assert weekly.timeout == 1500
+    assert registry.kinds["twice_daily"].cwd == (tmp_path / "jobs").resolve()
+    with pytest.raises(TypeError):
+        registry.kinds["other"] = weekly  # type: ignore[index]
+    with pytest.raises(TypeError):
+        registry.kinds["twice_daily"].env["X"] = "y"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        weekly.timeout = 1  # type: ignore[misc]
+
+
+def test_defaults() -> None:
+    registry = parse(kind(GOOD))
+    assert registry.to_sync_json()["settings"] == {
+        "slots": 3,
+        "tick": 300,
+        "stale_after": 900,
+        "lease_margin": 300,
+        "timezone": "UTC",
+        "capacity_margin": 0.25,
+        "alert_after": 3,
+        "retry_base": 30,
+        "retry_max": 3600,
+    }
+    assert registry.settings.alert_command is None
+    assert registry.settings.alert_timeout == 30
+    job = registry.kinds["job"]
+    assert (job.priority, job.retries, job.enabled) == ("normal", 0, True)
+    assert (job.cwd, dict(job.env)) == (None, {})
+    assert job.timezone is None
+    assert "timezone" not in registry.to_sync_json()["kinds"]["job"]
+
+
+def test_empty_file_is_an_empty_registry() -> None:
+    assert parse("").to_sync_json()["kinds"] == {}
+
+
+def test_toml_local_time_is_accepted_for_at() -> None:
+    registry = parse(kind('command = ["x"]\nat = [06:30:00, "18:00"]\ntimeout = "1m"\n'))
+    assert registry.kinds["job"].at == ("06:30", "18:00")
+
+
+def test_load_registry_resolves_cwd_against_the_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    path = tmp_path / "registry.toml"
+    path.write_text(kind(GOOD + 'cwd = "work"\n'))
+    registry = load_registry(path)
+    assert registry.kinds["job"].cwd == (tmp_path / "work").resolve()
+    assert registry.kinds["job"].cwd.is_absolute()
+
+
+# --- problems: where they are reported ----------------------------------------------------------
+
+
+def test_problem_reads_file_kind_key_message() -> None:
+    problem = one_problem(kind('command = ["x"]\nat = "06:00"\ntimeout = "0s"\n', "weekly_ingest"))
+    assert (problem.file, problem.kind, problem.key) == (FILE, "weekly_ingest", "timeout")
+    assert str(problem) == (
+        'registry.toml: kind "weekly_ingest", key "timeout": duration must be > 0, got "0s"'
+    )
+
+
+def test_bad_toml_reports_line_and_column() -> None:
+    problem = one_problem('[settings]\nslots = 3\ntick = "5m\n')
+    assert (problem.file, problem.kind, problem.key) == (FILE, None, None)
+    assert "line 3" in problem.message
+    assert "column" in problem.message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.toml"
+    with pytest.raises(RegistryError) as info:
+        load_registry(path)
+    [problem] = info.value.problems
+    assert (problem.file, problem.kind, problem.key) == (str(path), None, None)
+    assert "not found" in problem.message
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_kind", "expected_key", "words"),
+    [
+        ("colour = 1\n", None, "colour", "unknown key"),
+        ("[settings]\nslot = 3\n", None, "settings.slot", "unknown key"),
+        (kind(GOOD + "retry = 1\n"), "job", "retry", "unknown key"),
+        ("settings = 3\n", None, "settings", "must be a table"),
+        ("kinds = []\n", None, "kinds", "must be a table"),
+        ("[settings]\nslots = 0\n", None, "settings.slots", ">= 1"),
+        ("[settings]\nslots = true\n", None, "settings.slots", "integer"),
+        ('[settings]\ntick = "300"\n', None, "settings.tick", "unit"),
+        ('[settings]\nstale_after = "0m"\n', None, "settings.stale_after", "> 0"),
+        ('[settings]\ntimezone = "Mars/Olympus"\n', None, "settings.timezone", "time zone"),
+        ('[settings]\ntimezone = "EST5EDT "\n', None, "settings.timezone", "time zone"),
+        ("[settings]\ncapacity_margin = 1\n", None, "settings.capacity_margin", "[0, 1)"),
+        ('[settings]\nalert_command = "bin/alert"\n', None, "settings.alert_command", "argv"),
+        ("[settings]\nalert_after = 0\n", None, "settings.alert_after", ">= 1"),
+        ('[settings]\nalert_timeout = "5x"\n', None, "settings.alert_timeout", "duration"),
+        (kind('every = "5m"\ntimeout = "1m"\n'), "job", "command", "missing"),
+        (kind('command = ["x"]\nevery = "5m"\n'), "job", "timeout", "missing"),
+        (kind('command = "bin/x --flag"\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
+         'not one string: write ["bin/x", "--flag"]'),
+        (kind('command = []\nevery = "5m"\ntimeout = "1m"\n'), "job", "command", "empty"),
+        (kind('command = ["x", ""]\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
+         "command[1]"),
+        (kind('command = ["x", 3]\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
+         "command[1]"),
+        (kind('command = ["x"]\nevery = "5 minutes"\ntimeout = "1m"\n'), "job", "every",
+         "duration must look like"),
+        (kind('command = ["x"]\nevery = 300\ntimeout = "1m"\n'), "job", "every", "string"),
+        (kind('command = ["x"]\nevery = "5m"\ntimeout = "0s"\n'), "job", "timeout", "> 0"),
+        (kind('command = ["x"]\nat = "06:00"\ntimezone = "Nowhere/City"\ntimeout = "1m"\n'),
+         "job", "timezone", "unknown time zone"),
+        (kind('command = ["x"]\nevery = "5m"\nat = "06:00"\ntimeout = "1m"\n'), "job", "every",
+         "not both"),
+        (kind('command = ["x"]\ntimeout = "1m"\n'), "job", "every", '"every"'),
+        (kind(GOOD + 'on = ["mon"]\n'), "job", "on", '"at" schedules'),
+        (kind(GOOD + 'timezone = "UTC"\n'), "job", "timezone", '"at" schedules'),
+        (kind(GOOD + 'priority = "critical"\n'), "job", "priority", "urgent, high, normal, low"),
+        (kind(GOOD + "retries = -1\n"), "job", "retries", ">= 0"),
+        (kind(GOOD + "retries = 1.5\n"), "job", "retries", "integer"),
+        (kind(GOOD + 'enabled = "yes"\n'), "job", "enabled", "true or false"),
+        (kind('command = ["x"]\nat = "06:00"\non = ["monday"]\ntimeout = "1m"\n'), "job", "on",
+         "'monday'"),
+        (kind('command = ["x"]\nat = "06:00"\non = ["mon", "mon"]\ntimeout = "1m"\n'), "job",
+         "on", "repeat"),
+        (kind('command = ["x"]\nat = "06:00"\non = []\ntimeout = "1m"\n'), "job", "on",
+         "non-empty"),
+        (kind('command = ["x"]\nat = "25:00"\ntimeout = "1m"\n'), "job", "at", "'25:00'"),
+        (kind('command = ["x"]\nat = ["06:00", "6:30"]\ntimeout = "1m"\n'), "job", "at",
+         "'6:30'"),
+        (kind('command = ["x"]\nat = []\ntimeout = "1m"\n'), "job", "at", "non-empty"),
+        (kind(GOOD + "env = { A = 1 }\n"), "job", "env", "env.A"),
+        (kind(GOOD + 'env = "A=1"\n'), "job", "env", "table"),
+        (kind(GOOD + "cwd = 3\n"), "job", "cwd", "directory path"),
+        (kind(GOOD, "Send_Email"), "Send_Email", None, "kind name must match"),
+        (kind(GOOD, '"-leading-dash"'), "-leading-dash", None, "kind name must match"),
+        (kind(GOOD, '"' + "a" * 101 + '"'), "a" * 101, None, "kind name must match"),
+        ("[kinds]\njob = 3\n", "job", None, "must be a table"),
+    ],
+)  # fmt: skip
+def test_each_invalid_value_names_file_kind_and_key(
+    text: str, expected_kind: str | None, expected_key: str | None, words: str
+) -> None:
+    problem = one_problem(text)
+    assert (problem.file, problem.kind, problem.key) == (FILE, expected_kind, expected_key)
+    assert words in problem.message
+    assert str(problem).startswith(f"{FILE}: ")
+
+
+def test_missing_cwd_directory(tmp_path: Path) -> None:
+    problem = one_problem(kind(GOOD + 'cwd = "no/such/dir"\n'), tmp_path)
+    assert (problem.file, problem.kind, problem.key) == (FILE, "job", "cwd")
+    assert "does not exist" in problem.message
+    assert str(tmp_path / "no" / "such" / "dir") in problem.message
+
+
+def test_cwd_must_be_a_directory_not_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("")
+    problem = one_problem(kind(GOOD + 'cwd = "file.txt"\n'), tmp_path)
+    assert (problem.kind, problem.key) == ("job", "cwd")
+
+
+def test_every_problem_in_a_file_is_reported() -> None:
+    text = """
+        extra = true
+        [settings]
+        slots = 0
+        tick = "5"
+        [kinds.first]
+        command = "bin/first"
+        every = "0m"
+        timeout = "1m"
+        [kinds.second]
+        command = ["bin/second"]
+        at = "24:00"
+        timeout = "1m"
+        priority = "asap"
+        [kinds.third]
+        command = ["bin/third"]
+        every = "1m"
+        timeout = "1m"
+    """
+    found = problems(text)
+    assert {(p.kind, p.key) for p in found} == {
+        (None, "extra"),
+        (None, "settings.slots"),
+        (None, "settings.tick"),
+        ("first", "command"),
+        ("first", "every"),
+        ("second", "at"),
+        ("second", "priority"),
+    }
+    assert len(found) == 7
+    assert all(p.file == FILE for p in found)
+    message = str(RegistryError(found))
+    assert message.count("\n") == 6  # one line per problem
+
+
+# --- durations ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("30s", 30), ("5m", 300), ("1h30m", 5400), ("1d", 86400), ("2h", 7200), ("90m", 5400),
+     ("1d2h3m4s", 93784), ("0h1m", 60)],
+)  # fmt: skip
+def test_parse_duration(text: str, seconds: int) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize(
+    "text", ["", "5", "300", "m", "5 m", " 5m", "5M", "1m1h", "1h1h", "1.5h", "-5m", "5ms", "1w"]
+)
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match=r"duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text", ["0s", "0m", "0d0h0m0s"])
+def test_parse_duration_rejects_zero(text: str) -> None:
+    with pytest.raises(ValueError, match=r"must be > 0"):
+        parse_duration(text)
+
+
+def test_format_duration_examples() -> None:
+    assert format_duration(300) == "5m"
+    assert format_duration(5400) == "1h30m"
+    assert format_duration(86400 + 1) == "1d1s"
+    with pytest.raises(ValueError):
+        format_duration(0)
+
+
+@given(st.integers(min_value=1, max_value=MAX_SECONDS))
+def test_format_then_parse_round_trips(seconds: int) -> None:
+    assert parse_duration(format_duration(seconds)) == seconds
+
+
+@given(st.integers(0, 400), st.integers(0, 100), st.integers(0, 100), st.integers(0, 100))
+def test_parse_then_format_is_canonical(d: int, h: int, m: int, s: int) -> None:
+    text = "".join(f"{n}{unit}" for n, unit in zip((d, h, m, s), "dhms", strict=True) if n)
+    if not text:
+        return
+    seconds = parse_duration(text)
+    assert seconds == d * 86400 + h * 3600 + m * 60 + s
+    canonical = format_duration(seconds)
+    assert parse_duration(canonical) == seconds
+    assert format_duration(parse_duration(canonical)) == canonical
