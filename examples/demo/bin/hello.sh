@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "hello from run $TICKQ_RUN_ID of $TICKQ_KIND"

@@ -1,0 +1,303 @@
+"""The `tickq` command. Wires the pieces together; exit statuses live here and nowhere else.
+
+Exit statuses: 0 the command did its work (failing jobs do not change that), 1 the command ran
+but the answer is "no" (a manual run found no free slot, `check` found too little capacity),
+2 invalid registry or configuration, 3 the database cannot be reached, 128+N stopped by signal N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from tickq import db
+from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher
+from tickq.log import FORMATS, EventLog
+from tickq.registry import Registry, RegistryError, load_registry
+
+EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
+REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+class Fail(Exception):
+    """A one-line cause and the exit status that goes with it (no traceback)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ---------------------------------------------------------------- shared steps
+
+
+def _registry(args: argparse.Namespace) -> Registry:
+    try:
+        return load_registry(args.registry)
+    except RegistryError as exc:
+        for problem in exc.problems:
+            print(f"tickq: {problem}", file=sys.stderr)
+        raise Fail(EXIT_CONFIG, f"invalid registry: {len(exc.problems)} problem(s)") from None
+
+
+def _url(args: argparse.Namespace) -> str:
+    try:
+        return db.resolve_url(args.database_url)
+    except Exception as exc:  # the embedded server failed to start
+        raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
+
+
+def _connect(url: str) -> psycopg.Connection:
+    try:
+        return db.connect(url)
+    except psycopg.OperationalError as exc:
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise Fail(EXIT_DATABASE, f"cannot reach the database: {cause}") from None
+
+
+def _dispatcher(args: argparse.Namespace, registry: Registry, **kw: Any) -> Dispatcher:
+    url = _url(args)
+    _connect(url).close()
+    dispatcher = Dispatcher(url, registry, EventLog(args.log_format), **kw)
+    try:
+        dispatcher.migrate()
+    except db.MigrationError as exc:
+        raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
+    return dispatcher
+
+
+def _on_signals(stop: threading.Event) -> dict[str, int]:
+    """SIGTERM/SIGINT stop claiming and interrupt running commands; remember which came."""
+    got: dict[str, int] = {}
+
+    def handler(signum: int, _frame: Any) -> None:
+        got["signal"] = signum
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return got
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    stop = threading.Event()
+    got = _on_signals(stop)
+    dispatcher = _dispatcher(args, registry, stop_event=stop)
+    try:
+        summary = dispatcher.tick()
+    except DatabaseUnavailable as exc:
+        raise Fail(EXIT_DATABASE, f"lost the database: {exc}") from None
+    finally:
+        dispatcher.close()
+    dispatcher.log.event(
+        "tick.done", claimed=summary.claimed, outcomes=dict(summary.outcomes),
+        drift=summary.drift, stale=summary.stale, unreported=summary.unreported,
+        interrupted=summary.interrupted,
+    )
+    return 128 + got["signal"] if "signal" in got else EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    stop = threading.Event()
+    got = _on_signals(stop)
+    dispatcher = _dispatcher(args, registry, stop_event=stop)
+    try:
+        result = dispatcher.run_now(args.kind)
+    except ClaimRefused as exc:
+        print(f"tickq: {exc}", file=sys.stderr)
+        return EXIT_NO
+    finally:
+        dispatcher.close()
+    if result.output_tail:
+        sys.stdout.write(result.output_tail if result.output_tail.endswith("\n")
+                         else result.output_tail + "\n")
+    return 128 + got["signal"] if "signal" in got else EXIT_OK
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    dispatcher = _dispatcher(args, registry)
+    try:
+        drift = dispatcher.sync()
+    finally:
+        dispatcher.close()
+    if not drift:
+        print("no drift: the queue matches the registry")
+    return EXIT_OK
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    url = _url(args)
+    with _connect(url) as conn:
+        try:
+            applied = db.migrate(conn)
+        except db.MigrationError as exc:
+            raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
+    print("\n".join(applied) if applied else "up to date")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    url = _url(args)
+    with _connect(url) as conn:
+        db.migrate(conn)
+        stale = conn.execute(db.load_query("stale_due")).fetchall()
+        cur = conn.execute(db.load_query("queue_status"))
+        columns = [c.name for c in cur.description or ()]
+        rows = cur.fetchall()
+    if args.json:
+        doc = {
+            "stale_due": [
+                {"kind": k, "priority": p, "due_at": d.isoformat(), "waiting_s": w.total_seconds()}
+                for k, p, d, w in stale
+            ],
+            "kinds": [dict(zip(columns, row, strict=True)) for row in rows],
+        }
+        print(json.dumps(doc, default=_json_value, indent=2))
+        return EXIT_OK
+    for kind, priority, due_at, waiting in stale:
+        print(f"WARNING stale: {kind} ({priority}) due since {due_at:%Y-%m-%d %H:%M:%S%z}, "
+              f"unclaimed for {_human(waiting.total_seconds())}")
+    print(_table(
+        ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished"],
+        [
+            [r[0], r[1], r[2], r[3], _when(r[7]), str(r[12]), r[13] or "-", _when(r[14])]
+            for r in rows
+        ],
+    ))
+    return EXIT_OK
+
+
+def cmd_psql(args: argparse.Namespace) -> int:
+    url = _url(args)
+    from tickq import embedded
+
+    psql = shutil.which("psql") or str(embedded.bin_dir() / "psql")
+    os.execvp(psql, [psql, url, *args.psql_args])
+    return EXIT_OK  # not reached
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """A real tick on the embedded PostgreSQL (or --database-url) in a fresh database."""
+    args.registry = str(REPO_EXAMPLES / "demo" / "registry.toml")
+    registry = _registry(args)
+    server = args.database_url or os.environ.get("DATABASE_URL")
+    if not server:
+        from tickq import embedded
+
+        try:
+            server = embedded.ensure_server()
+        except Exception as exc:
+            raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
+    _connect(server).close()
+    db.drop_database(server, "tickq_demo")
+    args.database_url = db.create_database(server, "tickq_demo")
+    print(f"# tickq demo: registry {registry.path}, database tickq_demo")
+    status = cmd_tick(args)
+    print()
+    cmd_status(argparse.Namespace(**{**vars(args), "json": False}))
+    return status
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "total_seconds"):
+        return value.total_seconds()
+    return str(value)
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
+
+
+def _human(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    lines = [header, ["-" * w for w in widths], *rows]
+    return "\n".join(
+        "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    )
+
+
+# ---------------------------------------------------------------- argument parsing
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
+        help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
+    )
+    common.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL"),
+        help="PostgreSQL URL (default: $DATABASE_URL, else the embedded PostgreSQL)",
+    )
+    common.add_argument(
+        "--log-format", choices=FORMATS, default=os.environ.get("TICKQ_LOG_FORMAT", "text"),
+        help="one line per event: text (default) or json",
+    )
+    parser = argparse.ArgumentParser(
+        prog="tickq", description="A recurring-job scheduler in PostgreSQL, woken by an OS timer."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], text: str):
+        p = sub.add_parser(name, parents=[common], help=text, description=text)
+        p.set_defaults(func=func)
+        return p
+
+    add("tick", cmd_tick, "sync the registry, run what is due, report, and exit")
+    add("status", cmd_status, "the queue, with stale-due warnings on top").add_argument(
+        "--json", action="store_true", help="print JSON"
+    )
+    add("run", cmd_run, "run one kind now (counted against the slots)").add_argument("kind")
+    add("sync", cmd_sync, "sync the registry into the queue and show the drift")
+    add("migrate", cmd_migrate, "apply the schema to the database")
+    add("psql", cmd_psql, "open psql on the configured database").add_argument(
+        "psql_args", nargs=argparse.REMAINDER
+    )
+    add("demo", cmd_demo, "a real tick of the example registry in a fresh demo database")
+    from tickq import timers_cli
+
+    timers_cli.add_commands(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except Fail as exc:
+        print(f"tickq: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

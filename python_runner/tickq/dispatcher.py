@@ -1,0 +1,317 @@
+"""One tick: sync the registry, claim what is due, run it under watchdogs, report, refill.
+
+The dispatcher holds no SQL of its own (queries live in ``tickq/queries``) and decides nothing
+the database should decide: which kinds run, in what order and how many at once is
+``tickq.claim_jobs``; what happens after a result is ``tickq.report_run``. Its own jobs are
+to run the registry's command for each claim (never anything from a database row), to keep
+slots busy while work is due, and never to drop a result silently.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from tickq import db
+from tickq.log import EventLog
+from tickq.process import RunResult, run_command
+from tickq.registry import Registry
+
+# SQLSTATEs of the tickq API (sql/api/01_schedule.sql)
+RUN_NOT_LIVE = "TQ001"
+UNKNOWN_KIND = "TQ003"
+NO_FREE_SLOT = "TQ005"
+KIND_BUSY = "TQ006"
+
+
+class DatabaseUnavailable(Exception):
+    """The database could not be reached (after the bounded retries where they apply)."""
+
+
+class ClaimRefused(Exception):
+    """A manual run could not be claimed; ``sqlstate`` says why."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+@dataclass(frozen=True)
+class Claim:
+    run_id: int
+    kind: str
+    attempt: int
+    leased_until: Any
+    trigger: str
+
+
+@dataclass
+class TickSummary:
+    claimed: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    drift: int = 0
+    stale: int = 0
+    unreported: int = 0
+    interrupted: bool = False
+
+
+def default_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        url: str,
+        registry: Registry,
+        log: EventLog,
+        *,
+        name: str | None = None,
+        stop_event: threading.Event | None = None,
+        grace: float = 5.0,
+        report_attempts: int = 8,
+        reconnect_delay: float = 0.5,
+        refill_every: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.registry = registry
+        self.log = log
+        self.name = name or default_name()
+        self.stop_event = stop_event or threading.Event()
+        self.grace = grace
+        self.report_attempts = report_attempts
+        self.reconnect_delay = reconnect_delay
+        self.refill_every = refill_every
+        self._conn: psycopg.Connection | None = None
+
+    # ------------------------------------------------------------ the database
+
+    def _connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                self._conn = db.connect(self.url)
+            except psycopg.OperationalError as exc:
+                raise DatabaseUnavailable(str(exc).strip()) from exc
+        return self._conn
+
+    def _query(self, name: str, params: dict[str, Any]) -> list[tuple]:
+        try:
+            return self._connection().execute(db.load_query(name), params).fetchall()
+        except psycopg.OperationalError as exc:
+            if self._conn is not None and not self._conn.broken and not self._conn.closed:
+                raise  # a server-side error, not a lost connection
+            raise DatabaseUnavailable(str(exc).strip()) from exc
+
+    def _with_reconnect(self, what: str, action: Callable[[], Any]) -> Any:
+        """Run ``action``; on a lost connection reconnect and retry, a bounded number of times."""
+        delay = self.reconnect_delay
+        for attempt in range(1, self.report_attempts + 1):
+            try:
+                return action()
+            except DatabaseUnavailable as exc:
+                if attempt == self.report_attempts:
+                    raise
+                self.log.warning("db.reconnect", doing=what, attempt=attempt, error=str(exc))
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+    def migrate(self) -> list[str]:
+        applied = db.migrate(self._connection())
+        for step in applied:
+            self.log.event("db.migrated", step=step)
+        return applied
+
+    # ------------------------------------------------------------ steps
+
+    def sync(self) -> list[tuple]:
+        """Make the queue match the registry; log and return each drift found."""
+        drift = self._query("sync_registry", {"registry": Jsonb(self.registry.to_sync_json())})
+        for kind, fieldname, stored, wanted in drift:
+            self.log.warning(
+                "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
+            )
+        return drift
+
+    def warn_stale(self) -> list[tuple]:
+        rows = self._query("stale_due", {})
+        for kind, priority, due_at, waiting in rows:
+            self.log.warning(
+                "kind.stale", kind=kind, priority=priority, due_at=due_at.isoformat(),
+                waiting_s=round(waiting.total_seconds()),
+            )
+        return rows
+
+    def claim(self, limit: int) -> list[Claim]:
+        rows = self._query("claim_jobs", {"limit": limit, "dispatcher": self.name})
+        claims = [Claim(*row) for row in rows]
+        for c in claims:
+            self.log.event(
+                "run.claimed", kind=c.kind, run_id=c.run_id, attempt=c.attempt, trigger=c.trigger
+            )
+        return claims
+
+    def claim_kind(self, kind: str) -> Claim:
+        try:
+            rows = self._query("claim_kind", {"kind": kind, "dispatcher": self.name})
+        except psycopg.Error as exc:
+            if exc.sqlstate in (UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY):
+                raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
+            raise
+        c = Claim(*rows[0])
+        self.log.event(
+            "run.claimed", kind=c.kind, run_id=c.run_id, attempt=c.attempt, trigger=c.trigger
+        )
+        return c
+
+    def execute(self, claim: Claim) -> RunResult:
+        """Run the registry's command for a claim (this is the only place a command starts)."""
+        kind = self.registry.kinds.get(claim.kind)
+        if kind is None:
+            note = (
+                f"[tickq: kind {claim.kind!r} is not in the registry {self.registry.path}; "
+                "nothing was run]\n"
+            )
+            return RunResult("failed", None, note, 0.0, None)
+        # The command learns which run it is; it never learns anything else from the database.
+        env = {
+            **kind.env,
+            "TICKQ_KIND": claim.kind,
+            "TICKQ_RUN_ID": str(claim.run_id),
+            "TICKQ_ATTEMPT": str(claim.attempt),
+            "TICKQ_TRIGGER": claim.trigger,
+        }
+        # Relative command paths and the default working directory are the registry's folder.
+        cwd = kind.cwd or self.registry.path.resolve().parent
+        return run_command(
+            kind.command,
+            cwd=cwd,
+            env=env,
+            timeout=kind.timeout,
+            grace=self.grace,
+            stop_event=self.stop_event,
+        )
+
+    def report(self, claim: Claim, result: RunResult) -> bool:
+        """Report a result, reconnecting as needed. False when it could not be recorded."""
+        params = {
+            "run_id": claim.run_id,
+            "dispatcher": self.name,
+            "outcome": result.outcome,
+            "exit_code": result.exit_code,
+            "output_tail": result.output_tail,
+            "duration": result.duration,
+        }
+        fields = {
+            "kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
+            "exit_code": result.exit_code, "duration_s": round(result.duration, 3),
+        }
+        try:
+            rows = self._with_reconnect("report", lambda: self._query("report_run", params))
+        except DatabaseUnavailable as exc:
+            # Never silent: the whole result goes to the log; the lease will expire into `lost`.
+            self.log.error(
+                "run.unreported", **fields, error=str(exc), output_tail=result.output_tail[-2000:]
+            )
+            return False
+        except psycopg.Error as exc:
+            if exc.sqlstate != RUN_NOT_LIVE:
+                raise
+            self.log.error(
+                "run.report_refused", **fields, error=exc.diag.message_primary or str(exc)
+            )
+            return False
+        _run_id, _kind, outcome, streak, next_due_at, next_trigger = rows[0]
+        level = "info" if outcome == "ok" else "warning"
+        self.log.event(
+            "run.finished", level=level, **fields, failure_streak=streak,
+            next_due_at=next_due_at.isoformat(), next_trigger=next_trigger,
+        )
+        return True
+
+    def _start(self, claim: Claim, results: queue.Queue) -> None:
+        def work() -> None:
+            try:
+                result = self.execute(claim)
+            except BaseException as exc:  # noqa: BLE001 - a result must always come back
+                note = f"[tickq: dispatcher error: {exc!r}]\n"
+                result = RunResult("failed", None, note, 0.0, None)
+            results.put((claim, result))
+
+        threading.Thread(target=work, name=f"run-{claim.kind}", daemon=True).start()
+        try:
+            self._query("start_run", {"run_id": claim.run_id, "dispatcher": self.name})
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            self.log.warning("run.start_unrecorded", kind=claim.kind, run_id=claim.run_id,
+                             error=str(exc))
+
+    # ------------------------------------------------------------ one tick
+
+    def tick(self) -> TickSummary:
+        """Sync, warn, then claim and run until nothing this tick holds runs and nothing more
+        can be claimed. Claims again each time a run finishes."""
+        summary = TickSummary()
+        summary.drift = len(self.sync())
+        summary.stale = len(self.warn_stale())
+        slots = self.registry.settings.slots
+        results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
+        running: dict[int, Claim] = {}
+        can_claim, claim_now = True, True
+        last_claim = 0.0
+        while True:
+            if self.stop_event.is_set():
+                summary.interrupted = True
+                can_claim = False
+            free = slots - len(running)
+            # Claim at the start, each time a run finishes, and every `refill_every` seconds while
+            # runs go on (a kind can come due, or a retry's backoff pass, during a long run).
+            claim_now = claim_now or time.monotonic() - last_claim >= self.refill_every
+            if can_claim and free > 0 and claim_now:
+                claim_now, last_claim = False, time.monotonic()
+                try:
+                    claims = self.claim(free)
+                except DatabaseUnavailable as exc:
+                    if not running:
+                        raise
+                    self.log.error("tick.claim_failed", error=str(exc))
+                    claims, can_claim = [], False
+                for c in claims:
+                    running[c.run_id] = c
+                    self._start(c, results)
+                summary.claimed += len(claims)
+            if not running:
+                break
+            try:
+                claim, result = results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            del running[claim.run_id]
+            claim_now = True
+            summary.outcomes[result.outcome] += 1
+            if not self.report(claim, result):
+                summary.unreported += 1
+        return summary
+
+    def run_now(self, kind: str) -> RunResult:
+        """A manual run of one kind through the same claim path (counted against the slots)."""
+        self.sync()
+        claim = self.claim_kind(kind)
+        results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
+        self._start(claim, results)
+        _claim, result = results.get()
+        self.report(claim, result)
+        return result

@@ -1,0 +1,51 @@
+"""One line per event on stdout: plain `key=value` text by default, JSON lines on request.
+
+Every line carries a stable event name (``run.finished``, ``registry.drift``...) so that logs can
+be grepped and parsed without reading the prose around them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+FORMATS = ("text", "json")
+
+
+class EventLog:
+    def __init__(self, fmt: str = "text", stream: TextIO | None = None) -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"log format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        self.fmt = fmt
+        self.stream = stream or sys.stdout
+        self._lock = threading.Lock()
+
+    def event(self, event: str, level: str = "info", **fields: Any) -> None:
+        now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        if self.fmt == "json":
+            line = json.dumps({"ts": now, "level": level, "event": event, **fields}, default=str)
+        else:
+            parts = [now, level.upper(), event]
+            parts += [f"{k}={_text_value(v)}" for k, v in fields.items() if v is not None]
+            line = " ".join(parts)
+        with self._lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self.event(event, level="warning", **fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self.event(event, level="error", **fields)
+
+
+def _text_value(value: Any) -> str:
+    if isinstance(value, float):
+        value = f"{value:.3f}"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if text == "" or any(c.isspace() or c in "\"=" for c in text):
+        return json.dumps(text)
+    return text

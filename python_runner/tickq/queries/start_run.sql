@@ -1,0 +1,1 @@
+SELECT tickq.start_run(%(run_id)s, %(dispatcher)s)
