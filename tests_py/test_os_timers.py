@@ -1,0 +1,446 @@
+"""os_timers.py: the files and argv lists that make an OS timer wake `tickq tick`.
+
+Everything here is pure except: the crontab line is run for real by /bin/sh (after cron's own
+`%` processing), and the systemd units are checked by `systemd-analyze verify` when it exists."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tickq import os_timers as ot
+from tickq.os_timers import TimerError
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATE = REPO / "launchd" / "tickq.plist.template"
+
+TICKQ = "/opt/tickq/bin/tickq"
+ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "TICKQ_REGISTRY": "/srv/my jobs/registry.toml",
+    "DATABASE_URL": "postgresql://u:p%40ss@db/tickq",
+}
+
+
+def plist_kwargs(**over):
+    kw = dict(
+        label="dev.tickq.tick",
+        program_arguments=[TICKQ, "tick"],
+        interval_seconds=300,
+        working_directory=Path("/srv/my jobs"),
+        stdout_path=Path("/Users/me/Library/Logs/tickq/dev.tickq.tick.log"),
+        stderr_path=Path("/Users/me/Library/Logs/tickq/dev.tickq.tick.err.log"),
+        environment=ENV,
+    )
+    kw.update(over)
+    return kw
+
+
+# --- names and environment -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        (None, "tick"),
+        ("", "tick"),
+        ("My Jobs!", "my-jobs"),
+        ("../..", "tick"),
+        ("a__b  c", "a-b-c"),
+        ("x" * 100, "x" * 64),
+    ],
+)
+def test_timer_name_sanitizes(text, name):
+    assert ot.timer_name(text) == name
+    assert ot.launchd_label(name) == f"dev.tickq.{name}"
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "../x", "-x", "x/y", "a.b"])
+def test_unsanitized_names_are_refused(bad):
+    with pytest.raises(TimerError, match="timer_name"):
+        ot.systemd_unit_names(bad)
+    with pytest.raises(TimerError):
+        ot.launchd_label(bad)
+
+
+def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
+    environ = {"PATH": "/p", "DATABASE_URL": "postgresql:///x", "HOME": "/h", "TICKQ_DATA_DIR": ""}
+    env = ot.timer_environment(registry_path=tmp_path / "registry.toml", environ=environ)
+    assert env == {
+        "PATH": "/p",
+        "DATABASE_URL": "postgresql:///x",
+        "TICKQ_REGISTRY": str(tmp_path / "registry.toml"),
+    }
+    env = ot.timer_environment(
+        registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d"}
+    )
+    assert env["TICKQ_DATA_DIR"] == "/d"
+    assert Path(env["TICKQ_REGISTRY"]).is_absolute()
+
+
+# --- launchd ---------------------------------------------------------------------------------
+
+
+def test_launchd_plist_has_every_key():
+    plist = plistlib.loads(ot.launchd_plist(**plist_kwargs()))
+    assert plist == {
+        "Label": "dev.tickq.tick",
+        "ProgramArguments": [TICKQ, "tick"],
+        "StartInterval": 300,
+        "RunAtLoad": False,
+        "WorkingDirectory": "/srv/my jobs",
+        "StandardOutPath": "/Users/me/Library/Logs/tickq/dev.tickq.tick.log",
+        "StandardErrorPath": "/Users/me/Library/Logs/tickq/dev.tickq.tick.err.log",
+        "EnvironmentVariables": ENV,
+        "ProcessType": "Background",
+        "AbandonProcessGroup": False,
+        "ExitTimeOut": 30,
+    }
+    assert Path(plist["ProgramArguments"][0]).is_absolute()
+    assert type(plist["StartInterval"]) is int
+    assert type(plist["RunAtLoad"]) is bool
+
+
+def test_launchd_plist_is_xml_and_escapes_text():
+    data = ot.launchd_plist(
+        **plist_kwargs(program_arguments=[TICKQ, "a <b> & 'c' \"d\""], interval_seconds=60)
+    )
+    assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
+    assert b"&lt;b&gt; &amp;" in data
+    plist = plistlib.loads(data)
+    assert plist["ProgramArguments"][1] == "a <b> & 'c' \"d\""
+    assert plist["StartInterval"] == 60
+
+
+@pytest.mark.parametrize(
+    ("over", "match"),
+    [
+        ({"program_arguments": ["tickq", "tick"]}, "absolute path"),
+        ({"program_arguments": []}, "non-empty"),
+        ({"program_arguments": TICKQ}, "non-empty list"),
+        ({"interval_seconds": 0}, "interval_seconds"),
+        ({"interval_seconds": 1.5}, "interval_seconds"),
+        ({"interval_seconds": True}, "interval_seconds"),
+        ({"working_directory": Path("relative")}, "working_directory"),
+        ({"stdout_path": Path("out.log")}, "stdout_path"),
+        ({"environment": {"A B": "x"}}, "not a valid name"),
+        ({"environment": {"A": 1}}, "must be a string"),
+        ({"label": "has space"}, "label"),
+    ],
+)
+def test_launchd_plist_refuses_bad_input(over, match):
+    with pytest.raises(TimerError, match=match):
+        ot.launchd_plist(**plist_kwargs(**over))
+
+
+def test_template_documents_the_same_keys():
+    template = plistlib.loads(TEMPLATE.read_bytes())
+    generated = plistlib.loads(ot.launchd_plist(**plist_kwargs()))
+    assert template.keys() == generated.keys()
+    for key, value in generated.items():
+        assert type(template[key]) is type(value), key
+        if isinstance(value, bool) or key in ("ProcessType", "ExitTimeOut"):
+            assert template[key] == value, key
+    assert set(template["EnvironmentVariables"]) == {
+        "PATH",
+        "TICKQ_REGISTRY",
+        "DATABASE_URL",
+        "TICKQ_DATA_DIR",
+    }
+
+
+def test_launchd_paths(tmp_path):
+    paths = ot.launchd_paths("dev.tickq.tick", home=tmp_path)
+    assert paths.plist == tmp_path / "Library/LaunchAgents/dev.tickq.tick.plist"
+    assert paths.log == tmp_path / "Library/Logs/tickq/dev.tickq.tick.log"
+    assert ot.launchd_paths("dev.tickq.x").plist.parent == Path.home() / "Library/LaunchAgents"
+    with pytest.raises(TimerError):
+        ot.launchd_paths("../evil")
+
+
+def test_launchctl_argv():
+    assert ot.launchctl_bootout_argv(501, "dev.tickq.tick") == [
+        "launchctl",
+        "bootout",
+        "gui/501/dev.tickq.tick",
+    ]
+    assert ot.launchctl_bootstrap_argv(501, Path("/U/me/L/dev.tickq.tick.plist")) == [
+        "launchctl",
+        "bootstrap",
+        "gui/501",
+        "/U/me/L/dev.tickq.tick.plist",
+    ]
+    assert ot.launchctl_enable_argv(501, "dev.tickq.tick") == [
+        "launchctl",
+        "enable",
+        "gui/501/dev.tickq.tick",
+    ]
+    assert ot.launchctl_print_argv(0, "dev.tickq.a") == ["launchctl", "print", "gui/0/dev.tickq.a"]
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="on macOS this would really install")
+def test_launchd_install_refuses_off_macos_and_writes_nothing(tmp_path):
+    data = ot.launchd_plist(**plist_kwargs(stdout_path=tmp_path / "logs/o.log"))
+    with pytest.raises(TimerError, match=r"only exist on darwin.*systemd_install"):
+        ot.launchd_install(data, "dev.tickq.tick", home=tmp_path)
+    with pytest.raises(TimerError, match="only exist on darwin"):
+        ot.launchd_uninstall("dev.tickq.tick", home=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux side of the check")
+def test_systemd_install_is_not_refused_on_linux_by_the_platform_check():
+    ot._require_platform("linux", "systemd")  # no exception; the install itself is not run
+
+
+# --- systemd ---------------------------------------------------------------------------------
+
+ODD_ARG = '50% of $HOME and "quotes" \\ back\tslash'
+
+
+def units(**over):
+    kw = dict(
+        name="my-jobs",
+        program_arguments=[TICKQ, "tick", "--note", ODD_ARG],
+        interval_seconds=300,
+        working_directory=Path("/srv/my jobs/100%"),
+        environment={"PATH": "/usr/bin:/bin", "DATABASE_URL": "postgresql://u:p%40ss@db/x"},
+    )
+    kw.update(over)
+    return ot.systemd_units(**kw)
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def unquote_systemd_words(value: str) -> list[str]:
+    """systemd's rules for words in ExecStart=/Environment=, for double-quoted words only:
+    C escapes inside the quotes, then %% -> % (specifiers) and, for ExecStart=, $$ -> $."""
+    words = re.findall(r'"((?:[^"\\]|\\.)*)"(?:\s+|$)', value)
+    assert " ".join(f'"{w}"' for w in words) == value, "every word is double-quoted"
+    escapes = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
+
+    def one(word: str) -> str:
+        word = re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), word)
+        return re.sub(r"\\(.)", lambda m: escapes[m.group(1)], word)
+
+    return [one(w) for w in words]
+
+
+def test_systemd_service_unit():
+    files = units()
+    assert set(files) == {"tickq-my-jobs.service", "tickq-my-jobs.timer"}
+    service = lines(files["tickq-my-jobs.service"])
+    assert "[Service]" in service
+    assert "Type=oneshot" in service
+    assert "KillMode=control-group" in service
+    assert "TimeoutStopSec=30s" in service
+    assert not any(line.startswith("TimeoutStartSec=") for line in service)
+    assert "WorkingDirectory=/srv/my jobs/100%%" in service
+    assert 'Environment="PATH=/usr/bin:/bin"' in service
+    assert 'Environment="DATABASE_URL=postgresql://u:p%%40ss@db/x"' in service
+    (exec_line,) = [line for line in service if line.startswith("ExecStart=")]
+    value = exec_line.removeprefix("ExecStart=")
+    assert value == (
+        f'"{TICKQ}" "tick" "--note" "50%% of $$HOME and \\"quotes\\" \\\\ back\\tslash"'
+    )
+    words = unquote_systemd_words(value)
+    assert [w.replace("%%", "%").replace("$$", "$") for w in words] == [
+        TICKQ,
+        "tick",
+        "--note",
+        ODD_ARG,
+    ]
+
+
+def test_systemd_timer_unit():
+    timer = lines(units(interval_seconds=90)["tickq-my-jobs.timer"])
+    for line in [
+        "[Timer]",
+        "OnBootSec=1min",
+        "OnUnitActiveSec=90s",
+        "AccuracySec=1s",
+        "Persistent=true",
+        "Unit=tickq-my-jobs.service",
+        "[Install]",
+        "WantedBy=timers.target",
+    ]:
+        assert line in timer
+    assert timer.index("[Install]") > timer.index("[Timer]")
+
+
+def test_systemd_options():
+    service = units(stop_timeout_seconds=5, start_timeout_seconds=3600)["tickq-my-jobs.service"]
+    assert "TimeoutStopSec=5s" in lines(service)
+    assert "TimeoutStartSec=3600s" in lines(service)
+    with pytest.raises(TimerError, match="newline|working directory"):
+        units(working_directory=Path("/srv/a\nb"))
+    with pytest.raises(TimerError, match="NUL"):
+        units(program_arguments=[TICKQ, "a\0b"])
+    with pytest.raises(TimerError, match="absolute"):
+        units(program_arguments=["tickq"])
+
+
+def test_systemd_quote_control_characters():
+    assert ot.systemd_quote("a\nb\x01c\x7f") == '"a\\nb\\x01c\\x7f"'
+    assert ot.systemd_exec_line(["/bin/x", "${A}"]) == '"/bin/x" "$${A}"'
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
+def test_systemd_analyze_accepts_the_units(tmp_path):
+    files = units(
+        program_arguments=[sys.executable, "-c", "pass", ODD_ARG],
+        working_directory=tmp_path,
+    )
+    for unit, text in files.items():
+        (tmp_path / unit).write_text(text)
+    run = tmp_path / "run"
+    run.mkdir()
+    result = subprocess.run(
+        ["systemd-analyze", "verify", "--user", *(str(tmp_path / unit) for unit in files)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(run)},
+    )
+    if "Failed to initialize manager" in result.stderr:
+        pytest.skip(f"systemd-analyze cannot run here: {result.stderr.strip()}")
+    assert result.returncode == 0, result.stderr
+    assert "tickq-my-jobs" not in result.stderr, result.stderr
+
+
+def test_systemctl_argv():
+    assert ot.systemd_unit_dir(home=Path("/h")) == Path("/h/.config/systemd/user")
+    assert ot.systemctl_daemon_reload_argv() == ["systemctl", "--user", "daemon-reload"]
+    assert ot.systemctl_enable_argv("tickq-x.timer") == [
+        "systemctl",
+        "--user",
+        "enable",
+        "tickq-x.timer",
+    ]
+    assert ot.systemctl_restart_argv("tickq-x.timer") == [
+        "systemctl",
+        "--user",
+        "restart",
+        "tickq-x.timer",
+    ]
+    assert ot.systemctl_disable_argv("tickq-x.timer") == [
+        "systemctl",
+        "--user",
+        "disable",
+        "--now",
+        "tickq-x.timer",
+    ]
+
+
+def test_systemd_install_refuses_units_it_did_not_make(tmp_path):
+    if not sys.platform.startswith("linux"):
+        with pytest.raises(TimerError, match="only exist on linux"):
+            ot.systemd_install(units(), home=tmp_path)
+        return
+    with pytest.raises(TimerError, match="expected the units"):
+        ot.systemd_install({"evil.service": "", "../x.timer": ""}, home=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- cron ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seconds", "schedule"),
+    [
+        (60, "* * * * *"),
+        (120, "*/2 * * * *"),
+        (300, "*/5 * * * *"),
+        (900, "*/15 * * * *"),
+        (1800, "*/30 * * * *"),
+        (3600, "0 * * * *"),
+    ],
+)
+def test_cron_schedule(seconds, schedule):
+    assert ot.cron_schedule(seconds) == schedule
+
+
+@pytest.mark.parametrize("seconds", [30, 90, 420, 2400, 7200, 86400])
+def test_cron_refuses_uneven_intervals(seconds):
+    with pytest.raises(TimerError, match=r"(?s)cron cannot.*systemd"):
+        ot.cron_schedule(seconds)
+
+
+def test_crontab_line_text():
+    line = ot.crontab_line(
+        program_arguments=[TICKQ, "tick"],
+        interval_seconds=300,
+        working_directory=Path("/srv/my jobs"),
+        environment={"PATH": "/usr/bin:/bin", "DATABASE_URL": "postgresql://u:p%40ss@db/x"},
+        log_path=Path("/var/log/tickq.log"),
+    )
+    assert line == (
+        "*/5 * * * * cd '/srv/my jobs' && PATH=/usr/bin:/bin "
+        "DATABASE_URL=postgresql://u:p\\%40ss@db/x "
+        f"exec {TICKQ} tick >> /var/log/tickq.log 2>&1"
+    )
+    assert "\n" not in line
+    with pytest.raises(TimerError, match="every 420s"):
+        ot.crontab_line(
+            program_arguments=[TICKQ, "tick"],
+            interval_seconds=420,
+            working_directory=Path("/srv"),
+            environment={},
+            log_path=Path("/var/log/tickq.log"),
+        )
+    with pytest.raises(TimerError, match="newline"):
+        ot.crontab_line(
+            program_arguments=[TICKQ, "a\nb"],
+            interval_seconds=300,
+            working_directory=Path("/srv"),
+            environment={},
+            log_path=Path("/var/log/tickq.log"),
+        )
+
+
+def cron_command(line: str) -> str:
+    """What cron hands to /bin/sh -c: the text after the five schedule fields, with `\\%` turned
+    into `%` (an unescaped `%` would end the command; there must be none)."""
+    command = line.split(None, 5)[5]
+    assert re.search(r"(?<!\\)%", command) is None
+    return command.replace("\\%", "%")
+
+
+def test_crontab_line_runs_under_sh(tmp_path):
+    """The line, run the way cron runs it, passes every argument, variable and folder intact."""
+    workdir = tmp_path / "my jobs 100%"
+    workdir.mkdir()
+    log = tmp_path / "it's a log.log"
+    log.write_text("earlier\n")
+    script = (
+        "import json, os, sys; print(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd(), "
+        "'env': {k: os.environ.get(k) for k in ('A', 'B', 'C')}}), flush=True); "
+        "print('to stderr', file=sys.stderr)"
+    )
+    args = [ODD_ARG, "'single'", "$(touch pwned)", "`x`", "*", "a;b", "", "-"]
+    env = {"A": "x y %d $HOME", "B": "it's", "C": "`echo no`;"}
+    line = ot.crontab_line(
+        program_arguments=[sys.executable, "-c", script, *args],
+        interval_seconds=600,
+        working_directory=workdir,
+        environment=env,
+        log_path=log,
+    )
+    assert line.startswith("*/10 * * * * ")
+    result = subprocess.run(["/bin/sh", "-c", cron_command(line)], timeout=60, env={})
+    assert result.returncode == 0
+    earlier, out, err = log.read_text().splitlines()
+    assert earlier == "earlier"
+    assert json.loads(out) == {"argv": args, "cwd": str(workdir), "env": env}
+    assert err == "to stderr"
+    assert not (workdir / "pwned").exists()
