@@ -51,8 +51,9 @@ def test_parallel_claims_never_double_lease_or_exceed_slots(db_url: str) -> None
         try:
             with psycopg.connect(db_url, autocommit=True) as conn:
                 while not done.is_set():
+                    limit = rng.randint(1, 3)
                     rows = conn.execute(
-                        "SELECT run_id, kind FROM tickq.claim_jobs(%s, %s)", (rng.randint(1, 3), name)
+                        "SELECT run_id, kind FROM tickq.claim_jobs(%s, %s)", (limit, name)
                     ).fetchall()
                     with lock:
                         for _run_id, kind in rows:

@@ -92,6 +92,9 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "alert_after": 5,
             "retry_base": 30,
             "retry_max": 3600,
+            "housekeeping_every": 900,
+            "retention": 2592000,
+            "keep_runs": 100,
         },
         "kinds": {
             "send_scheduled_email": {
@@ -158,6 +161,9 @@ def test_defaults() -> None:
         "alert_after": 3,
         "retry_base": 30,
         "retry_max": 3600,
+        "housekeeping_every": 900,
+        "retention": 2592000,
+        "keep_runs": 100,
     }
     assert registry.settings.alert_command is None
     assert registry.settings.alert_timeout == 30
@@ -382,3 +388,9 @@ def test_parse_then_format_is_canonical(d: int, h: int, m: int, s: int) -> None:
     canonical = format_duration(seconds)
     assert parse_duration(canonical) == seconds
     assert format_duration(parse_duration(canonical)) == canonical
+
+
+def test_built_in_names_are_reserved() -> None:
+    problem = one_problem('[kinds."tickq.housekeeping"]\n' + GOOD)
+    assert problem.kind == "tickq.housekeeping"
+    assert "reserved" in problem.message

@@ -2,15 +2,16 @@
 BEGIN;
 SELECT plan(12);
 
-SELECT tables_are('tickq', ARRAY['settings', 'job_kind', 'job_run', 'drift', 'migration', 'api_checksum']);
-SELECT views_are('tickq', ARRAY['queue_status', 'stale_due']);
+SELECT tables_are('tickq', ARRAY['settings', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum']);
+SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts',
     'next_slot', 'slots_between', 'describe_schedule',
     'registry_error', 'registry_seconds', 'registry_entry', 'parse_kind', 'sync_registry',
     'finish_run', 'expire_leases', 'lease_kinds', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
-    'queue_status_at', 'stale_due_at'
+    'queue_status_at', 'stale_due_at',
+    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
@@ -37,7 +38,7 @@ SELECT is_empty(
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
-    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration'
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at'
 ]);
 SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p

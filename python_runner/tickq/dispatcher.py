@@ -29,13 +29,21 @@ from tickq.registry import Registry
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql)
 RUN_NOT_LIVE = "TQ001"
+INVALID_REGISTRY = "TQ002"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
 
+# The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
+HOUSEKEEPING = "tickq.housekeeping"
+
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached (after the bounded retries where they apply)."""
+
+
+class RegistryRefused(Exception):
+    """``tickq.sync_registry`` refused a registry that the file's validation let through."""
 
 
 class ClaimRefused(Exception):
@@ -140,7 +148,16 @@ class Dispatcher:
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""
-        drift = self._query("sync_registry", {"registry": Jsonb(self.registry.to_sync_json())})
+        try:
+            drift = self._query(
+                "sync_registry", {"registry": Jsonb(self.registry.to_sync_json())}
+            )
+        except psycopg.Error as exc:
+            # TQ002 names the kind and key; a data exception (class 22) is a value out of range.
+            state = exc.sqlstate or ""
+            if state != INVALID_REGISTRY and not state.startswith("22"):
+                raise
+            raise RegistryRefused(exc.diag.message_primary or str(exc)) from exc
         for kind, fieldname, stored, wanted in drift:
             self.log.warning(
                 "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
@@ -180,6 +197,8 @@ class Dispatcher:
 
     def execute(self, claim: Claim) -> RunResult:
         """Run the registry's command for a claim (this is the only place a command starts)."""
+        if claim.kind == HOUSEKEEPING:
+            return self._housekeeping()
         kind = self.registry.kinds.get(claim.kind)
         if kind is None:
             note = (
@@ -205,6 +224,19 @@ class Dispatcher:
             grace=self.grace,
             stop_event=self.stop_event,
         )
+
+    def _housekeeping(self) -> RunResult:
+        """The built-in kind: SQL on a connection of its own, bounded like a watchdog would."""
+        started = time.monotonic()
+        try:
+            with db.connect(self.url) as conn:
+                conn.execute("SELECT set_config('statement_timeout', '60s', false)")
+                lost, runs, drift, alerts = conn.execute(db.load_query("housekeeping")).fetchone()
+        except psycopg.Error as exc:
+            note = f"[tickq: housekeeping failed: {exc}]\n"
+            return RunResult("failed", None, note, time.monotonic() - started, None)
+        text = f"lost={lost} runs_pruned={runs} drift_pruned={drift} alerts_pruned={alerts}\n"
+        return RunResult("ok", 0, text, time.monotonic() - started, None)
 
     def report(self, claim: Claim, result: RunResult) -> bool:
         """Report a result, reconnecting as needed. False when it could not be recorded."""

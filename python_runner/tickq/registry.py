@@ -28,6 +28,7 @@ _TOP_KEYS = ("settings", "kinds")
 _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
+    "housekeeping_every", "retention", "keep_runs",
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "at", "on", "timezone", "timeout", "priority", "retries", "enabled",
@@ -76,6 +77,9 @@ class Settings:
     alert_timeout: int = 30
     retry_base: int = 30  # first retry after this, doubling per attempt
     retry_max: int = 3600  # backoff cap
+    housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
+    retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
+    keep_runs: int = 100  # ...but never the latest keep_runs of a kind
 
     def to_sync_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +92,9 @@ class Settings:
             "alert_after": self.alert_after,
             "retry_base": self.retry_base,
             "retry_max": self.retry_max,
+            "housekeeping_every": self.housekeeping_every,
+            "retention": self.retention,
+            "keep_runs": self.keep_runs,
         }
 
 
@@ -239,12 +246,17 @@ class _Validator:
             alert_timeout=get("alert_timeout", _duration, d.alert_timeout),
             retry_base=get("retry_base", _duration, d.retry_base),
             retry_max=get("retry_max", _duration, d.retry_max),
+            housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
+            retention=get("retention", _duration, d.retention),
+            keep_runs=get("keep_runs", _int_at_least(1), d.keep_runs),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
         before = len(self.problems)
         if not KIND_NAME.fullmatch(name):
             self.report(name, None, "kind name must match ^[a-z0-9][a-z0-9_.-]{0,99}$")
+        elif name.startswith("tickq."):
+            self.report(name, None, 'names starting with "tickq." are reserved for built-in kinds')
         if not isinstance(table, dict):
             self.report(name, None, f"must be a table ([kinds.{name}]), got {_type(table)}")
             return None

@@ -240,6 +240,36 @@ BEGIN
                 v_new.retry_base := tickq.registry_seconds(v_settings -> 'retry_base', NULL, 'retry_base');
             WHEN 'retry_max' THEN
                 v_new.retry_max := tickq.registry_seconds(v_settings -> 'retry_max', NULL, 'retry_max');
+            WHEN 'capacity_margin' THEN
+                IF jsonb_typeof(v_settings -> 'capacity_margin') <> 'number'
+                    OR (v_settings ->> 'capacity_margin')::numeric < 0
+                    OR (v_settings ->> 'capacity_margin')::numeric >= 1 THEN
+                    PERFORM tickq.registry_error(NULL, 'capacity_margin',
+                        format('must be a fraction from 0 up to (not including) 1, got %s',
+                            v_settings -> 'capacity_margin'));
+                END IF;
+                v_new.capacity_margin := (v_settings ->> 'capacity_margin')::numeric;
+            WHEN 'alert_after' THEN
+                IF jsonb_typeof(v_settings -> 'alert_after') <> 'number'
+                    OR (v_settings ->> 'alert_after')::numeric < 1
+                    OR (v_settings ->> 'alert_after')::numeric <> trunc((v_settings ->> 'alert_after')::numeric) THEN
+                    PERFORM tickq.registry_error(NULL, 'alert_after',
+                        format('must be a whole number >= 1, got %s', v_settings -> 'alert_after'));
+                END IF;
+                v_new.alert_after := (v_settings ->> 'alert_after')::integer;
+            WHEN 'housekeeping_every' THEN
+                v_new.housekeeping_every := tickq.registry_seconds(
+                    v_settings -> 'housekeeping_every', NULL, 'housekeeping_every');
+            WHEN 'retention' THEN
+                v_new.retention := tickq.registry_seconds(v_settings -> 'retention', NULL, 'retention');
+            WHEN 'keep_runs' THEN
+                IF jsonb_typeof(v_settings -> 'keep_runs') <> 'number'
+                    OR (v_settings ->> 'keep_runs')::numeric < 1
+                    OR (v_settings ->> 'keep_runs')::numeric <> trunc((v_settings ->> 'keep_runs')::numeric) THEN
+                    PERFORM tickq.registry_error(NULL, 'keep_runs',
+                        format('must be a whole number >= 1, got %s', v_settings -> 'keep_runs'));
+                END IF;
+                v_new.keep_runs := (v_settings ->> 'keep_runs')::integer;
             WHEN 'timezone' THEN
                 IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
                     OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
@@ -263,6 +293,19 @@ BEGIN
     FROM jsonb_each(to_jsonb(v_old) - 'lease' - 'updated_at') AS o (key, value)
     INNER JOIN jsonb_each(to_jsonb(v_new)) AS n (key, value) ON o.key = n.key
     WHERE o.value IS DISTINCT FROM n.value), '[]');
+
+    -- The built-in housekeeping kind goes through the same claim path as any other kind, so it
+    -- counts in capacity. Its name is reserved.
+    IF EXISTS (SELECT FROM jsonb_object_keys(v_kinds) AS n (name) WHERE n.name LIKE 'tickq.%') THEN
+        PERFORM tickq.registry_error(
+            (SELECT n.name FROM jsonb_object_keys(v_kinds) AS n (name) WHERE n.name LIKE 'tickq.%' LIMIT 1),
+            'name', 'names starting with "tickq." are reserved for built-in kinds');
+    END IF;
+    v_kinds := v_kinds || jsonb_build_object('tickq.housekeeping', jsonb_build_object(
+        'command', jsonb_build_array('tickq', 'housekeeping'),
+        'every', extract(EPOCH FROM v_new.housekeeping_every),
+        'timeout', 60,
+        'priority', 'normal'));
 
     -- Kinds in the registry: insert new ones, overwrite drifted ones, bring retired ones back.
     FOR v_name IN SELECT jsonb_object_keys(v_kinds) ORDER BY 1 LOOP
@@ -350,6 +393,9 @@ BEGIN
             slots = v_new.slots, tick = v_new.tick, stale_after = v_new.stale_after,
             lease_margin = v_new.lease_margin, lease = v_new.lease, timezone = v_new.timezone,
             retry_base = v_new.retry_base, retry_max = v_new.retry_max,
+            capacity_margin = v_new.capacity_margin, alert_after = v_new.alert_after,
+            housekeeping_every = v_new.housekeeping_every, retention = v_new.retention,
+            keep_runs = v_new.keep_runs,
             updated_at = p_now;
     END IF;
 

@@ -117,7 +117,7 @@ LANGUAGE sql
 AS $$
     -- Internal: the caller holds the settings lock and the kind rows' locks.
     WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at)
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
         SELECT
             k.name,
             k.attempts + 1,
@@ -127,7 +127,8 @@ AS $$
                 ELSE 1 + tickq.slots_between(k.every, k.at_times, k.on_days, k.timezone, k.due_at, p_now)
             END,
             p_dispatcher,
-            p_now
+            p_now,
+            CASE WHEN p_manual THEN p_now ELSE k.due_at END
         FROM tickq.job_kind AS k
         WHERE k.name = ANY(p_names)
         ORDER BY array_position(p_names, k.name)

@@ -1,0 +1,126 @@
+-- Capacity: how much of the slots each kind's cadence keeps busy. Priority decides order, not
+-- whether a kind holds a slot; cadence does. This is the one implementation of that arithmetic:
+-- the view, `tickq check` and the simulator all read it.
+
+DROP VIEW IF EXISTS tickq.capacity;
+
+CREATE OR REPLACE FUNCTION tickq.expected_duration(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (expected interval, source text)
+LANGUAGE sql STABLE
+AS $$
+    -- The 95th percentile of the last 20 successful runs once there are at least 5 of them,
+    -- else the timeout (the worst case the watchdog allows).
+    WITH recent AS (
+        SELECT r.duration
+        FROM tickq.job_run AS r
+        WHERE r.kind = p_kind AND r.outcome = 'ok' AND r.finished_at <= p_now
+        ORDER BY r.id DESC
+        LIMIT 20
+    )
+    SELECT
+        CASE WHEN count(*) >= 5
+            THEN least(
+                percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(EPOCH FROM recent.duration))
+                * '1 second'::interval,
+                (SELECT k.timeout FROM tickq.job_kind AS k WHERE k.name = p_kind))
+            ELSE (SELECT k.timeout FROM tickq.job_kind AS k WHERE k.name = p_kind)
+        END,
+        CASE WHEN count(*) >= 5 THEN 'p95 of ' || count(*) || ' runs' ELSE 'timeout' END
+    FROM recent
+$$;
+COMMENT ON FUNCTION tickq.expected_duration(text, timestamptz) IS
+'How long a run of the kind is expected to hold its slot: the 95th percentile of its last 20 '
+'successful runs once there are at least 5 (never above the timeout), else its timeout.';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_at(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    kind text,
+    priority tickq.priority,
+    schedule text,
+    runs_per_tick numeric,
+    expected_duration interval,
+    duration_source text,
+    slot_share numeric
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT
+        k.name,
+        k.priority,
+        tickq.describe_schedule(k.every, k.at_times, k.on_days, k.timezone, p_now),
+        round(d.runs_per_tick, 4),
+        e.expected,
+        e.source,
+        -- A kind never runs twice at once, so it never keeps more than one slot busy.
+        round(least(1, d.runs_per_tick * extract(EPOCH FROM e.expected) / extract(EPOCH FROM s.tick)), 4)
+    FROM tickq.job_kind AS k
+    CROSS JOIN tickq.settings AS s
+    CROSS JOIN LATERAL (
+        SELECT CASE
+            -- A cadence at or below the tick asks for one run every tick; a slower one for
+            -- tick / cadence.
+            WHEN k.every IS NOT NULL THEN least(1, extract(EPOCH FROM s.tick) / extract(EPOCH FROM k.every))
+            -- A calendar schedule: its slots per week spread over the week's ticks.
+            ELSE cardinality(k.at_times) * coalesce(cardinality(k.on_days), 7)
+                * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
+        END AS runs_per_tick
+    ) AS d
+    CROSS JOIN LATERAL tickq.expected_duration(k.name, p_now) AS e
+    WHERE k.enabled
+    ORDER BY 7 DESC, k.priority, k.name
+$$;
+COMMENT ON FUNCTION tickq.capacity_at(timestamptz) IS
+'One row per enabled kind: runs it asks for per tick, expected duration, and the share of one '
+'slot it keeps busy (runs per tick x expected duration / tick, at most 1). Largest share first.';
+
+CREATE VIEW tickq.capacity AS
+SELECT * FROM tickq.capacity_at(now());
+COMMENT ON VIEW tickq.capacity IS
+'Per enabled kind: runs per tick, expected duration, and share of one slot. The sum of the '
+'shares must stay at or below slots * (1 - capacity_margin): see tickq.capacity_total_at.';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_total_at(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    lane text,
+    kinds integer,
+    runs_per_tick numeric,
+    slot_share numeric,
+    slots integer,
+    budget numeric,
+    fits boolean
+)
+LANGUAGE sql STABLE
+AS $$
+    WITH per_kind AS (SELECT * FROM tickq.capacity_at(p_now)),
+    lanes AS (
+        SELECT
+            p.priority::text AS lane,
+            count(*)::integer AS kinds,
+            sum(p.runs_per_tick) AS runs_per_tick,
+            sum(p.slot_share) AS slot_share,
+            array_position(enum_range(NULL::tickq.priority), p.priority) AS ord
+        FROM per_kind AS p
+        GROUP BY p.priority
+        UNION ALL
+        SELECT 'total', count(*)::integer, coalesce(sum(p.runs_per_tick), 0), coalesce(sum(p.slot_share), 0), 99
+        FROM per_kind AS p
+    )
+    SELECT
+        l.lane,
+        l.kinds,
+        round(l.runs_per_tick, 4),
+        round(l.slot_share, 4),
+        s.slots,
+        round(s.slots * (1 - s.capacity_margin), 4),
+        CASE WHEN l.lane = 'total' THEN l.slot_share <= s.slots * (1 - s.capacity_margin) END
+    FROM lanes AS l
+    CROSS JOIN tickq.settings AS s
+    ORDER BY l.ord
+$$;
+COMMENT ON FUNCTION tickq.capacity_total_at(timestamptz) IS
+'The capacity invariant: slot shares and runs per tick summed per priority lane and in total; '
+'fits (on the total row) is whether the total share stays at or below slots * (1 - capacity_margin).';
