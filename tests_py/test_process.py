@@ -251,3 +251,11 @@ def test_concurrent_runs_in_threads_are_independent() -> None:
         assert result.output_tail == f"run {i}\n"
         assert result.outcome == ("ok" if i % 2 == 0 else "failed")
     assert len({r.pid for r in results}) == 8
+
+
+def test_stdin_data_reaches_the_command_and_an_unread_stdin_does_not_block() -> None:
+    read = run_command(["sh", "-c", "cat"], timeout=10, stdin_data=b'{"kind": "x"}')
+    assert (read.outcome, read.output_tail) == ("ok", '{"kind": "x"}')
+    big = b"x" * (4 * 1024 * 1024)  # far more than a pipe buffer
+    ignored = run_command(["sh", "-c", "sleep 30"], timeout=1, grace=1, stdin_data=big)
+    assert ignored.outcome == "timeout" and ignored.duration < 6

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from tickq import db
-from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher
+from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
 from tickq.log import FORMATS, EventLog
 from tickq.registry import Registry, RegistryError, load_registry
 
@@ -151,10 +151,17 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _migrate(conn: psycopg.Connection) -> None:
+    try:
+        db.migrate(conn)
+    except db.MigrationError as exc:
+        raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     url = _url(args)
     with _connect(url) as conn:
-        db.migrate(conn)
+        _migrate(conn)
         stale = conn.execute(db.load_query("stale_due")).fetchall()
         cur = conn.execute(db.load_query("queue_status"))
         columns = [c.name for c in cur.description or ()]
@@ -211,6 +218,76 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print()
     cmd_status(argparse.Namespace(**{**vars(args), "json": False}))
     return status
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when the registry's total slot share fits the slots less the margin, else 1."""
+    from tickq import capacity
+
+    registry = _registry(args)
+    url = _url(args)
+    with _connect(url) as conn:
+        _migrate(conn)
+        report = capacity.check(conn, registry)
+    print(_table(
+        ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
+        [[k, p, sch, f"{rpt:.4f}", _human(exp.total_seconds()), src, f"{share:.4f}"]
+         for k, p, sch, rpt, exp, src, share in report.kinds],
+    ))
+    print()
+    print(_table(
+        ["lane", "kinds", "runs/tick", "slot share"],
+        [[lane, str(n), f"{rpt:.4f}", f"{share:.4f}"] for lane, n, rpt, share, *_ in report.lanes],
+    ))
+    _lane, _n, runs, share, slots, budget, fits = report.total
+    margin = 1 - float(budget) / slots
+    verdict = "fits" if fits else "DOES NOT FIT"
+    print(f"\ncapacity {verdict}: total slot share {share:.2f} against {budget:.2f} "
+          f"({slots} slots less a {margin:.0%} margin); {runs:.2f} runs asked per tick")
+    if not fits:
+        lanes = [row for row in report.lanes if row[0] != "total" and row[3] > 0]
+        worst = max(lanes, key=lambda row: row[3])
+        print(f"the {worst[0]} lane takes the most ({worst[3]:.2f} slots): slow its cadences, "
+              "shorten its timeouts, or add slots", file=sys.stderr)
+    return EXIT_OK if fits else EXIT_NO
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Exit 1 when any kind waits longer than stale_after in the simulated hours."""
+    import time
+
+    from tickq import capacity
+
+    registry = _registry(args)
+    durations = None
+    if args.durations == "observed":
+        with _connect(_url(args)) as conn:
+            _migrate(conn)
+            durations = capacity.observed_durations(conn)
+    server = args.database_url or os.environ.get("DATABASE_URL")
+    if not server:
+        from tickq import embedded
+
+        try:
+            server = embedded.ensure_server()
+        except Exception as exc:
+            raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
+    _connect(server).close()
+    started = time.monotonic()
+    rows = capacity.simulate(server, registry, args.hours, durations)
+    elapsed = time.monotonic() - started
+    print(_table(
+        ["kind", "lane", "runs", "longest wait", "starved"],
+        [[k, lane, str(n), _human(wait.total_seconds()), "STARVED" if starved else "-"]
+         for k, lane, n, wait, starved in rows],
+    ))
+    starving = sorted({lane for _k, lane, _n, _w, starved in rows if starved},
+                      key=["urgent", "high", "normal", "low"].index)
+    stale = _human(registry.settings.stale_after)
+    print(f"\n{args.hours:g} simulated hours with {args.durations} durations in {elapsed:.1f}s: "
+          + (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+             if starving else f"no kind waited longer than {stale}"))
+    return EXIT_NO if starving else EXIT_OK
 
 
 # ---------------------------------------------------------------- formatting
@@ -281,6 +358,13 @@ def build_parser() -> argparse.ArgumentParser:
         "psql_args", nargs=argparse.REMAINDER
     )
     add("demo", cmd_demo, "a real tick of the example registry in a fresh demo database")
+    add("check", cmd_check, "exit 1 unless the registry's cadences fit the slots with margin")
+    sim = add("simulate", cmd_simulate, "run the registry with a moved clock; exit 1 on starvation")
+    sim.add_argument("--hours", type=float, default=72.0, help="simulated hours (default 72)")
+    sim.add_argument(
+        "--durations", choices=("timeout", "observed"), default="timeout",
+        help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
+    )
     from tickq import timers_cli
 
     timers_cli.add_commands(sub, common)
@@ -295,6 +379,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Fail as exc:
         print(f"tickq: {exc}", file=sys.stderr)
         return exc.status
+    except RegistryRefused as exc:
+        print(f"tickq: {args.registry}: the database refused the registry: {exc}",
+              file=sys.stderr)
+        return EXIT_CONFIG
+    except DatabaseUnavailable as exc:  # commands other than tick, which says so itself
+        print(f"tickq: lost the database: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
 

@@ -9,6 +9,7 @@ slots busy while work is due, and never to drop a result silently.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import socket
@@ -238,6 +239,50 @@ class Dispatcher:
         text = f"lost={lost} runs_pruned={runs} drift_pruned={drift} alerts_pruned={alerts}\n"
         return RunResult("ok", 0, text, time.monotonic() - started, None)
 
+    def send_alerts(self) -> list[threading.Thread]:
+        """Take the alert events due now (each once across dispatchers, kept in SQL) and run the
+        registry's alert command for each in a thread of its own, with the event on stdin."""
+        command = self.registry.settings.alert_command
+        if not command:
+            return []
+        try:
+            rows = self._query("take_alerts", {})
+        except DatabaseUnavailable as exc:
+            self.log.error("alert.unavailable", error=str(exc))
+            return []
+        threads = []
+        for alert_id, kind, event, condition, streak, last_outcome, tail in rows:
+            doc = {
+                "alert_id": alert_id, "kind": kind, "event": event, "condition": condition,
+                "failure_streak": streak, "last_outcome": last_outcome, "output_tail": tail,
+                "dispatcher": self.name,
+            }
+            self.log.warning("alert.event", kind=kind, event=event, condition=condition,
+                             failure_streak=streak)
+            thread = threading.Thread(target=self._alert, args=(command, doc), daemon=True)
+            thread.start()
+            threads.append(thread)
+        return threads
+
+    def _alert(self, command: tuple[str, ...], doc: dict[str, Any]) -> None:
+        settings = self.registry.settings
+        result = run_command(
+            command, cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
+            grace=2.0, stdin_data=json.dumps(doc).encode(),
+        )
+        fields = {"kind": doc["kind"], "event": doc["event"], "outcome": result.outcome}
+        if result.outcome == "ok":
+            self.log.event("alert.sent", **fields)
+        else:
+            self.log.error("alert.failed", **fields, exit_code=result.exit_code,
+                           output_tail=result.output_tail[-1000:])
+
+    def _join_alerts(self, threads: list[threading.Thread]) -> None:
+        """Wait for alert commands, each already bounded by its own timeout."""
+        deadline = time.monotonic() + self.registry.settings.alert_timeout + 5.0
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
     def report(self, claim: Claim, result: RunResult) -> bool:
         """Report a result, reconnecting as needed. False when it could not be recorded."""
         params = {
@@ -261,10 +306,12 @@ class Dispatcher:
             )
             return False
         except psycopg.Error as exc:
-            if exc.sqlstate != RUN_NOT_LIVE:
-                raise
+            # Refused (TQ001: no longer live) or any other database error: logged whole, and the
+            # tick goes on so the other commands it runs are still watched and reported.
+            event = "run.report_refused" if exc.sqlstate == RUN_NOT_LIVE else "run.report_failed"
             self.log.error(
-                "run.report_refused", **fields, error=exc.diag.message_primary or str(exc)
+                event, **fields, sqlstate=exc.sqlstate, error=exc.diag.message_primary or str(exc),
+                output_tail=result.output_tail[-2000:],
             )
             return False
         _run_id, _kind, outcome, streak, next_due_at, next_trigger = rows[0]
@@ -299,6 +346,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.drift = len(self.sync())
         summary.stale = len(self.warn_stale())
+        alerts = self.send_alerts()
         slots = self.registry.settings.slots
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         running: dict[int, Claim] = {}
@@ -336,6 +384,8 @@ class Dispatcher:
             summary.outcomes[result.outcome] += 1
             if not self.report(claim, result):
                 summary.unreported += 1
+        alerts += self.send_alerts()
+        self._join_alerts(alerts)
         return summary
 
     def run_now(self, kind: str) -> RunResult:

@@ -44,8 +44,12 @@ def run_command(
     grace: float = 5.0,
     tail_bytes: int = 65536,
     stop_event: threading.Event | None = None,
+    stdin_data: bytes | None = None,
 ) -> RunResult:
-    """Run `argv` (no shell) and return how it ended; never raises for a command's failure."""
+    """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
+
+    `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
+    its own, so a command that never reads it cannot block the watchdog."""
     started = time.monotonic()
     if stop_event is not None and stop_event.is_set():
         note = "[tickq: not started: dispatcher is shutting down]\n"
@@ -55,7 +59,7 @@ def run_command(
             list(argv),
             shell=False,
             start_new_session=True,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
@@ -68,6 +72,8 @@ def run_command(
     assert proc.stdout is not None
     reader = _Reader(proc.stdout.fileno(), tail_bytes)
     reader.start()
+    if stdin_data is not None:
+        threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
     notes: list[str] = []
     try:
         outcome = _watch(proc, started + timeout, stop_event)
@@ -100,6 +106,14 @@ def run_command(
     if notes:
         tail = tail + ("" if not tail or tail.endswith("\n") else "\n") + "\n".join(notes) + "\n"
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):  # the command exited or closed its stdin: fine
+        proc.stdin.write(data)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
 
 
 def _watch(

@@ -21,6 +21,7 @@ from tickq.durations import parse_duration
 
 PRIORITIES = ("urgent", "high", "normal", "low")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+MAX_INT = 2**31 - 1  # the database's integer columns
 KIND_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
 _CLOCK_TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
 
@@ -351,6 +352,8 @@ def _int_at_least(low: int) -> Callable[[Any], int]:
             raise _Invalid(f"must be an integer >= {low}, got {_type(value)}")
         if value < low:
             raise _Invalid(f"must be an integer >= {low}, got {value}")
+        if value > MAX_INT:
+            raise _Invalid(f"must be an integer <= {MAX_INT}, got {value}")
         return value
 
     return convert
@@ -387,7 +390,10 @@ def _zone_names() -> frozenset[str]:
 def _timezone(value: Any) -> str:
     if not isinstance(value, str):
         raise _Invalid(f"time zone must be a string, got {_type(value)}")
-    if value not in _zone_names():
+    # POSIX-style offsets ("GMT+3", "UTC-5") read backwards and the database refuses them.
+    if value not in _zone_names() or (
+        re.search(r"[+-][0-9]", value) and not value.startswith("Etc/")
+    ):
         raise _Invalid(f'unknown time zone "{value}"; use an IANA name like "Europe/London"')
     zoneinfo.ZoneInfo(value)  # the name is listed, so this loads
     return value

@@ -1,0 +1,426 @@
+"""The dispatcher through real `tickq tick` processes: refill, the slot cap across dispatchers,
+the watchdog, drift, big output, signals and a lost connection.
+
+Each test writes a registry of small shell commands into tmp_path, runs the CLI as a subprocess
+against its own fresh database and checks what the commands wrote and what tickq.job_run holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Appends "start KIND NS RUN_ID ATTEMPT TRIGGER" and "end KIND NS" to times.log around a sleep.
+TIMED_JOB = """#!/bin/sh
+echo "start $TICKQ_KIND $(date +%s%N) $TICKQ_RUN_ID $TICKQ_ATTEMPT $TICKQ_TRIGGER" >> times.log
+sleep "${1:-1}"
+echo "end $TICKQ_KIND $(date +%s%N)" >> times.log
+"""
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(value)
+
+
+def write_registry(
+    folder: Path, kinds: dict[str, dict[str, Any]], settings: dict[str, Any] | None = None
+) -> Path:
+    lines = ["[settings]"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in (settings or {}).items()]
+    for name, table in kinds.items():
+        lines += ["", f"[kinds.{name}]"]
+        lines += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    path = folder / "registry.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_script(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def cli_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
+    )
+    return env
+
+
+def tickq_argv(command: str, registry: Path, db_url: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "tickq.cli", command, "--registry", str(registry),
+            "--database-url", db_url, *extra]
+
+
+def run_tickq(
+    command: str, registry: Path, db_url: str, *extra: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        tickq_argv(command, registry, db_url, *extra), env=cli_env(), capture_output=True,
+        text=True, timeout=timeout,
+    )
+
+
+def start_tickq(command: str, registry: Path, db_url: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        tickq_argv(command, registry, db_url, *extra), env=cli_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+
+
+def wait_for(what: str, check: Callable[[], Any], seconds: float = 15.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def is_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (pid 1 here never reaps orphans) counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+def runs(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """The runs of the registry's kinds (built-in kinds, named tickq.*, are left out)."""
+    cur = conn.execute(
+        "SELECT id, kind, attempt, run_trigger::text AS run_trigger, dispatcher, started_at,"
+        " outcome::text AS outcome, exit_code, output_tail FROM tickq.job_run"
+        " WHERE kind NOT LIKE 'tickq.%' ORDER BY id"
+    )
+    names = [c.name for c in cur.description or ()]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def intervals(log: Path) -> dict[str, list[tuple[int, int]]]:
+    """kind -> [(start_ns, end_ns)] from a times.log written by TIMED_JOB."""
+    starts: dict[str, list[int]] = {}
+    done: dict[str, list[tuple[int, int]]] = {}
+    for line in log.read_text().splitlines():
+        word, kind, ns, *_ = line.split()
+        if word == "start":
+            starts.setdefault(kind, []).append(int(ns))
+        else:
+            done.setdefault(kind, []).append((starts[kind].pop(0), int(ns)))
+    assert not any(starts.values()), f"a command started and never ended: {starts}"
+    return done
+
+
+def max_overlap(spans: list[tuple[int, int]]) -> int:
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])  # end before start
+    most = now = 0
+    for _, delta in events:
+        now += delta
+        most = max(most, now)
+    return most
+
+
+@pytest.fixture
+def kill_later() -> Iterator[list[int]]:
+    """Pids to SIGKILL at teardown (commands a killed dispatcher left behind)."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def stop_later() -> Iterator[list[subprocess.Popen[str]]]:
+    """tickq processes to kill if a test fails while they run."""
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+# ---------------------------------------------------------------- refill and the slot cap
+
+
+def test_one_slot_runs_three_kinds_one_after_another_in_one_tick(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """"three one-second kinds in one tick with one slot": refill after each run, no overlap."""
+    write_script(tmp_path, "job.sh", TIMED_JOB)
+    kinds = {k: {"command": ["./job.sh", "1"], "every": "1h", "timeout": "30s"}
+             for k in ("k1", "k2", "k3")}
+    registry = write_registry(tmp_path, kinds, {"slots": 1})
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    spans = intervals(tmp_path / "times.log")
+    assert sorted(spans) == ["k1", "k2", "k3"]
+    assert all(len(s) == 1 for s in spans.values())
+    ordered = sorted(s[0] for s in spans.values())
+    for (_, end), (start, _) in zip(ordered, ordered[1:]):
+        assert start > end, f"two commands ran at once with one slot: {ordered}"
+    rows = runs(conn)
+    assert [(r["kind"], r["outcome"]) for r in sorted(rows, key=lambda r: r["kind"])] == [
+        ("k1", "ok"), ("k2", "ok"), ("k3", "ok")]
+    # Each command was told which run it is.
+    told = {}
+    for line in (tmp_path / "times.log").read_text().splitlines():
+        if line.startswith("start "):
+            _, kind, _, run_id, attempt, trigger = line.split()
+            told[kind] = (int(run_id), int(attempt), trigger)
+    assert told == {r["kind"]: (r["id"], r["attempt"], r["run_trigger"]) for r in rows}
+    assert all(r["run_trigger"] == "schedule" and r["attempt"] == 1 for r in rows)
+    assert "tick.done" in result.stdout
+
+
+def test_two_ticks_at_once_stay_within_the_slots(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list
+) -> None:
+    """"Two ticks at once (a manual one beside launchd's) never run more than `slots` commands
+    together and never run one kind twice at the same time"."""
+    write_script(tmp_path, "job.sh", TIMED_JOB)
+    names = [f"k{i}" for i in range(6)]
+    kinds = {k: {"command": ["./job.sh", "0.8"], "every": "1h", "timeout": "30s"} for k in names}
+    registry = write_registry(tmp_path, kinds, {"slots": 2})
+
+    ticks = [start_tickq("tick", registry, db_url) for _ in range(2)]
+    stop_later.extend(ticks)
+    for proc in ticks:
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+
+    spans = intervals(tmp_path / "times.log")
+    assert sorted(spans) == names
+    assert all(len(s) == 1 for s in spans.values()), f"a kind ran twice: {spans}"
+    all_spans = [span for s in spans.values() for span in s]
+    assert max_overlap(all_spans) <= 2
+    assert max_overlap(all_spans) == 2, "the two slots were never used together"
+    for kind, s in spans.items():
+        assert max_overlap(s) == 1, f"{kind} overlapped itself"
+    rows = runs(conn)
+    assert sorted(r["kind"] for r in rows) == names
+    assert {r["outcome"] for r in rows} == {"ok"}
+
+
+# ---------------------------------------------------------------- the watchdog
+
+
+def test_timeout_kills_the_command_and_its_child(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, kill_later: list[int]
+) -> None:
+    registry = write_registry(tmp_path, {"slow": {
+        "command": ["sh", "-c", "sleep 30 & echo $! > child.pid; wait"],
+        "every": "1h", "timeout": "1s",
+    }})
+    started = time.monotonic()
+    result = run_tickq("tick", registry, db_url)
+    elapsed = time.monotonic() - started
+
+    assert result.returncode == 0, result.stderr
+    child = int((tmp_path / "child.pid").read_text())
+    kill_later.append(child)
+    assert not is_alive(child), "the command's child outlived the timeout"
+    assert elapsed < 15
+    [row] = runs(conn)
+    assert row["outcome"] == "timeout"
+    assert "timed out after 1s" in row["output_tail"]
+    streak = conn.execute("SELECT failure_streak FROM tickq.job_kind WHERE name = 'slow'")
+    assert streak.fetchone() == (1,)
+
+
+# ---------------------------------------------------------------- drift
+
+
+def test_a_command_tampered_into_the_database_is_not_run_and_shows_as_drift(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """"A command tampered into a database row is not run and shows up as drift"."""
+    registry = write_registry(tmp_path, {"honest": {
+        "command": ["sh", "-c", "touch ran-from-registry"], "every": "1h", "timeout": "30s",
+    }})
+    synced = run_tickq("sync", registry, db_url)
+    assert synced.returncode == 0, synced.stderr
+    updated = conn.execute(
+        "UPDATE tickq.job_kind SET registry = jsonb_set(registry, '{command}',"
+        " '[\"sh\",\"-c\",\"touch pwned\"]') WHERE name = 'honest'"
+    )
+    assert updated.rowcount == 1
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "pwned").exists()
+    assert (tmp_path / "ran-from-registry").exists()
+    drift_lines = [ln for ln in result.stdout.splitlines() if " registry.drift " in ln]
+    assert any("kind=honest" in ln and "field=command" in ln for ln in drift_lines), result.stdout
+    rows = conn.execute(
+        "SELECT field, stored_value, registry_value FROM tickq.drift WHERE kind = 'honest'"
+    ).fetchall()
+    assert rows == [("command", ["sh", "-c", "touch pwned"],
+                     ["sh", "-c", "touch ran-from-registry"])]
+    # The registry won: the mirror holds its command again.
+    mirror = conn.execute("SELECT registry -> 'command' FROM tickq.job_kind WHERE name = 'honest'")
+    assert mirror.fetchone() == (["sh", "-c", "touch ran-from-registry"],)
+    assert [r["outcome"] for r in runs(conn)] == ["ok"]
+
+
+# ---------------------------------------------------------------- output
+
+
+def test_fifty_megabytes_of_output_are_stored_as_the_last_64_kib(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """"50 MB of output is stored as its last 64 KiB"."""
+    registry = write_registry(tmp_path, {"chatty": {
+        "command": ["sh", "-c",
+                    "head -c 52428800 /dev/zero | tr '\\000' y; echo; echo THE-END-MARKER"],
+        "every": "1h", "timeout": "60s",
+    }})
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    [row] = runs(conn)
+    assert row["outcome"] == "ok"
+    tail = row["output_tail"]
+    assert tail.endswith("THE-END-MARKER\n")
+    assert 60000 <= len(tail) <= 65536
+    assert set(tail.removesuffix("\nTHE-END-MARKER\n")[-60000:]) == {"y"}
+
+
+# ---------------------------------------------------------------- signals
+
+
+def _start_long_run(tmp_path: Path, db_url: str, conn: psycopg.Connection,
+                    procs: list) -> tuple[subprocess.Popen[str], int, int]:
+    """A tick running a 30 s command; returns (tick process, run id, command pid)."""
+    registry = write_registry(tmp_path, {"long": {
+        "command": ["sh", "-c", "echo $$ > cmd.pid; exec sleep 30"],
+        "every": "1h", "timeout": "1m",
+    }})
+    tick = start_tickq("tick", registry, db_url)
+    procs.append(tick)
+    run_id = wait_for("a running run", lambda: conn.execute(
+        "SELECT id FROM tickq.job_run"
+        " WHERE kind = 'long' AND outcome = 'running' AND started_at IS NOT NULL"
+    ).fetchone())[0]
+    pid = int(wait_for("cmd.pid", lambda: (tmp_path / "cmd.pid").exists()
+                       and (tmp_path / "cmd.pid").read_text().strip()))
+    assert is_alive(pid)
+    return tick, run_id, pid
+
+
+def test_sigterm_interrupts_the_run_and_releases_the_lease(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list,
+    kill_later: list[int],
+) -> None:
+    tick, run_id, pid = _start_long_run(tmp_path, db_url, conn, stop_later)
+    kill_later.append(pid)
+
+    tick.send_signal(signal.SIGTERM)
+    out, err = tick.communicate(timeout=10)
+
+    assert tick.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    assert not is_alive(pid)
+    row = next(r for r in runs(conn) if r["id"] == run_id)
+    assert row["outcome"] == "interrupted"
+    assert "interrupted by dispatcher shutdown" in row["output_tail"]
+    lease = conn.execute("SELECT run_id, leased_by FROM tickq.job_kind WHERE name = 'long'")
+    assert lease.fetchone() == (None, None)
+    assert "interrupted=true" in out
+
+
+def test_sigkill_leaves_a_lease_that_a_later_claim_turns_into_lost(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list,
+    kill_later: list[int],
+) -> None:
+    tick, run_id, pid = _start_long_run(tmp_path, db_url, conn, stop_later)
+    kill_later.append(pid)
+
+    tick.kill()
+    tick.communicate(timeout=10)
+
+    assert tick.returncode == -signal.SIGKILL
+    assert [(r["id"], r["outcome"]) for r in runs(conn)] == [(run_id, "running")]
+    lease = conn.execute("SELECT run_id FROM tickq.job_kind WHERE name = 'long'").fetchone()
+    assert lease == (run_id,)
+    # The kind is not claimed again while the lease lasts.
+    claimed = conn.execute("SELECT kind FROM tickq.claim_jobs(3, 'other')").fetchall()
+    assert ("long",) not in claimed
+
+    conn.execute("SELECT * FROM tickq.claim_jobs(3, 'other', now() + interval '1 day')").fetchall()
+
+    row = next(r for r in runs(conn) if r["id"] == run_id)
+    assert row["outcome"] == "lost"
+    assert "lease expired" in row["output_tail"]
+
+
+# ---------------------------------------------------------------- the database goes away
+
+
+def test_a_lost_connection_during_a_run_is_reconnected_and_the_run_reported(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list
+) -> None:
+    registry = write_registry(tmp_path, {"steady": {
+        "command": ["sh", "-c", "sleep 2; echo finished-fine"], "every": "1h", "timeout": "30s",
+    }})
+    tick = start_tickq("tick", registry, db_url)
+    stop_later.append(tick)
+    wait_for("a started run", lambda: conn.execute(
+        "SELECT id FROM tickq.job_run"
+        " WHERE kind = 'steady' AND outcome = 'running' AND started_at IS NOT NULL"
+    ).fetchone())
+
+    killed = conn.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        " AND backend_type = 'client backend'"
+    ).fetchall()
+    # The dispatcher's connection is among them (a short-lived one may end first: False).
+    assert any(ok for (ok,) in killed)
+
+    out, err = tick.communicate(timeout=30)
+    assert tick.returncode == 0, err
+    assert "Traceback" not in err
+    [row] = runs(conn)
+    assert row["outcome"] == "ok"
+    assert row["output_tail"] == "finished-fine\n"
+    assert " run.finished " in out
+    lease = conn.execute("SELECT run_id FROM tickq.job_kind WHERE name = 'steady'").fetchone()
+    assert lease == (None,)
