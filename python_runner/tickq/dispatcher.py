@@ -257,8 +257,8 @@ class Dispatcher:
                 "failure_streak": streak, "last_outcome": last_outcome, "output_tail": tail,
                 "dispatcher": self.name,
             }
-            self.log.warning("alert.event", kind=kind, event=event, condition=condition,
-                             failure_streak=streak)
+            self.log.warning("alert.raised" if event != "recovered" else "alert.recovered",
+                             kind=kind, condition=condition, failure_streak=streak)
             thread = threading.Thread(target=self._alert, args=(command, doc), daemon=True)
             thread.start()
             threads.append(thread)

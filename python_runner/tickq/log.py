@@ -23,23 +23,23 @@ class EventLog:
         self.stream = stream or sys.stdout
         self._lock = threading.Lock()
 
-    def event(self, event: str, level: str = "info", **fields: Any) -> None:
+    def event(self, name: str, /, level: str = "info", **fields: Any) -> None:
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         if self.fmt == "json":
-            line = json.dumps({"ts": now, "level": level, "event": event, **fields}, default=str)
+            line = json.dumps({"ts": now, "level": level, "event": name, **fields}, default=str)
         else:
-            parts = [now, level.upper(), event]
+            parts = [now, level.upper(), name]
             parts += [f"{k}={_text_value(v)}" for k, v in fields.items() if v is not None]
             line = " ".join(parts)
         with self._lock:
             self.stream.write(line + "\n")
             self.stream.flush()
 
-    def warning(self, event: str, **fields: Any) -> None:
-        self.event(event, level="warning", **fields)
+    def warning(self, name: str, /, **fields: Any) -> None:
+        self.event(name, level="warning", **fields)
 
-    def error(self, event: str, **fields: Any) -> None:
-        self.event(event, level="error", **fields)
+    def error(self, name: str, /, **fields: Any) -> None:
+        self.event(name, level="error", **fields)
 
 
 def _text_value(value: Any) -> str:
