@@ -2,13 +2,15 @@
 BEGIN;
 SELECT plan(12);
 
-SELECT tables_are('tickq', ARRAY['settings', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum']);
+SELECT tables_are('tickq', ARRAY[
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
+]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'check_lease_covers_timeouts',
-    'next_slot', 'slots_between', 'describe_schedule',
+    'is_timezone', 'check_lease_covers_timeouts', 'check_kind_timezone',
+    'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar',
     'registry_error', 'registry_seconds', 'registry_entry', 'parse_kind', 'sync_registry',
-    'finish_run', 'expire_leases', 'lease_kinds', 'claim_jobs', 'claim_kind', 'live_run',
+    'finish_run', 'expire_leases', 'lease_kinds', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
@@ -45,7 +47,7 @@ SELECT is(
      WHERE p.pronamespace = 'tickq'::regnamespace
        AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
-    ARRAY['finish_run', 'lease_kinds', 'live_run'],
+    ARRAY['finish_run', 'lease_kinds', 'live_run', 'slots_left'],
     'internal functions are revoked from public'
 );
 

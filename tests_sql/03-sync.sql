@@ -1,6 +1,6 @@
 -- Registry sync: upserts, the registry wins, drift is logged, kinds retire, bad values are refused.
 BEGIN;
-SELECT plan(26);
+SELECT plan(27);
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
@@ -114,6 +114,11 @@ SELECT throws_ok($$SELECT tickq.sync_registry('{"settings": {"slots": 0}, "kinds
 SELECT throws_ok($$INSERT INTO tickq.job_kind (name, every, timeout, due_at) VALUES ('y', '-1 minute', '1 minute',
     now())$$,
     '23514', NULL, 'the table itself refuses a negative cadence (CHECK every_positive)');
+
+SELECT throws_ok($$INSERT INTO tickq.job_kind (name, at_times, timezone, timeout, due_at)
+    VALUES ('z', '{06:00}', 'Mars/Olympus', '1 minute', now())$$,
+    '23514', 'kind "z": unknown time zone "Mars/Olympus"',
+        'the table itself refuses an unknown zone (trigger timezone_known)');
 
 -- the lease can never be shorter than a timeout, whoever writes the table
 SET CONSTRAINTS ALL IMMEDIATE;

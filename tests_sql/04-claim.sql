@@ -57,6 +57,7 @@ SELECT is((SELECT failure_streak FROM tickq.job_kind WHERE name = 'u1'), 1, 'a l
 
 -- disabled kinds are never claimed, but can be run by hand
 UPDATE tickq.job_kind SET run_id = NULL, leased_by = NULL, leased_until = NULL;
+UPDATE tickq.slot SET run_id = NULL;
 UPDATE tickq.job_run SET outcome = 'failed', finished_at = '2026-06-01 10:09Z' WHERE outcome = 'running';
 UPDATE tickq.job_kind SET due_at = '2099-01-01Z' WHERE name <> 'off';
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:00Z' WHERE name = 'off';
@@ -66,6 +67,7 @@ SELECT results_eq($$SELECT kind, run_trigger::text, attempt FROM tickq.claim_kin
 
 -- aging: a due kind left longer than stale_after goes before any fresher kind of any priority
 UPDATE tickq.job_kind SET run_id = NULL, leased_by = NULL, leased_until = NULL;
+UPDATE tickq.slot SET run_id = NULL;
 UPDATE tickq.job_run SET outcome = 'ok', finished_at = '2026-06-01 10:11Z' WHERE outcome = 'running';
 UPDATE tickq.job_kind SET due_at = '2026-06-01 11:00Z', attempts = 0, next_trigger = 'schedule'
 WHERE name NOT LIKE 'tickq.%';

@@ -31,6 +31,7 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     }}', '2026-06-03 10:00Z')$$, 'a queue that fits');
 -- start from a quiet queue: every kind due now, no lease left from the run above
 UPDATE tickq.job_kind SET due_at = '2026-06-03 10:00Z', run_id = NULL, leased_by = NULL, leased_until = NULL;
+UPDATE tickq.slot SET run_id = NULL;
 UPDATE tickq.job_run SET outcome = 'lost', finished_at = '2026-06-03 10:00Z' WHERE outcome = 'running';
 SELECT is_empty($$SELECT * FROM tickq.simulate(24, NULL, '2026-06-03 10:00Z') WHERE starved$$,
     'nobody starves when the capacity invariant holds');

@@ -85,6 +85,26 @@ $$;
 COMMENT ON FUNCTION tickq.slots_between(interval, time[], smallint[], text, timestamptz, timestamptz) IS
 'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges.';
 
+CREATE OR REPLACE FUNCTION tickq.describe_calendar(
+    p_at_times time[],
+    p_on_days smallint[],
+    p_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql STABLE
+AS $$
+    SELECT 'at ' || (
+        SELECT string_agg(to_char(t.at_time, 'HH24:MI'), ',' ORDER BY t.at_time)
+        FROM unnest(p_at_times) AS t (at_time)
+    ) || coalesce(' on ' || (
+        SELECT string_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day], ','
+            ORDER BY d.day)
+        FROM unnest(p_on_days) AS d (day)
+    ), '') || ' ' || p_timezone
+$$;
+COMMENT ON FUNCTION tickq.describe_calendar(time[], smallint[], text, timestamptz) IS
+'A calendar schedule as one line: "at 06:00,18:00 on mon Europe/London". p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.describe_schedule(
     p_every interval,
     p_at_times time[],
@@ -92,20 +112,13 @@ CREATE OR REPLACE FUNCTION tickq.describe_schedule(
     p_timezone text,
     p_now timestamptz DEFAULT now()
 ) RETURNS text
-LANGUAGE sql IMMUTABLE
+LANGUAGE sql STABLE
 AS $$
+    -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
         WHEN p_every IS NOT NULL THEN 'every ' || p_every::text
-        ELSE 'at ' || (
-            SELECT string_agg(to_char(t.at_time, 'HH24:MI'), ',' ORDER BY t.at_time)
-            FROM unnest(p_at_times) AS t (at_time)
-        ) || coalesce(' on ' || (
-            SELECT string_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day], ','
-                ORDER BY d.day)
-            FROM unnest(p_on_days) AS d (day)
-        ), '') || ' ' || p_timezone
+        ELSE tickq.describe_calendar(p_at_times, p_on_days, p_timezone, p_now)
     END
 $$;
 COMMENT ON FUNCTION tickq.describe_schedule(interval, time[], smallint[], text, timestamptz) IS
-'A schedule as one line for people: "every 00:05:00" or "at 06:00,18:00 on mon Europe/London". '
-'p_now is unused and kept for the house rule that every function takes the time last.';
+'A schedule as one line for people: "every 00:05:00" or "at 06:00,18:00 on mon Europe/London".';

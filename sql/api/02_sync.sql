@@ -399,6 +399,13 @@ BEGIN
             updated_at = p_now;
     END IF;
 
+    -- One row per slot: add missing ones; drop free ones past the limit (a busy one past the
+    -- limit is left to finish, claims use only slots up to the limit, and a later sync drops it).
+    INSERT INTO tickq.slot (n)
+    SELECT g.n FROM generate_series(1, v_new.slots) AS g (n)
+    ON CONFLICT (n) DO NOTHING;
+    DELETE FROM tickq.slot AS sl WHERE sl.n > v_new.slots AND sl.run_id IS NULL;
+
     RETURN QUERY
     INSERT INTO tickq.drift AS t (kind, field, stored_value, registry_value, detected_at)
     SELECT d.kind, d.field, d.stored_value, d.registry_value, p_now

@@ -1,8 +1,9 @@
 -- Claiming, leases and reporting.
 --
--- Claims are serialized by a lock on the settings row: counting live leases and taking new ones
--- must be one step, or two dispatchers could each see a free slot and both take it. A claim
--- holds that lock for well under a millisecond; reports never take it.
+-- The slot limit is held by rows (tickq.slot, one per slot): a claim takes free slot rows with
+-- FOR UPDATE SKIP LOCKED and writes its runs into them, so claims from several dispatchers run
+-- side by side without ever waiting for each other, and never hold more leases than slot rows.
+-- Lock order everywhere: kind row, then run row, then slot row.
 
 CREATE OR REPLACE FUNCTION tickq.finish_run(
     p_run_id bigint,
@@ -39,6 +40,7 @@ BEGIN
         run_id = NULL,
         leased_by = NULL,
         leased_until = NULL,
+        last_run_id = v_run.id,
         failure_streak = CASE
             WHEN p_outcome = 'ok' THEN 0
             WHEN v_failed THEN k.failure_streak + 1
@@ -68,6 +70,7 @@ BEGIN
         updated_at = p_now
     WHERE k.name = v_run.kind
     RETURNING k.* INTO STRICT v_kind;
+    UPDATE tickq.slot AS sl SET run_id = NULL WHERE sl.run_id = p_run_id;
 
     RETURN QUERY SELECT v_run.id, v_run.kind, v_run.outcome, v_kind.failure_streak, v_kind.due_at,
         v_kind.next_trigger;
@@ -105,17 +108,50 @@ COMMENT ON FUNCTION tickq.expire_leases(timestamptz) IS
 'Turns every run whose lease expired without a report into a lost run (a failure: it counts in '
 'the streak and may retry) and makes its kind claimable again. Returns the runs it turned.';
 
+CREATE OR REPLACE FUNCTION tickq.slots_left(
+    p_slots integer,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- Normally every free slot row up to the limit may be taken: the rows themselves keep
+    -- concurrent claims apart. After the limit went down, runs may still hold slots past it;
+    -- until they end, claims take the settings lock and count, so the total stays within the
+    -- new limit.
+    IF NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > p_slots AND sl.run_id IS NOT NULL) THEN
+        RETURN p_slots;
+    END IF;
+    PERFORM FROM tickq.settings FOR UPDATE;
+    RETURN greatest(0, p_slots - (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL));
+END
+$$;
+COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
+'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
+'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
+
+DROP FUNCTION IF EXISTS tickq.lease_kinds(text[], boolean, text, timestamptz);
+
 CREATE OR REPLACE FUNCTION tickq.lease_kinds(
     p_names text[],
+    p_slots integer[],
     p_manual boolean,
     p_dispatcher text,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
     run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
 )
-LANGUAGE sql
+LANGUAGE plpgsql
+-- plpgsql rather than sql: its plan is cached across calls (a sql function with a data-modifying
+-- WITH is planned afresh on every call).
 AS $$
-    -- Internal: the caller holds the settings lock and the kind rows' locks.
+#variable_conflict use_column
+DECLARE
+    v_leased integer;
+BEGIN
+    -- Internal: the caller holds the kind rows' locks and, for p_names[i], the free slot row
+    -- p_slots[i].
+    RETURN QUERY
     WITH runs AS (
         INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
         SELECT
@@ -133,6 +169,12 @@ AS $$
         WHERE k.name = ANY(p_names)
         ORDER BY array_position(p_names, k.name)
         RETURNING id, kind, attempt, run_trigger
+    ),
+    slots AS (
+        UPDATE tickq.slot AS sl SET run_id = r.id
+        FROM runs AS r
+        WHERE sl.n = p_slots[array_position(p_names, r.kind)] AND sl.run_id IS NULL
+        RETURNING sl.run_id
     )
     UPDATE tickq.job_kind AS k SET
         run_id = r.id,
@@ -141,11 +183,20 @@ AS $$
         attempts = r.attempt,
         updated_at = p_now
     FROM runs AS r
+    INNER JOIN slots AS sl ON sl.run_id = r.id
     WHERE k.name = r.kind
-    RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger
+    RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger;
+    GET DIAGNOSTICS v_leased = ROW_COUNT;
+    IF v_leased <> cardinality(p_names) THEN
+        -- Never a lease without a slot of its own: undo the whole claim rather than go over.
+        RAISE EXCEPTION 'lease_kinds: % kinds but % free slots taken', cardinality(p_names), v_leased
+            USING ERRCODE = 'internal_error';
+    END IF;
+END
 $$;
-COMMENT ON FUNCTION tickq.lease_kinds(text[], boolean, text, timestamptz) IS
-'Internal: opens a run for each named kind and leases the kind to p_dispatcher for settings.lease.';
+COMMENT ON FUNCTION tickq.lease_kinds(text[], integer[], boolean, text, timestamptz) IS
+'Internal: opens a run for each named kind, puts it in the matching free slot row, and leases '
+'the kind to p_dispatcher for settings.lease.';
 
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
@@ -155,11 +206,14 @@ CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
 )
 LANGUAGE plpgsql
+-- A LIMIT taken from a parameter makes PostgreSQL re-plan every call (a generic plan assumes the
+-- limit fetches 10% of the rows); the generic plans use the same index ranges.
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
     v_settings tickq.settings;
-    v_free integer;
+    v_slots integer[];
     v_candidates text[];
     v_picked text[];
 BEGIN
@@ -167,10 +221,19 @@ BEGIN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT * INTO STRICT v_settings FROM tickq.settings FOR UPDATE;
-    PERFORM tickq.expire_leases(p_now);
-    v_free := v_settings.slots - (SELECT count(*) FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL);
-    IF least(p_limit, v_free) <= 0 THEN
+    SELECT * INTO STRICT v_settings FROM tickq.settings;
+    IF EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL AND k.leased_until < p_now) THEN
+        PERFORM tickq.expire_leases(p_now);
+    END IF;
+    -- Free slots, each locked by this claim alone; another claim skips them and takes others.
+    v_slots := ARRAY(
+        SELECT sl.n FROM tickq.slot AS sl
+        WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
+        ORDER BY sl.n
+        LIMIT least(p_limit, tickq.slots_left(v_settings.slots, p_now))
+        FOR UPDATE SKIP LOCKED
+    );
+    IF cardinality(v_slots) = 0 THEN
         RETURN;
     END IF;
 
@@ -182,23 +245,23 @@ BEGIN
     v_candidates := ARRAY(
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - v_settings.stale_after
-            ORDER BY k.due_at LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-            ORDER BY k.due_at LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-            ORDER BY k.due_at LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-            ORDER BY k.due_at LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-            ORDER BY k.due_at LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit)
     );
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
@@ -214,16 +277,19 @@ BEGIN
             k.priority,
             k.due_at,
             k.name
-        LIMIT least(p_limit, v_free)
+        LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
     );
-    RETURN QUERY SELECT * FROM tickq.lease_kinds(v_picked, false, p_dispatcher, p_now) AS l
+    RETURN QUERY SELECT * FROM tickq.lease_kinds(
+        v_picked, v_slots[1:cardinality(v_picked)], false, p_dispatcher, p_now
+    ) AS l
     ORDER BY array_position(v_picked, l.kind);
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
-'Leases at most p_limit due, enabled kinds to p_dispatcher and opens a run for each. Never more '
-'live leases than settings.slots across all dispatchers; a kind is never leased twice. Order: '
+'Leases at most p_limit due, enabled kinds to p_dispatcher and opens a run for each, each in a '
+'free slot row: never more live leases than settings.slots across all dispatchers, and claims '
+'never wait for each other; a kind is never leased twice. Order: '
 'kinds due longer than stale_after first (oldest first), then priority, then oldest due time. '
 'Expired leases are turned into lost runs first. Returns no command: commands come only from '
 'the registry file.';
@@ -241,8 +307,9 @@ AS $$
 DECLARE
     v_settings tickq.settings;
     v_kind tickq.job_kind;
+    v_slot integer;
 BEGIN
-    SELECT * INTO STRICT v_settings FROM tickq.settings FOR UPDATE;
+    SELECT * INTO STRICT v_settings FROM tickq.settings;
     PERFORM tickq.expire_leases(p_now);
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
     IF NOT FOUND OR v_kind.retired_at IS NOT NULL THEN
@@ -254,11 +321,16 @@ BEGIN
             p_kind, v_kind.run_id, v_kind.leased_by, v_kind.leased_until
             USING ERRCODE = 'TQ006', HINT = 'A kind never runs twice at once; wait for the run to finish.';
     END IF;
-    IF (SELECT count(*) FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL) >= v_settings.slots THEN
+    SELECT sl.n INTO v_slot FROM tickq.slot AS sl
+    WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
+    ORDER BY sl.n
+    LIMIT least(1, tickq.slots_left(v_settings.slots, p_now))
+    FOR UPDATE SKIP LOCKED;
+    IF v_slot IS NULL THEN
         RAISE EXCEPTION 'all % slots are in use', v_settings.slots
             USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
     END IF;
-    RETURN QUERY SELECT * FROM tickq.lease_kinds(ARRAY[p_kind], true, p_dispatcher, p_now);
+    RETURN QUERY SELECT * FROM tickq.lease_kinds(ARRAY[p_kind], ARRAY[v_slot], true, p_dispatcher, p_now);
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
@@ -351,5 +423,6 @@ COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text,
 
 REVOKE ALL ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz)
 FROM public;
-REVOKE ALL ON FUNCTION tickq.lease_kinds(text[], boolean, text, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.lease_kinds(text[], integer[], boolean, text, timestamptz) FROM public;
 REVOKE ALL ON FUNCTION tickq.live_run(bigint, text, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.slots_left(integer, timestamptz) FROM public;

