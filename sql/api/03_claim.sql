@@ -238,30 +238,32 @@ BEGIN
     END IF;
 
     -- Candidates come from one short index range per question (stale first, then one per
-    -- priority lane), so an empty poll and a million-row backlog cost the same few probes. A kind
+    -- priority lane), so an empty poll and a million-row backlog cost the same few probes. Each
+    -- range reads 8 past the limit, so claims running side by side, which skip each other's
+    -- locked rows, still find enough. A kind
     -- due longer than stale_after goes before fresher kinds of any priority (aging): while the
     -- capacity invariant holds nothing waits much past stale_after, and when it does not, every
     -- lane is late rather than the lower lanes starving.
     v_candidates := ARRAY(
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - v_settings.stale_after
-            ORDER BY k.due_at, k.name LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
         UNION ALL
         (SELECT k.name FROM tickq.job_kind AS k
             WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit)
+            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
     );
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
