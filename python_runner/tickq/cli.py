@@ -56,6 +56,20 @@ def _url(args: argparse.Namespace) -> str:
         raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
 
 
+def _server(args: argparse.Namespace) -> str:
+    """A server to create scratch databases on: --database-url's, else the embedded one."""
+    server = args.database_url or os.environ.get("DATABASE_URL")
+    if not server:
+        from tickq import embedded
+
+        try:
+            server = embedded.ensure_server()
+        except Exception as exc:
+            raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
+    _connect(server).close()
+    return server
+
+
 def _connect(url: str) -> psycopg.Connection:
     try:
         return db.connect(url)
@@ -202,15 +216,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """A real tick on the embedded PostgreSQL (or --database-url) in a fresh database."""
     args.registry = str(REPO_EXAMPLES / "demo" / "registry.toml")
     registry = _registry(args)
-    server = args.database_url or os.environ.get("DATABASE_URL")
-    if not server:
-        from tickq import embedded
-
-        try:
-            server = embedded.ensure_server()
-        except Exception as exc:
-            raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
-    _connect(server).close()
+    server = _server(args)
     db.drop_database(server, "tickq_demo")
     args.database_url = db.create_database(server, "tickq_demo")
     print(f"# tickq demo: registry {registry.path}, database tickq_demo")
@@ -264,15 +270,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         with _connect(_url(args)) as conn:
             _migrate(conn)
             durations = capacity.observed_durations(conn)
-    server = args.database_url or os.environ.get("DATABASE_URL")
-    if not server:
-        from tickq import embedded
-
-        try:
-            server = embedded.ensure_server()
-        except Exception as exc:
-            raise Fail(EXIT_DATABASE, f"cannot start the embedded PostgreSQL: {exc}") from None
-    _connect(server).close()
+    server = _server(args)
     started = time.monotonic()
     rows = capacity.simulate(server, registry, args.hours, durations)
     elapsed = time.monotonic() - started

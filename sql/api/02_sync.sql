@@ -38,6 +38,29 @@ $$;
 COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text, timestamptz) IS
 'A registry duration (a positive number of seconds) as an interval, or TQ002 naming kind and key.';
 
+CREATE OR REPLACE FUNCTION tickq.registry_count(
+    p_value jsonb,
+    p_minimum integer,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR (p_value #>> '{}')::numeric < p_minimum
+        OR (p_value #>> '{}')::numeric > 2147483647
+        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
+        PERFORM tickq.registry_error(p_kind, p_key,
+            format('must be a whole number >= %s, got %s', p_minimum, coalesce(p_value::text, 'nothing')));
+    END IF;
+    RETURN (p_value #>> '{}')::integer;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_count(jsonb, integer, text, text, timestamptz) IS
+'A registry whole number of at least p_minimum (and within integer), or TQ002 naming kind and key.';
+
 CREATE OR REPLACE FUNCTION tickq.registry_entry(
     p_kind tickq.job_kind,
     p_now timestamptz DEFAULT now()
@@ -164,13 +187,7 @@ BEGIN
     END IF;
     v_kind.priority := (v_item #>> '{}')::tickq.priority;
 
-    v_item := coalesce(p_entry -> 'retries', '0');
-    IF jsonb_typeof(v_item) <> 'number' OR (v_item #>> '{}')::numeric < 0
-        OR (v_item #>> '{}')::numeric <> trunc((v_item #>> '{}')::numeric) THEN
-        PERFORM tickq.registry_error(p_name, 'retries',
-            format('must be a whole number >= 0, got %s', v_item));
-    END IF;
-    v_kind.retries := (v_item #>> '{}')::integer;
+    v_kind.retries := tickq.registry_count(coalesce(p_entry -> 'retries', '0'::jsonb), 0, p_name, 'retries');
 
     v_item := coalesce(p_entry -> 'enabled', 'true');
     IF jsonb_typeof(v_item) <> 'boolean' THEN
@@ -212,19 +229,13 @@ BEGIN
         PERFORM tickq.registry_error(NULL, '*', '"settings" and "kinds" must be objects');
     END IF;
 
-    -- Settings. The row is locked for the whole sync, which also waits out any claim in flight.
+    -- Settings. The row is locked for the whole sync, so two syncs never interleave.
     SELECT * INTO STRICT v_old FROM tickq.settings FOR UPDATE;
     v_new := v_old;
     FOR v_key IN SELECT jsonb_object_keys(v_settings) LOOP
         CASE v_key
             WHEN 'slots' THEN
-                IF jsonb_typeof(v_settings -> 'slots') <> 'number'
-                    OR (v_settings ->> 'slots')::numeric < 1
-                    OR (v_settings ->> 'slots')::numeric <> trunc((v_settings ->> 'slots')::numeric) THEN
-                    PERFORM tickq.registry_error(NULL, 'slots',
-                        format('must be a whole number >= 1, got %s', v_settings -> 'slots'));
-                END IF;
-                v_new.slots := (v_settings ->> 'slots')::integer;
+                v_new.slots := tickq.registry_count(v_settings -> 'slots', 1, NULL, 'slots');
             WHEN 'tick' THEN
                 v_new.tick := tickq.registry_seconds(v_settings -> 'tick', NULL, 'tick');
             WHEN 'stale_after' THEN
@@ -250,26 +261,14 @@ BEGIN
                 END IF;
                 v_new.capacity_margin := (v_settings ->> 'capacity_margin')::numeric;
             WHEN 'alert_after' THEN
-                IF jsonb_typeof(v_settings -> 'alert_after') <> 'number'
-                    OR (v_settings ->> 'alert_after')::numeric < 1
-                    OR (v_settings ->> 'alert_after')::numeric <> trunc((v_settings ->> 'alert_after')::numeric) THEN
-                    PERFORM tickq.registry_error(NULL, 'alert_after',
-                        format('must be a whole number >= 1, got %s', v_settings -> 'alert_after'));
-                END IF;
-                v_new.alert_after := (v_settings ->> 'alert_after')::integer;
+                v_new.alert_after := tickq.registry_count(v_settings -> 'alert_after', 1, NULL, 'alert_after');
             WHEN 'housekeeping_every' THEN
                 v_new.housekeeping_every := tickq.registry_seconds(
                     v_settings -> 'housekeeping_every', NULL, 'housekeeping_every');
             WHEN 'retention' THEN
                 v_new.retention := tickq.registry_seconds(v_settings -> 'retention', NULL, 'retention');
             WHEN 'keep_runs' THEN
-                IF jsonb_typeof(v_settings -> 'keep_runs') <> 'number'
-                    OR (v_settings ->> 'keep_runs')::numeric < 1
-                    OR (v_settings ->> 'keep_runs')::numeric <> trunc((v_settings ->> 'keep_runs')::numeric) THEN
-                    PERFORM tickq.registry_error(NULL, 'keep_runs',
-                        format('must be a whole number >= 1, got %s', v_settings -> 'keep_runs'));
-                END IF;
-                v_new.keep_runs := (v_settings ->> 'keep_runs')::integer;
+                v_new.keep_runs := tickq.registry_count(v_settings -> 'keep_runs', 1, NULL, 'keep_runs');
             WHEN 'timezone' THEN
                 IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
                     OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
