@@ -283,8 +283,12 @@ class Dispatcher:
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    def report(self, claim: Claim, result: RunResult) -> bool:
-        """Report a result, reconnecting as needed. False when it could not be recorded."""
+    def report(self, claim: Claim, result: RunResult, *, in_transaction: bool = False) -> bool:
+        """Report a result, reconnecting as needed. False when it could not be recorded.
+
+        `in_transaction`: the caller holds a transaction (see `_report_and_refill`); the report
+        runs in a savepoint, so a refusal does not undo the rest, and a lost connection is
+        raised for the caller to handle, not retried here."""
         params = {
             "run_id": claim.run_id,
             "dispatcher": self.name,
@@ -298,8 +302,14 @@ class Dispatcher:
             "exit_code": result.exit_code, "duration_s": round(result.duration, 3),
         }
         try:
-            rows = self._with_reconnect("report", lambda: self._query("report_run", params))
+            if in_transaction:
+                with self._connection().transaction():
+                    rows = self._query("report_run", params)
+            else:
+                rows = self._with_reconnect("report", lambda: self._query("report_run", params))
         except DatabaseUnavailable as exc:
+            if in_transaction:
+                raise
             # Never silent: the whole result goes to the log; the lease will expire into `lost`.
             self.log.error(
                 "run.unreported", **fields, error=str(exc), output_tail=result.output_tail[-2000:]
@@ -321,6 +331,24 @@ class Dispatcher:
             next_due_at=next_due_at.isoformat(), next_trigger=next_trigger,
         )
         return True
+
+    def _report_and_refill(
+        self, claim: Claim, result: RunResult, free: int
+    ) -> tuple[bool, list[Claim] | None]:
+        """Report a finished run and claim into the freed slots in one transaction: one commit
+        per finish instead of two. If the connection is lost, the report is retried on its own
+        (with reconnects) and the claims are None: the caller claims again later."""
+        if free <= 0:
+            return self.report(claim, result), []
+        try:
+            with self._connection().transaction():
+                reported = self.report(claim, result, in_transaction=True)
+                claims = self.claim(free)
+            return reported, claims
+        except (DatabaseUnavailable, psycopg.OperationalError) as exc:
+            self.log.warning("db.refill_failed", kind=claim.kind, run_id=claim.run_id,
+                             error=str(exc).strip())
+            return self.report(claim, result), None
 
     def _start(self, claim: Claim, results: queue.Queue) -> None:
         def work() -> None:
@@ -380,10 +408,20 @@ class Dispatcher:
             except queue.Empty:
                 continue
             del running[claim.run_id]
-            claim_now = True
             summary.outcomes[result.outcome] += 1
-            if not self.report(claim, result):
+            refill = can_claim and not self.stop_event.is_set()
+            free = slots - len(running) if refill else 0
+            reported, claims = self._report_and_refill(claim, result, free)
+            if not reported:
                 summary.unreported += 1
+            if claims is None:
+                claim_now = True  # the refill did not happen: claim at the top of the loop
+            elif refill:
+                last_claim = time.monotonic()
+                for c in claims:
+                    running[c.run_id] = c
+                    self._start(c, results)
+                summary.claimed += len(claims)
         alerts += self.send_alerts()
         self._join_alerts(alerts)
         return summary
