@@ -160,7 +160,10 @@ def load_kinds(
     insert and re-created afterwards from their own definitions (pg_get_indexdef), so the schema
     the bench runs on is the migrated one. The deferred lease_covers_timeouts trigger (one check
     per row at commit) is disabled for the insert only: the lease (5 minutes) is checked below to
-    cover the one timeout used (1 minute). CHECK and foreign key constraints stay on.
+    cover the one timeout used (1 minute). The timezone_known trigger (checks the zone of each
+    row written) is disabled for the insert too: every loaded kind is UTC. CHECK and foreign key
+    constraints stay on. settings.slots is set to ``slots`` and tickq.slot holds that many free
+    slot rows.
     """
     with conn.transaction():
         conn.execute(
@@ -198,7 +201,14 @@ def load_kinds(
         conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER timezone_known")
         for _name, definition in indexes:
             conn.execute(definition)
+        # The slot limit is held by rows (tickq.slot, one per slot), kept by sync_registry: set
+        # the limit and make exactly that many free slot rows (TRUNCATE of job_run does not
+        # reach them, and a slot still naming a run from the last load would never be free).
         conn.execute("UPDATE tickq.settings SET slots = %s", (slots,))
+        conn.execute("DELETE FROM tickq.slot")
+        conn.execute(
+            "INSERT INTO tickq.slot (n) SELECT g.n FROM generate_series(1, %s) AS g (n)", (slots,)
+        )
         lease, timeout = conn.execute(
             "SELECT s.lease, (SELECT max(timeout) FROM tickq.job_kind) FROM tickq.settings AS s"
         ).fetchone()  # type: ignore[misc]
@@ -208,7 +218,7 @@ def load_kinds(
 
 
 def vacuum_analyze(conn: psycopg.Connection) -> None:
-    for name in ("job_kind", "job_run", "settings"):
+    for name in ("job_kind", "job_run", "settings", "slot"):
         conn.execute(sql.SQL("VACUUM ANALYZE tickq.{}").format(sql.Identifier(name)))
 
 

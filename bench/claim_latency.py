@@ -62,7 +62,7 @@ def timed_client(conn: psycopg.Connection, query: str) -> tuple[float, int]:
 
 
 def measure(conn: psycopg.Connection, reps: int) -> dict[str, object]:
-    for _ in range(10):  # warm the caches and plpgsql's plan cache (generic plans after 5 calls)
+    for _ in range(10):  # warm the caches and plpgsql's plan cache (generic plans: forced)
         timed_server(conn, CLAIM)
         timed_client(conn, CLAIM)
         timed_server(conn, BARE)
@@ -145,17 +145,22 @@ def explain_inside_claim(conn: psycopg.Connection) -> None:
 
 def explain_claim_queries(conn: psycopg.Connection, shape: str) -> None:
     source = claim_source()
-    slots, stale_after = conn.execute(
-        "SELECT slots, stale_after::text FROM tickq.settings"
-    ).fetchone()  # type: ignore[misc]
-    (leased,) = conn.execute(
-        "SELECT count(*) FROM tickq.job_kind WHERE run_id IS NOT NULL"
-    ).fetchone()  # type: ignore[misc]
+    (stale_after,) = conn.execute("SELECT stale_after::text FROM tickq.settings").fetchone()  # type: ignore[misc]
+    # v_slots: the free slot rows claim_jobs took first (at most p_limit of them).
+    free = [
+        r[0]
+        for r in conn.execute(
+            "SELECT sl.n FROM tickq.slot AS sl, tickq.settings AS s"
+            " WHERE sl.run_id IS NULL AND sl.n <= s.slots ORDER BY sl.n LIMIT 3"
+        )
+    ]
+    conn.rollback()
     values = {
         "v_settings.stale_after": f"interval '{stale_after}'",
+        "v_stale": f"(now() - interval '{stale_after}')",
         "p_limit": "3",
         "p_now": "now()",
-        "v_free": str(slots - leased),
+        "v_slots": sql.Literal(free).as_string(conn) + "::integer []",
     }
     candidates_sql = substitute(extract_array_query(source, "v_candidates"), values)
     print(f"\n=== EXPLAIN at the largest size, shape: {SHAPE_LABEL[shape]}")

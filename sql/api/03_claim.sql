@@ -172,8 +172,9 @@ BEGIN
     ),
     slots AS (
         UPDATE tickq.slot AS sl SET run_id = r.id
-        FROM runs AS r
-        WHERE sl.n = p_slots[array_position(p_names, r.kind)] AND sl.run_id IS NULL
+        FROM unnest(p_names, p_slots) AS m (kind, n)
+        INNER JOIN runs AS r ON r.kind = m.kind
+        WHERE sl.n = m.n AND sl.run_id IS NULL
         RETURNING sl.run_id
     )
     UPDATE tickq.job_kind AS k SET
@@ -216,6 +217,7 @@ DECLARE
     v_slots integer[];
     v_candidates text[];
     v_picked text[];
+    v_stale timestamptz;
 BEGIN
     IF p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
@@ -236,49 +238,51 @@ BEGIN
     IF cardinality(v_slots) = 0 THEN
         RETURN;
     END IF;
+    v_stale := p_now - v_settings.stale_after;
 
-    -- Candidates come from one short index range per question (stale first, then one per
-    -- priority lane), so an empty poll and a million-row backlog cost the same few probes. Each
-    -- range reads 8 past the limit, so claims running side by side, which skip each other's
-    -- locked rows, still find enough. A kind
-    -- due longer than stale_after goes before fresher kinds of any priority (aging): while the
-    -- capacity invariant holds nothing waits much past stale_after, and when it does not, every
-    -- lane is late rather than the lower lanes starving.
+    -- Candidates, in claim order, come from one short index range per question (stale first,
+    -- then one per priority lane), so an empty poll and a million-row backlog cost the same few
+    -- probes; the union holds the first p_limit + 8 kinds of the whole order. Reading 8 past
+    -- the limit lets claims running side by side, which skip each other's locked rows, still
+    -- find enough. A kind due longer than stale_after goes before fresher kinds of any priority
+    -- (aging): while the capacity invariant holds nothing waits much past stale_after, and when
+    -- it does not, every lane is late rather than the lower lanes starving.
     v_candidates := ARRAY(
-        (SELECT k.name FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - v_settings.stale_after
-            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-        UNION ALL
-        (SELECT k.name FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-        UNION ALL
-        (SELECT k.name FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-        UNION ALL
-        (SELECT k.name FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-        UNION ALL
-        (SELECT k.name FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-            ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+        SELECT c.name
+        FROM (
+            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_stale
+                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+            UNION
+            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
+                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+            UNION
+            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
+                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+            UNION
+            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
+                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+            UNION
+            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
+                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
+        ) AS c
+        ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
+            c.priority, c.due_at, c.name
+        LIMIT p_limit + 8
     );
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
     END IF;
 
-    -- Lock in claim order. SKIP LOCKED passes over a row a report or a sync holds right now.
+    -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
         WHERE k.name = ANY(v_candidates) AND k.enabled AND k.run_id IS NULL AND k.due_at <= p_now
-        ORDER BY
-            k.due_at <= p_now - v_settings.stale_after DESC,
-            CASE WHEN k.due_at <= p_now - v_settings.stale_after THEN k.due_at END,
-            k.priority,
-            k.due_at,
-            k.name
+        ORDER BY array_position(v_candidates, k.name)
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
     );
