@@ -242,7 +242,9 @@ BEGIN
 
     -- Candidates, in claim order, come from one short index range per question (stale first,
     -- then one per priority lane), so an empty poll and a million-row backlog cost the same few
-    -- probes; the union holds the first p_limit + 8 kinds of the whole order. Reading 8 past
+    -- probes; the union holds the first p_limit + 8 kinds of the whole order (a stale kind may
+    -- come twice, from its lane too: harmless, and cheaper than planning a de-duplication for
+    -- the row count a generic plan guesses). Reading 8 past
     -- the limit lets claims running side by side, which skip each other's locked rows, still
     -- find enough. A kind due longer than stale_after goes before fresher kinds of any priority
     -- (aging): while the capacity invariant holds nothing waits much past stale_after, and when
@@ -253,19 +255,19 @@ BEGIN
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_stale
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-            UNION
+            UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-            UNION
+            UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-            UNION
+            UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-            UNION
+            UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
