@@ -180,3 +180,30 @@ def test_an_alert_command_that_hangs_or_fails_is_logged_and_never_blocks_the_tic
     # the work itself went on: both runs were reported
     runs = conn.execute("SELECT count(*) FROM tickq.job_run WHERE kind = 'broken'").fetchone()
     assert runs == (2,)
+
+
+def test_simulate_with_observed_durations_uses_the_queues_history(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    # Five kinds that each take a whole tick in the worst case share one slot: on timeouts
+    # they wait far past stale_after; the queue's history says they take 10 seconds, and then
+    # nobody does.
+    path = tmp_path / "registry.toml"
+    kinds = "".join(
+        f'\n[kinds.k{i}]\ncommand = ["true"]\nevery = "5m"\ntimeout = "5m"\n' for i in range(5)
+    )
+    path.write_text('[settings]\nslots = 1\nhousekeeping_every = "1d"\n' + kinds)
+    worst = tickq("simulate", "--registry", str(path), "--hours", "6", url=db_url)
+    assert worst.returncode == 1 and "starving lanes:" in worst.stdout, worst.stdout
+    assert tickq("sync", "--registry", str(path), url=db_url).returncode == 0
+    conn.execute("""
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, dispatcher, claimed_at,
+                                   finished_at, outcome, duration)
+        SELECT k, 1, 'schedule', 'd', now() - interval '1 hour', now() - interval '1 hour',
+               'ok', interval '10 seconds'
+        FROM unnest(ARRAY['k0', 'k1', 'k2', 'k3', 'k4']) AS k, generate_series(1, 6)
+    """)
+    observed = tickq("simulate", "--registry", str(path), "--hours", "6", "--durations",
+                     "observed", url=db_url)
+    assert observed.returncode == 0, observed.stdout + observed.stderr
+    assert "with observed durations" in observed.stdout
