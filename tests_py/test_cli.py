@@ -308,3 +308,10 @@ def test_values_the_database_would_refuse_are_caught_before_connecting(
     result = tickq("tick", "--registry", str(path), "--database-url", NOWHERE)
     assert result.returncode == 2, result.stderr
     assert words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_psql_opens_the_configured_database_and_passes_psql_options(db_url: str) -> None:
+    result = tickq("psql", "--database-url", db_url, "-At", "-c",
+                   "SELECT count(*) FROM tickq.settings")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"

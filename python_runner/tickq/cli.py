@@ -371,7 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # `tickq psql -c 'select 1'`: options tickq does not know go on to psql.
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "psql":
+        args.psql_args = [a for a in [*extra, *args.psql_args] if a != "--"]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except Fail as exc:
