@@ -1,6 +1,6 @@
 -- Registry sync: upserts, the registry wins, drift is logged, kinds retire, bad values are refused.
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
@@ -18,6 +18,22 @@ SELECT is((SELECT lease FROM tickq.settings), '30 minutes'::interval,
     'the lease is the longest timeout (25m) plus the 5m margin');
 SELECT is((SELECT registry -> 'command' FROM tickq.job_kind WHERE name = 'email'), '["bin/send", "--due"]'::jsonb,
     'the registry entry is mirrored for psql readers');
+
+SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 3, "retention": 2592000, "tick": 300},
+    "kinds": {
+        "email": {"command": ["bin/send", "--due"], "every": 300, "timeout": 240, "priority": "urgent", "retries": 2},
+        "ingest": {"command": ["bin/ingest"], "at": ["06:00"], "on": ["mon"], "timezone": "Europe/London",
+            "timeout": 1500}
+    }}', '2026-06-03 12:00:30Z')$$, 'settings equal to the stored ones in other units are no drift (30 days = 2592000 s)');
+SELECT results_eq($$SELECT field, stored_value, registry_value FROM tickq.sync_registry('{
+    "settings": {"slots": 3, "stale_after": 600},
+    "kinds": {
+        "email": {"command": ["bin/send", "--due"], "every": 300, "timeout": 240, "priority": "urgent", "retries": 2},
+        "ingest": {"command": ["bin/ingest"], "at": ["06:00"], "on": ["mon"], "timezone": "Europe/London",
+            "timeout": 1500}
+    }}', '2026-06-03 12:00:40Z')$$,
+    $$VALUES ('settings.stale_after', '900'::jsonb, '600'::jsonb)$$, 'a changed setting is drift, in seconds');
 
 -- a second identical sync changes nothing
 SELECT is_empty($$SELECT * FROM tickq.sync_registry('{

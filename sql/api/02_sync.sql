@@ -88,6 +88,33 @@ $$;
 COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind, timestamptz) IS
 'A kind row in the canonical registry-entry form that tickq.sync_registry compares for drift.';
 
+CREATE OR REPLACE FUNCTION tickq.registry_settings(
+    p_settings tickq.settings,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- The settings in registry units (durations in seconds), so '30 days' and 720 hours compare
+    -- equal and drift reads like the registry file.
+    SELECT jsonb_build_object(
+        'slots', p_settings.slots,
+        'tick', extract(EPOCH FROM p_settings.tick),
+        'stale_after', extract(EPOCH FROM p_settings.stale_after),
+        'lease_margin', extract(EPOCH FROM p_settings.lease_margin),
+        'timezone', p_settings.timezone,
+        'retry_base', extract(EPOCH FROM p_settings.retry_base),
+        'retry_max', extract(EPOCH FROM p_settings.retry_max),
+        'capacity_margin', p_settings.capacity_margin,
+        'alert_after', p_settings.alert_after,
+        'housekeeping_every', extract(EPOCH FROM p_settings.housekeeping_every),
+        'retention', extract(EPOCH FROM p_settings.retention),
+        'keep_runs', p_settings.keep_runs
+    )
+$$;
+COMMENT ON FUNCTION tickq.registry_settings(tickq.settings, timestamptz) IS
+'The settings row in the registry''s terms (durations in seconds), as tickq.sync_registry compares '
+'them for drift.';
+
 CREATE OR REPLACE FUNCTION tickq.parse_kind(
     p_name text,
     p_entry jsonb,
@@ -289,8 +316,8 @@ BEGIN
     v_drift := v_drift || coalesce((
     SELECT jsonb_agg(jsonb_build_object('field', 'settings.' || o.key, 'stored_value', o.value,
         'registry_value', n.value))
-    FROM jsonb_each(to_jsonb(v_old) - 'lease' - 'updated_at') AS o (key, value)
-    INNER JOIN jsonb_each(to_jsonb(v_new)) AS n (key, value) ON o.key = n.key
+    FROM jsonb_each(tickq.registry_settings(v_old)) AS o (key, value)
+    INNER JOIN jsonb_each(tickq.registry_settings(v_new)) AS n (key, value) ON o.key = n.key
     WHERE o.value IS DISTINCT FROM n.value), '[]');
 
     -- The built-in housekeeping kind goes through the same claim path as any other kind, so it
