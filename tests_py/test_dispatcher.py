@@ -424,3 +424,39 @@ def test_a_lost_connection_during_a_run_is_reconnected_and_the_run_reported(
     assert " run.finished " in out
     lease = conn.execute("SELECT run_id FROM tickq.job_kind WHERE name = 'steady'").fetchone()
     assert lease == (None,)
+
+
+def test_housekeeping_runs_as_a_kind_of_the_tick_and_prunes(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    path = write_registry(
+        tmp_path, {"job": {"command": ["true"], "every": "1d", "timeout": "1m"}},
+        settings={"retention": "1d", "keep_runs": 2},
+    )
+    assert run_tickq("sync", path, db_url).returncode == 0
+    # ten finished runs of two days ago, and a lease that expired an hour ago
+    conn.execute("""
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, dispatcher, claimed_at,
+                                   finished_at, outcome)
+        SELECT 'job', 1, 'schedule', 'old', now() - interval '2 days', now() - interval '2 days',
+               'ok'
+        FROM generate_series(1, 10)
+    """)
+    done = run_tickq("tick", path, db_url)
+    assert done.returncode == 0, done.stderr
+    house = conn.execute(
+        "SELECT outcome::text, output_tail FROM tickq.job_run WHERE kind = 'tickq.housekeeping'"
+    ).fetchall()
+    assert len(house) == 1 and house[0][0] == "ok", house
+    # keep_runs = 2 keeps the kind's two newest runs: the tick's own (claimed together with
+    # housekeeping) and the newest of the old ten; the other nine were past the retention
+    assert "runs_pruned=9" in house[0][1], house
+    left = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE dispatcher = 'old') FROM tickq.job_run"
+        " WHERE kind = 'job'"
+    ).fetchone()
+    assert left == (2, 1)
+    due = conn.execute(
+        "SELECT due_at - now() FROM tickq.job_kind WHERE name = 'tickq.housekeeping'"
+    ).fetchone()[0]
+    assert 0 < due.total_seconds() <= 15 * 60, "housekeeping comes back within 15 minutes"
