@@ -8,8 +8,9 @@ SELECT tables_are('tickq', ARRAY[
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts', 'check_kind_timezone',
-    'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar',
-    'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry', 'parse_kind', 'sync_registry',
+    'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
+    'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
+    'parse_kind', 'sync_registry',
     'finish_run', 'expire_leases', 'lease_kinds', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',

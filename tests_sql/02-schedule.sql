@@ -1,6 +1,6 @@
 -- Schedule arithmetic: clock-aligned cadences, calendar slots in a zone, daylight-saving days.
 BEGIN;
-SELECT plan(20);
+SELECT plan(22);
 
 -- every: aligned to the clock, strictly after the given time
 SELECT is(tickq.next_slot('15 minutes', NULL, NULL, 'UTC', '2026-06-01 10:07:13Z'),
@@ -71,6 +71,10 @@ SELECT is(tickq.slots_between('5 minutes', NULL, NULL, 'UTC', '2026-06-01 10:00Z
     0, 'no time, no slots');
 SELECT is(tickq.slots_between(NULL, '{06:00}', NULL, 'UTC', '2026-06-01 06:00Z', '2026-06-04 07:00Z'),
     3, 'three days asleep on a daily schedule: three more slots');
+SELECT results_eq($$SELECT tickq.format_duration(make_interval(secs => s)) FROM unnest(ARRAY[30, 300, 5400, 86400,
+    90061]) AS s$$,
+    $$VALUES ('30s'), ('5m'), ('1h30m'), ('1d'), ('1d1h1m1s')$$, 'durations read as the registry writes them');
+SELECT is(tickq.describe_schedule('15 minutes', NULL, NULL, 'UTC'), 'every 15m', 'a cadence reads as one line');
 SELECT is(tickq.describe_schedule(NULL, '{06:00,18:00}', '{1,5}', 'Europe/London'),
     'at 06:00,18:00 on mon,fri Europe/London', 'a calendar schedule reads as one line');
 

@@ -25,7 +25,8 @@ SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
         "email": {"command": ["bin/send", "--due"], "every": 300, "timeout": 240, "priority": "urgent", "retries": 2},
         "ingest": {"command": ["bin/ingest"], "at": ["06:00"], "on": ["mon"], "timezone": "Europe/London",
             "timeout": 1500}
-    }}', '2026-06-03 12:00:30Z')$$, 'settings equal to the stored ones in other units are no drift (30 days = 2592000 s)');
+    }}', '2026-06-03 12:00:30Z')$$,
+    'settings equal to the stored ones in other units are no drift (30 days = 2592000 s)');
 SELECT results_eq($$SELECT field, stored_value, registry_value FROM tickq.sync_registry('{
     "settings": {"slots": 3, "stale_after": 600},
     "kinds": {

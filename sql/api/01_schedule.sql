@@ -85,6 +85,26 @@ $$;
 COMMENT ON FUNCTION tickq.slots_between(interval, time[], smallint[], text, timestamptz, timestamptz) IS
 'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges.';
 
+CREATE OR REPLACE FUNCTION tickq.format_duration(
+    p_duration interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- The registry's own spelling: 300 s is "5m", 5400 s "1h30m", 86400 s "1d". One expression,
+    -- so it is inlined where it is used.
+    SELECT CASE WHEN extract(EPOCH FROM p_duration) < 1 THEN extract(EPOCH FROM p_duration)::text || 's'
+        ELSE concat(
+            nullif(floor(extract(EPOCH FROM p_duration) / 86400)::bigint, 0) || 'd',
+            nullif(floor(extract(EPOCH FROM p_duration))::bigint % 86400 / 3600, 0) || 'h',
+            nullif(floor(extract(EPOCH FROM p_duration))::bigint % 3600 / 60, 0) || 'm',
+            nullif(floor(extract(EPOCH FROM p_duration))::bigint % 60, 0) || 's'
+        )
+    END
+$$;
+COMMENT ON FUNCTION tickq.format_duration(interval, timestamptz) IS
+'A duration as the registry writes it: "5m", "1h30m", "1d". Whole seconds; p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.describe_calendar(
     p_at_times time[],
     p_on_days smallint[],
@@ -116,9 +136,9 @@ LANGUAGE sql STABLE
 AS $$
     -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
-        WHEN p_every IS NOT NULL THEN 'every ' || p_every::text
+        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
         ELSE tickq.describe_calendar(p_at_times, p_on_days, p_timezone, p_now)
     END
 $$;
 COMMENT ON FUNCTION tickq.describe_schedule(interval, time[], smallint[], text, timestamptz) IS
-'A schedule as one line for people: "every 00:05:00" or "at 06:00,18:00 on mon Europe/London".';
+'A schedule as one line for people: "every 5m" or "at 06:00,18:00 on mon Europe/London".';
