@@ -249,7 +249,7 @@ def test_status_warns_on_top_about_a_stale_kind(
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("WARNING stale: good "), result.stdout
-    assert "1h00m" in lines[0]
+    assert "unclaimed for 1h" in lines[0]
     assert not any("bad" in ln for ln in lines if ln.startswith("WARNING"))
     table = {ln.split()[0]: ln.split() for ln in lines[1:] if ln.split()}
     assert table["good"][3] == "stale" or "stale" in table["good"]

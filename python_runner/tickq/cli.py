@@ -22,6 +22,7 @@ import psycopg
 
 from tickq import db
 from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
+from tickq.durations import format_duration
 from tickq.log import FORMATS, EventLog
 from tickq.registry import Registry, RegistryError, load_registry
 
@@ -304,9 +305,8 @@ def _when(value: Any) -> str:
 
 
 def _human(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+    """A duration as the registry writes it ("5m", "1h30m"); under a second, "0s"."""
+    return format_duration(int(seconds)) if seconds >= 1 else "0s"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
