@@ -346,43 +346,44 @@ COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
 'kind by hand), counted against the slots. Raises TQ003 unknown kind, TQ006 already running, '
 'TQ005 no free slot.';
 
+DROP FUNCTION IF EXISTS tickq.live_run(bigint, text, timestamptz);
+
 CREATE OR REPLACE FUNCTION tickq.live_run(
     p_run_id bigint,
     p_dispatcher text,
     p_now timestamptz DEFAULT now()
-) RETURNS tickq.job_run
+) RETURNS void
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_run tickq.job_run;
     v_kind tickq.job_kind;
 BEGIN
-    -- Lock the kind before the run, the order claims and lease expiry use too.
-    SELECT k.* INTO v_kind FROM tickq.job_kind AS k
-    WHERE k.name = (SELECT r.kind FROM tickq.job_run AS r WHERE r.id = p_run_id)
-    FOR UPDATE;
-    SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id FOR UPDATE;
+    -- A live run is the one a kind's lease points at. Lock that kind (kind before run, the
+    -- order claims and lease expiry use too); the caller's UPDATE of the run locks the run.
+    SELECT k.* INTO v_kind FROM tickq.job_kind AS k WHERE k.run_id = p_run_id FOR UPDATE;
+    IF FOUND AND v_kind.leased_by = p_dispatcher THEN
+        RETURN;
+    END IF;
+    IF FOUND THEN
+        RAISE EXCEPTION 'run % of kind "%" is leased by dispatcher %, not %',
+            p_run_id, v_kind.name, v_kind.leased_by, p_dispatcher
+            USING ERRCODE = 'TQ001', HINT = 'Nothing was changed.';
+    END IF;
+    SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'run % does not exist', p_run_id USING ERRCODE = 'TQ001';
     END IF;
-    IF v_run.outcome <> 'running' OR v_kind.run_id IS DISTINCT FROM p_run_id THEN
-        RAISE EXCEPTION 'run % of kind "%" is not live: it ended as % at %',
-            p_run_id, v_run.kind, v_run.outcome, v_run.finished_at
-            USING ERRCODE = 'TQ001',
-            DETAIL = 'A run is reported once, and a run whose lease expired was already recorded as lost.',
-            HINT = 'Nothing was changed.';
-    END IF;
-    IF v_kind.leased_by IS DISTINCT FROM p_dispatcher THEN
-        RAISE EXCEPTION 'run % of kind "%" is leased by dispatcher %, not %',
-            p_run_id, v_run.kind, v_kind.leased_by, p_dispatcher
-            USING ERRCODE = 'TQ001', HINT = 'Nothing was changed.';
-    END IF;
-    RETURN v_run;
+    RAISE EXCEPTION 'run % of kind "%" is not live: it ended as % at %',
+        p_run_id, v_run.kind, v_run.outcome, v_run.finished_at
+        USING ERRCODE = 'TQ001',
+        DETAIL = 'A run is reported once, and a run whose lease expired was already recorded as lost.',
+        HINT = 'Nothing was changed.';
 END
 $$;
 COMMENT ON FUNCTION tickq.live_run(bigint, text, timestamptz) IS
-'Internal: locks and returns a run that is still running and leased by p_dispatcher, or raises '
-'TQ001 and changes nothing.';
+'Internal: locks the kind leased by a run that is still live and leased to p_dispatcher, or '
+'raises TQ001 saying why not and changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.start_run(
     p_run_id bigint,
