@@ -345,22 +345,24 @@ def _start_long_run(tmp_path: Path, db_url: str, conn: psycopg.Connection,
     return tick, run_id, pid
 
 
-def test_sigterm_interrupts_the_run_and_releases_the_lease(
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_interrupts_the_run_passes_the_signal_on_and_releases_the_lease(
     tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list,
-    kill_later: list[int],
+    kill_later: list[int], sig: signal.Signals,
 ) -> None:
     tick, run_id, pid = _start_long_run(tmp_path, db_url, conn, stop_later)
     kill_later.append(pid)
 
-    tick.send_signal(signal.SIGTERM)
+    tick.send_signal(sig)
     out, err = tick.communicate(timeout=10)
 
-    assert tick.returncode == 128 + signal.SIGTERM, err
+    assert tick.returncode == 128 + sig, err
     assert "Traceback" not in err
     assert not is_alive(pid)
     row = next(r for r in runs(conn) if r["id"] == run_id)
     assert row["outcome"] == "interrupted"
-    assert "interrupted by dispatcher shutdown" in row["output_tail"]
+    assert f"interrupted by dispatcher shutdown ({sig.name})" in row["output_tail"]
+    assert row["exit_code"] == -sig, "the command died of the same signal"
     lease = conn.execute("SELECT run_id, leased_by FROM tickq.job_kind WHERE name = 'long'")
     assert lease.fetchone() == (None, None)
     assert "interrupted=true" in out

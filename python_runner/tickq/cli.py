@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from tickq import db
 from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
 from tickq.durations import format_duration
 from tickq.log import FORMATS, EventLog
+from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
@@ -90,13 +90,13 @@ def _dispatcher(args: argparse.Namespace, registry: Registry, **kw: Any) -> Disp
     return dispatcher
 
 
-def _on_signals(stop: threading.Event) -> dict[str, int]:
-    """SIGTERM/SIGINT stop claiming and interrupt running commands; remember which came."""
+def _on_signals(stop: StopEvent) -> dict[str, int]:
+    """SIGTERM/SIGINT stop claiming and pass the same signal to running commands."""
     got: dict[str, int] = {}
 
     def handler(signum: int, _frame: Any) -> None:
         got["signal"] = signum
-        stop.set()
+        stop.stop(signum)
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
@@ -108,7 +108,7 @@ def _on_signals(stop: threading.Event) -> dict[str, int]:
 
 def cmd_tick(args: argparse.Namespace) -> int:
     registry = _registry(args)
-    stop = threading.Event()
+    stop = StopEvent()
     got = _on_signals(stop)
     dispatcher = _dispatcher(args, registry, stop_event=stop)
     try:
@@ -127,7 +127,7 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     registry = _registry(args)
-    stop = threading.Event()
+    stop = StopEvent()
     got = _on_signals(stop)
     dispatcher = _dispatcher(args, registry, stop_event=stop)
     try:

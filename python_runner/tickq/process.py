@@ -26,6 +26,17 @@ _DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escap
 _KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
 
 
+class StopEvent(threading.Event):
+    """Set when the dispatcher must stop. Remembers the signal that asked, so running commands
+    get the same one (Ctrl-C's SIGINT, launchd's or systemd's SIGTERM)."""
+
+    signum: signal.Signals = signal.SIGTERM
+
+    def stop(self, signum: int) -> None:
+        self.signum = signal.Signals(signum)
+        self.set()
+
+
 @dataclass(frozen=True)
 class RunResult:
     outcome: Outcome
@@ -81,12 +92,14 @@ def run_command(
             notes.append(
                 f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]"
             )
-        elif outcome == "interrupted":
-            notes.append("[tickq: interrupted by dispatcher shutdown (SIGTERM)]")
+        sent = signal.SIGTERM
+        if outcome == "interrupted":
+            sent = getattr(stop_event, "signum", signal.SIGTERM)
+            notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
         if outcome in ("timeout", "interrupted"):
-            _signal_group(proc.pid, signal.SIGTERM)
+            _signal_group(proc.pid, sent)
             if not _wait_group(proc, grace):
-                notes.append(f"[tickq: still running {grace:g}s after SIGTERM; sent SIGKILL]")
+                notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
         else:
             proc.wait()
             outcome = "ok" if proc.returncode == 0 else "failed"
