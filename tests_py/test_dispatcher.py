@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from processes import is_alive
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -104,19 +105,6 @@ def wait_for(what: str, check: Callable[[], Any], seconds: float = 15.0) -> Any:
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def is_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (pid 1 here never reaps orphans) counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 def runs(conn: psycopg.Connection) -> list[dict[str, Any]]:

@@ -12,25 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from processes import is_alive
 
 from tickq.process import run_command
 
 PY = sys.executable
-
-
-def is_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (which an init that never reaps leaves behind) is dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True  # no /proc: trust kill()
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 def wait_for_file(path: Path, seconds: float = 5.0) -> str:
