@@ -217,7 +217,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """A real tick on the embedded PostgreSQL (or --database-url) in a fresh database."""
     args.registry = str(REPO_EXAMPLES / "demo" / "registry.toml")
     if not Path(args.registry).exists():
-        raise Fail(EXIT_CONFIG, f"tickq demo runs from a checkout of the repository: no {args.registry}")
+        raise Fail(EXIT_CONFIG, f"tickq demo runs from a checkout of the repo: no {args.registry}")
     registry = _registry(args)
     server = _server(args)
     db.drop_database(server, "tickq_demo")
