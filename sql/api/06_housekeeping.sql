@@ -111,11 +111,7 @@ BEGIN
     SELECT e.id, e.kind, e.event, e.condition, k.failure_streak, last_run.outcome, last_run.output_tail
     FROM events AS e
     INNER JOIN tickq.job_kind AS k ON k.name = e.kind
-    LEFT JOIN LATERAL (
-        SELECT r.outcome, r.output_tail FROM tickq.job_run AS r
-        WHERE r.kind = e.kind AND r.finished_at IS NOT NULL
-        ORDER BY r.finished_at DESC LIMIT 1
-    ) AS last_run ON true
+    LEFT JOIN tickq.job_run AS last_run ON last_run.id = k.last_run_id
     ORDER BY e.id;
 END
 $$;
