@@ -160,9 +160,10 @@ def load_kinds(
     insert and re-created afterwards from their own definitions (pg_get_indexdef), so the schema
     the bench runs on is the migrated one. The deferred lease_covers_timeouts trigger (one check
     per row at commit) is disabled for the insert only: the lease (5 minutes) is checked below to
-    cover the one timeout used (1 minute). The timezone_known trigger (checks the zone of each
-    row written) is disabled for the insert too: every loaded kind is UTC. CHECK and foreign key
-    constraints stay on. settings.slots is set to ``slots`` and tickq.slot holds that many free
+    cover the one timeout used (1 minute). The kind_valid trigger (checks the registry columns of
+    each row written, its time zone included) is disabled for the insert too: every loaded kind
+    has a valid name, a positive cadence and timeout, and UTC. CHECK and foreign key constraints
+    stay on. settings.slots is set to ``slots`` and tickq.slot holds that many free
     slot rows.
     """
     with conn.transaction():
@@ -181,7 +182,7 @@ def load_kinds(
         for name, _definition in indexes:
             conn.execute(sql.SQL("DROP INDEX tickq.{}").format(sql.Identifier(name)))
         conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER lease_covers_timeouts")
-        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER timezone_known")  # all UTC
+        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER kind_valid")  # all valid, UTC
         conn.execute(
             sql.SQL(
                 """
@@ -198,7 +199,7 @@ def load_kinds(
             )
         )
         conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER lease_covers_timeouts")
-        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER timezone_known")
+        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER kind_valid")
         for _name, definition in indexes:
             conn.execute(definition)
         # The slot limit is held by rows (tickq.slot, one per slot), kept by sync_registry: set

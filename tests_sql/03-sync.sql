@@ -1,6 +1,6 @@
 -- Registry sync: upserts, the registry wins, drift is logged, kinds retire, bad values are refused.
 BEGIN;
-SELECT plan(29);
+SELECT plan(32);
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
@@ -130,12 +130,24 @@ SELECT throws_ok($$SELECT tickq.sync_registry('{"settings": {"slots": 0}, "kinds
     'TQ002', 'registry: settings, key "slots": must be a whole number >= 1, got 0', 'zero slots refused');
 SELECT throws_ok($$INSERT INTO tickq.job_kind (name, every, timeout, due_at) VALUES ('y', '-1 minute', '1 minute',
     now())$$,
-    '23514', NULL, 'the table itself refuses a negative cadence (CHECK every_positive)');
+    '23514', 'kind "y": every must be positive, got -00:01:00',
+    'the table itself refuses a negative cadence (rule every_positive of trigger kind_valid)');
 
 SELECT throws_ok($$INSERT INTO tickq.job_kind (name, at_times, timezone, timeout, due_at)
     VALUES ('z', '{06:00}', 'Mars/Olympus', '1 minute', now())$$,
     '23514', 'kind "z": unknown time zone "Mars/Olympus"',
-        'the table itself refuses an unknown zone (trigger timezone_known)');
+        'the table itself refuses an unknown zone (rule timezone_known of trigger kind_valid)');
+
+SELECT throws_ok($$INSERT INTO tickq.job_kind (name, every, timeout, due_at) VALUES ('Bad Name', '1 minute',
+    '1 minute', now())$$,
+    '23514', 'kind "Bad Name": the name must be 1-100 of a-z 0-9 _ . - starting with a letter or digit',
+    'the table itself refuses a bad name (rule name_format)');
+SELECT throws_ok($$UPDATE tickq.job_kind SET on_days = '{0,8}' , at_times = '{06:00}', every = NULL
+    WHERE name = 'email'$$,
+    '23514', 'kind "email": on_days must be ISO weekdays 1-7, got {0,8}',
+    'an update of a registry column is checked too (rule on_days_iso)');
+SELECT throws_ok($$UPDATE tickq.job_kind SET retired_at = now() WHERE name = 'email'$$,
+    '23514', 'kind "email": a retired kind must be disabled', 'a retired kind cannot stay enabled');
 
 -- the lease can never be shorter than a timeout, whoever writes the table
 SET CONSTRAINTS ALL IMMEDIATE;

@@ -213,49 +213,52 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_settings tickq.settings;
+    v_limit integer;
+    v_stale timestamptz;
+    v_expired boolean;
+    v_over_limit boolean;
     v_slots integer[];
     v_candidates text[];
     v_picked text[];
-    v_stale timestamptz;
 BEGIN
     IF p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT * INTO STRICT v_settings FROM tickq.settings;
-    IF EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL AND k.leased_until < p_now) THEN
+    -- One statement for the settings and the two rare cases: a lease expired without a report,
+    -- and runs still holding slots past a lowered limit.
+    SELECT s.slots, p_now - s.stale_after,
+        EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL AND k.leased_until < p_now),
+        EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
+    INTO STRICT v_limit, v_stale, v_expired, v_over_limit
+    FROM tickq.settings AS s;
+    IF v_expired THEN
         PERFORM tickq.expire_leases(p_now);
     END IF;
     -- Free slots, each locked by this claim alone; another claim skips them and takes others.
     v_slots := ARRAY(
         SELECT sl.n FROM tickq.slot AS sl
-        WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
+        WHERE sl.run_id IS NULL AND sl.n <= v_limit
         ORDER BY sl.n
-        LIMIT least(p_limit, tickq.slots_left(v_settings.slots, p_now))
+        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit, p_now)) ELSE p_limit END
         FOR UPDATE SKIP LOCKED
     );
     IF cardinality(v_slots) = 0 THEN
         RETURN;
     END IF;
-    v_stale := p_now - v_settings.stale_after;
 
-    -- Candidates, in claim order, come from one short index range per question (stale first,
-    -- then one per priority lane), so an empty poll and a million-row backlog cost the same few
-    -- probes; the union holds the first p_limit + 8 kinds of the whole order (a stale kind may
-    -- come twice, from its lane too: harmless, and cheaper than planning a de-duplication for
-    -- the row count a generic plan guesses). Reading 8 past
-    -- the limit lets claims running side by side, which skip each other's locked rows, still
-    -- find enough. A kind due longer than stale_after goes before fresher kinds of any priority
-    -- (aging): while the capacity invariant holds nothing waits much past stale_after, and when
-    -- it does not, every lane is late rather than the lower lanes starving.
+    -- Candidates, in claim order, come from one short range of job_kind_claimable per priority
+    -- lane, so an empty poll and a million-row backlog cost the same four probes. Each range
+    -- holds the lane's first p_limit + 8 kinds by due time, and the union is cut to the first
+    -- p_limit + 8 of the whole order; reading 8 past the limit lets claims running side by
+    -- side, which skip each other's locked rows, still find enough. A kind due longer than
+    -- stale_after goes before fresher kinds of any priority (aging): while the capacity
+    -- invariant holds nothing waits much past stale_after, and when it does not, every lane is
+    -- late rather than the lower lanes starving. The stale kinds of a lane are the first of its
+    -- range, so the oldest stale kinds of all lanes are among the rows read.
     v_candidates := ARRAY(
         SELECT c.name
         FROM (
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_stale
-                ORDER BY k.due_at, k.name LIMIT p_limit + 8)
-            UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 8)
