@@ -11,7 +11,7 @@ SELECT functions_are('tickq', ARRAY[
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'sync_registry',
-    'finish_run', 'expire_leases', 'lease_kinds', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
+    'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
@@ -48,7 +48,7 @@ SELECT is(
      WHERE p.pronamespace = 'tickq'::regnamespace
        AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
-    ARRAY['finish_run', 'lease_kinds', 'live_run', 'slots_left'],
+    ARRAY['finish_run', 'live_run', 'slots_left'],
     'internal functions are revoked from public'
 );
 

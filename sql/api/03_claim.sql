@@ -5,24 +5,31 @@
 -- side by side without ever waiting for each other, and never hold more leases than slot rows.
 -- Lock order everywhere: kind row, then run row, then slot row.
 
-CREATE OR REPLACE FUNCTION tickq.finish_run(
+-- finish_run returned a one-row table before; it returns one record now, so report_run calls it
+-- as a plain expression rather than through a set-returning function scan.
+DROP FUNCTION IF EXISTS tickq.report_run(bigint, text, tickq.outcome, integer, text, interval, timestamptz);
+DROP FUNCTION IF EXISTS tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz);
+
+CREATE FUNCTION tickq.finish_run(
+    -- what it returns (OUT parameters first, so the time stays the last parameter)
+    OUT run_id bigint,
+    OUT kind text,
+    OUT outcome tickq.outcome,
+    OUT failure_streak integer,
+    OUT next_due_at timestamptz,
+    OUT next_trigger tickq.run_trigger,
     p_run_id bigint,
     p_outcome tickq.outcome,
     p_exit_code integer,
     p_output_tail text,
     p_duration interval,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    run_id bigint, kind text, outcome tickq.outcome, failure_streak integer,
-    next_due_at timestamptz, next_trigger tickq.run_trigger
 )
 LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
     v_run tickq.job_run;
-    v_kind tickq.job_kind;
-    v_settings tickq.settings;
     v_failed boolean := p_outcome IN ('failed', 'timeout', 'lost');
 BEGIN
     -- Callers have checked that the run is live and locked its kind row.
@@ -34,7 +41,6 @@ BEGIN
         duration = coalesce(p_duration, greatest(p_now - coalesce(r.started_at, r.claimed_at), '0'::interval))
     WHERE r.id = p_run_id
     RETURNING r.* INTO STRICT v_run;
-    SELECT * INTO STRICT v_settings FROM tickq.settings;
 
     UPDATE tickq.job_kind AS k SET
         run_id = NULL,
@@ -63,17 +69,19 @@ BEGIN
                 CASE WHEN v_run.run_trigger = 'manual' THEN k.due_at ELSE least(k.due_at, p_now) END
             -- Exponential backoff: retry_base, then twice that, ... capped at retry_max.
             WHEN v_failed AND v_run.attempt <= k.retries THEN
-                p_now + least(v_settings.retry_max, v_settings.retry_base * power(2, v_run.attempt - 1))
+                p_now + least(s.retry_max, s.retry_base * power(2, v_run.attempt - 1))
             -- The next slot strictly after now: slots missed while asleep collapse into one run.
             ELSE tickq.next_slot(k.every, k.at_times, k.on_days, k.timezone, p_now)
         END,
         updated_at = p_now
+    FROM tickq.settings AS s
     WHERE k.name = v_run.kind
-    RETURNING k.* INTO STRICT v_kind;
+    RETURNING k.failure_streak, k.due_at, k.next_trigger INTO STRICT failure_streak, next_due_at, next_trigger;
     UPDATE tickq.slot AS sl SET run_id = NULL WHERE sl.run_id = p_run_id;
 
-    RETURN QUERY SELECT v_run.id, v_run.kind, v_run.outcome, v_kind.failure_streak, v_kind.due_at,
-        v_kind.next_trigger;
+    run_id := v_run.id;
+    kind := v_run.kind;
+    outcome := v_run.outcome;
 END
 $$;
 COMMENT ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz) IS
@@ -130,74 +138,10 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
 'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
 
+-- Earlier versions leased through an internal lease_kinds(); claims now write their runs and
+-- leases themselves (one function call less on every claim).
 DROP FUNCTION IF EXISTS tickq.lease_kinds(text[], boolean, text, timestamptz);
-
-CREATE OR REPLACE FUNCTION tickq.lease_kinds(
-    p_names text[],
-    p_slots integer[],
-    p_manual boolean,
-    p_dispatcher text,
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
-)
-LANGUAGE plpgsql
--- plpgsql rather than sql: its plan is cached across calls (a sql function with a data-modifying
--- WITH is planned afresh on every call).
-AS $$
-#variable_conflict use_column
-DECLARE
-    v_leased integer;
-BEGIN
-    -- Internal: the caller holds the kind rows' locks and, for p_names[i], the free slot row
-    -- p_slots[i].
-    RETURN QUERY
-    WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
-        SELECT
-            k.name,
-            k.attempts + 1,
-            CASE WHEN p_manual THEN 'manual' ELSE k.next_trigger END,
-            CASE
-                WHEN p_manual OR k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.at_times, k.on_days, k.timezone, k.due_at, p_now)
-            END,
-            p_dispatcher,
-            p_now,
-            CASE WHEN p_manual THEN p_now ELSE k.due_at END
-        FROM tickq.job_kind AS k
-        WHERE k.name = ANY(p_names)
-        ORDER BY array_position(p_names, k.name)
-        RETURNING id, kind, attempt, run_trigger
-    ),
-    slots AS (
-        UPDATE tickq.slot AS sl SET run_id = r.id
-        FROM unnest(p_names, p_slots) AS m (kind, n)
-        INNER JOIN runs AS r ON r.kind = m.kind
-        WHERE sl.n = m.n AND sl.run_id IS NULL
-        RETURNING sl.run_id
-    )
-    UPDATE tickq.job_kind AS k SET
-        run_id = r.id,
-        leased_by = p_dispatcher,
-        leased_until = p_now + (SELECT s.lease FROM tickq.settings AS s),
-        attempts = r.attempt,
-        updated_at = p_now
-    FROM runs AS r
-    INNER JOIN slots AS sl ON sl.run_id = r.id
-    WHERE k.name = r.kind
-    RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger;
-    GET DIAGNOSTICS v_leased = ROW_COUNT;
-    IF v_leased <> cardinality(p_names) THEN
-        -- Never a lease without a slot of its own: undo the whole claim rather than go over.
-        RAISE EXCEPTION 'lease_kinds: % kinds but % free slots taken', cardinality(p_names), v_leased
-            USING ERRCODE = 'internal_error';
-    END IF;
-END
-$$;
-COMMENT ON FUNCTION tickq.lease_kinds(text[], integer[], boolean, text, timestamptz) IS
-'Internal: opens a run for each named kind, puts it in the matching free slot row, and leases '
-'the kind to p_dispatcher for settings.lease.';
+DROP FUNCTION IF EXISTS tickq.lease_kinds(text[], integer[], boolean, text, timestamptz);
 
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
@@ -220,6 +164,7 @@ DECLARE
     v_slots integer[];
     v_candidates text[];
     v_picked text[];
+    v_leased integer;
 BEGIN
     IF p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
@@ -291,10 +236,53 @@ BEGIN
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
     );
-    RETURN QUERY SELECT * FROM tickq.lease_kinds(
-        v_picked, v_slots[1:cardinality(v_picked)], false, p_dispatcher, p_now
-    ) AS l
-    ORDER BY array_position(v_picked, l.kind);
+    -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
+    -- one statement, so one executor start for all the writes.
+    RETURN QUERY
+    WITH runs AS (
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
+        SELECT
+            k.name,
+            k.attempts + 1,
+            k.next_trigger,
+            CASE
+                WHEN k.next_trigger <> 'schedule' THEN 0
+                ELSE 1 + tickq.slots_between(k.every, k.at_times, k.on_days, k.timezone, k.due_at, p_now)
+            END,
+            p_dispatcher,
+            p_now,
+            k.due_at
+        FROM tickq.job_kind AS k
+        WHERE k.name = ANY(v_picked)
+        RETURNING id, kind, attempt, run_trigger
+    ),
+    slots AS (
+        UPDATE tickq.slot AS sl SET run_id = r.id
+        FROM unnest(v_picked, v_slots[1:cardinality(v_picked)]) AS m (kind, n)
+        INNER JOIN runs AS r ON m.kind = r.kind
+        WHERE sl.n = m.n AND sl.run_id IS NULL
+        RETURNING sl.run_id
+    ),
+    leased AS (
+        UPDATE tickq.job_kind AS k SET
+            run_id = r.id,
+            leased_by = p_dispatcher,
+            leased_until = p_now + (SELECT s.lease FROM tickq.settings AS s),
+            attempts = r.attempt,
+            updated_at = p_now
+        FROM runs AS r
+        INNER JOIN slots AS sl ON r.id = sl.run_id
+        WHERE k.name = r.kind
+        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger
+    )
+    SELECT l.id, l.name, l.attempt, l.leased_until, l.run_trigger FROM leased AS l
+    ORDER BY array_position(v_picked, l.name);
+    GET DIAGNOSTICS v_leased = ROW_COUNT;
+    IF v_leased <> cardinality(v_picked) THEN
+        -- Never a lease without a slot of its own: undo the whole claim rather than go over.
+        RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', cardinality(v_picked), v_leased
+            USING ERRCODE = 'internal_error';
+    END IF;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
@@ -319,6 +307,7 @@ DECLARE
     v_settings tickq.settings;
     v_kind tickq.job_kind;
     v_slot integer;
+    v_run_id bigint;
 BEGIN
     SELECT * INTO STRICT v_settings FROM tickq.settings;
     PERFORM tickq.expire_leases(p_now);
@@ -341,7 +330,20 @@ BEGIN
         RAISE EXCEPTION 'all % slots are in use', v_settings.slots
             USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
     END IF;
-    RETURN QUERY SELECT * FROM tickq.lease_kinds(ARRAY[p_kind], ARRAY[v_slot], true, p_dispatcher, p_now);
+    -- A manual run stands for no scheduled slot, and the kind keeps its due time.
+    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
+    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now)
+    RETURNING r.id INTO v_run_id;
+    UPDATE tickq.slot AS sl SET run_id = v_run_id WHERE sl.n = v_slot;
+    RETURN QUERY
+    UPDATE tickq.job_kind AS k SET
+        run_id = v_run_id,
+        leased_by = p_dispatcher,
+        leased_until = p_now + v_settings.lease,
+        attempts = v_kind.attempts + 1,
+        updated_at = p_now
+    WHERE k.name = p_kind
+    RETURNING k.run_id, k.name, k.attempts, k.leased_until, 'manual'::tickq.run_trigger;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
@@ -403,7 +405,7 @@ $$;
 COMMENT ON FUNCTION tickq.start_run(bigint, text, timestamptz) IS
 'Records that the command of a live run has started (its process exists).';
 
-CREATE OR REPLACE FUNCTION tickq.report_run(
+CREATE FUNCTION tickq.report_run(
     p_run_id bigint,
     p_dispatcher text,
     p_outcome tickq.outcome,
@@ -417,15 +419,31 @@ CREATE OR REPLACE FUNCTION tickq.report_run(
 )
 LANGUAGE plpgsql
 AS $$
+#variable_conflict use_column
+DECLARE
+    v_leased_by text;
+    v_done record;
 BEGIN
     IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
         RAISE EXCEPTION 'a run is reported as ok, failed, timeout or interrupted, not %',
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;
-    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
-    RETURN QUERY SELECT * FROM tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail,
-        p_duration, p_now);
+    -- The live run's kind, locked (kind before run, as claims and lease expiry lock them). When
+    -- the run is not live or not leased to this dispatcher, live_run raises saying why.
+    SELECT k.leased_by INTO v_leased_by FROM tickq.job_kind AS k WHERE k.run_id = p_run_id FOR UPDATE;
+    IF v_leased_by IS DISTINCT FROM p_dispatcher THEN
+        PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+        RAISE EXCEPTION 'run % changed while it was reported', p_run_id USING ERRCODE = 'internal_error';
+    END IF;
+    v_done := tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail, p_duration, p_now);
+    run_id := v_done.run_id;
+    kind := v_done.kind;
+    outcome := v_done.outcome;
+    failure_streak := v_done.failure_streak;
+    next_due_at := v_done.next_due_at;
+    next_trigger := v_done.next_trigger;
+    RETURN NEXT;
 END
 $$;
 COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text, interval, timestamptz) IS
@@ -435,6 +453,5 @@ COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text,
 
 REVOKE ALL ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz)
 FROM public;
-REVOKE ALL ON FUNCTION tickq.lease_kinds(text[], integer[], boolean, text, timestamptz) FROM public;
 REVOKE ALL ON FUNCTION tickq.live_run(bigint, text, timestamptz) FROM public;
 REVOKE ALL ON FUNCTION tickq.slots_left(integer, timestamptz) FROM public;
