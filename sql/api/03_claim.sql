@@ -236,6 +236,7 @@ BEGIN
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
     );
+    v_slots := v_slots[1:cardinality(v_picked)];
     -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
     -- one statement, so one executor start for all the writes.
     RETURN QUERY
@@ -257,10 +258,12 @@ BEGIN
         RETURNING id, kind, attempt, run_trigger
     ),
     slots AS (
-        UPDATE tickq.slot AS sl SET run_id = r.id
-        FROM unnest(v_picked, v_slots[1:cardinality(v_picked)]) AS m (kind, n)
-        INNER JOIN runs AS r ON m.kind = r.kind
-        WHERE sl.n = m.n AND sl.run_id IS NULL
+        -- v_picked[i] goes into slot v_slots[i]. Slot rows are found by primary key (a join
+        -- with the arrays unnested would hash the whole slot table in a generic plan).
+        UPDATE tickq.slot AS sl SET run_id = (
+            SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]
+        )
+        WHERE sl.n = ANY(v_slots) AND sl.run_id IS NULL
         RETURNING sl.run_id
     ),
     leased AS (
