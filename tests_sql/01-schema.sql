@@ -41,7 +41,7 @@ SELECT is_empty(
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
-    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at'
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot'
 ]);
 SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p

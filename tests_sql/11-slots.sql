@@ -1,6 +1,6 @@
 -- The slot limit as rows: one row per slot, a run in each busy one, resizing by sync.
 BEGIN;
-SELECT plan(11);
+SELECT plan(13);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
@@ -19,6 +19,12 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:01
 SELECT results_eq(
     $$SELECT sl.n, k.name FROM tickq.slot AS sl JOIN tickq.job_kind AS k ON k.run_id = sl.run_id ORDER BY sl.n$$,
     $$VALUES (1, 'a'), (2, 'b'), (3, 'c')$$, 'each live run holds a slot of its own');
+SELECT is_empty(
+    $$SELECT sl.n FROM tickq.slot AS sl
+      LEFT JOIN tickq.job_kind AS k ON sl.run_id = k.run_id
+      LEFT JOIN tickq.job_run AS r ON sl.run_id = r.id
+      WHERE sl.leased_until IS DISTINCT FROM k.leased_until OR r.slot IS DISTINCT FROM sl.n$$,
+    'a busy slot carries its kind''s lease expiry, and the run records its slot');
 
 -- shrinking the limit never kills running work, and claims stay under the new limit
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
@@ -51,6 +57,10 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
         "d": {"command": ["x"], "every": 300, "timeout": 60}
     }}', '2026-06-01 10:07Z')$$, 'the next sync');
 SELECT results_eq($$SELECT n FROM tickq.slot$$, $$VALUES (1)$$, 'drops the free slots past the limit');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'd'), 'd1', 'ok', 0, NULL, NULL,
+    '2026-06-01 10:08Z');
+SELECT results_eq($$SELECT n, run_id, leased_until FROM tickq.slot$$,
+    $$VALUES (1, NULL::bigint, NULL::timestamptz)$$, 'a report frees the slot and its lease expiry');
 
 SELECT * FROM finish();
 ROLLBACK;

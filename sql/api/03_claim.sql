@@ -77,7 +77,8 @@ BEGIN
     FROM tickq.settings AS s
     WHERE k.name = v_run.kind
     RETURNING k.failure_streak, k.due_at, k.next_trigger INTO STRICT failure_streak, next_due_at, next_trigger;
-    UPDATE tickq.slot AS sl SET run_id = NULL WHERE sl.run_id = p_run_id;
+    UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
+    WHERE sl.n = v_run.slot AND sl.run_id = p_run_id;
 
     run_id := v_run.id;
     kind := v_run.kind;
@@ -98,11 +99,14 @@ DECLARE
     v_kind record;
 BEGIN
     FOR v_kind IN
+        -- Expired leases are found among the slot rows; the kind's own lease decides.
         SELECT k.name, k.run_id, k.leased_by, k.leased_until
-        FROM tickq.job_kind AS k
-        WHERE k.run_id IS NOT NULL AND k.leased_until < p_now
+        FROM tickq.slot AS sl
+        INNER JOIN tickq.job_run AS r ON sl.run_id = r.id
+        INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+        WHERE sl.leased_until < p_now AND k.run_id = sl.run_id AND k.leased_until < p_now
         ORDER BY k.leased_until
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF k SKIP LOCKED
     LOOP
         PERFORM tickq.finish_run(v_kind.run_id, 'lost', NULL,
             format('[tickq: lease expired at %s without a report from dispatcher %s]',
@@ -158,6 +162,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_limit integer;
+    v_lease interval;
     v_stale timestamptz;
     v_expired boolean;
     v_over_limit boolean;
@@ -172,10 +177,10 @@ BEGIN
     END IF;
     -- One statement for the settings and the two rare cases: a lease expired without a report,
     -- and runs still holding slots past a lowered limit.
-    SELECT s.slots, p_now - s.stale_after,
-        EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.run_id IS NOT NULL AND k.leased_until < p_now),
+    SELECT s.slots, s.lease, p_now - s.stale_after,
+        EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
-    INTO STRICT v_limit, v_stale, v_expired, v_over_limit
+    INTO STRICT v_limit, v_lease, v_stale, v_expired, v_over_limit
     FROM tickq.settings AS s;
     IF v_expired THEN
         PERFORM tickq.expire_leases(p_now);
@@ -241,7 +246,7 @@ BEGIN
     -- one statement, so one executor start for all the writes.
     RETURN QUERY
     WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
         SELECT
             k.name,
             k.attempts + 1,
@@ -252,7 +257,8 @@ BEGIN
             END,
             p_dispatcher,
             p_now,
-            k.due_at
+            k.due_at,
+            v_slots[array_position(v_picked, k.name)]
         FROM tickq.job_kind AS k
         WHERE k.name = ANY(v_picked)
         RETURNING id, kind, attempt, run_trigger
@@ -260,9 +266,9 @@ BEGIN
     slots AS (
         -- v_picked[i] goes into slot v_slots[i]. Slot rows are found by primary key (a join
         -- with the arrays unnested would hash the whole slot table in a generic plan).
-        UPDATE tickq.slot AS sl SET run_id = (
-            SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]
-        )
+        UPDATE tickq.slot AS sl SET
+            run_id = (SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]),
+            leased_until = p_now + v_lease
         WHERE sl.n = ANY(v_slots) AND sl.run_id IS NULL
         RETURNING sl.run_id
     ),
@@ -270,7 +276,7 @@ BEGIN
         UPDATE tickq.job_kind AS k SET
             run_id = r.id,
             leased_by = p_dispatcher,
-            leased_until = p_now + (SELECT s.lease FROM tickq.settings AS s),
+            leased_until = p_now + v_lease,
             attempts = r.attempt,
             updated_at = p_now
         FROM runs AS r
@@ -334,10 +340,11 @@ BEGIN
             USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
     END IF;
     -- A manual run stands for no scheduled slot, and the kind keeps its due time.
-    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at)
-    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now)
+    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
+    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot)
     RETURNING r.id INTO v_run_id;
-    UPDATE tickq.slot AS sl SET run_id = v_run_id WHERE sl.n = v_slot;
+    UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_settings.lease
+    WHERE sl.n = v_slot;
     RETURN QUERY
     UPDATE tickq.job_kind AS k SET
         run_id = v_run_id,
@@ -369,7 +376,11 @@ DECLARE
 BEGIN
     -- A live run is the one a kind's lease points at. Lock that kind (kind before run, the
     -- order claims and lease expiry use too); the caller's UPDATE of the run locks the run.
-    SELECT k.* INTO v_kind FROM tickq.job_kind AS k WHERE k.run_id = p_run_id FOR UPDATE;
+    SELECT k.* INTO v_kind
+    FROM tickq.job_run AS r
+    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+    WHERE r.id = p_run_id AND k.run_id = p_run_id
+    FOR UPDATE OF k;
     IF FOUND AND v_kind.leased_by = p_dispatcher THEN
         RETURN;
     END IF;
@@ -434,7 +445,11 @@ BEGIN
     END IF;
     -- The live run's kind, locked (kind before run, as claims and lease expiry lock them). When
     -- the run is not live or not leased to this dispatcher, live_run raises saying why.
-    SELECT k.leased_by INTO v_leased_by FROM tickq.job_kind AS k WHERE k.run_id = p_run_id FOR UPDATE;
+    SELECT k.leased_by INTO v_leased_by
+    FROM tickq.job_run AS r
+    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+    WHERE r.id = p_run_id AND k.run_id = p_run_id
+    FOR UPDATE OF k;
     IF v_leased_by IS DISTINCT FROM p_dispatcher THEN
         PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
         RAISE EXCEPTION 'run % changed while it was reported', p_run_id USING ERRCODE = 'internal_error';
