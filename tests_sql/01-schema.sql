@@ -7,7 +7,7 @@ SELECT tables_are('tickq', ARRAY[
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'check_lease_covers_timeouts', 'check_kind',
+    'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'sync_registry',

@@ -1,6 +1,6 @@
 -- report_run: outcomes, retries with exponential backoff, rescheduling, refused reports.
 BEGIN;
-SELECT plan(26);
+SELECT plan(30);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "kinds": {
@@ -94,6 +94,15 @@ SELECT results_eq(
       WHERE r.kind = 'daily' AND r.outcome = 'running'$$,
     $$VALUES (4, '2026-06-05 06:00Z'::timestamptz)$$,
     'four missed daily slots merge into one run, then the next slot after now');
+
+-- a lease always names a run that exists: a running run cannot be deleted, finished ones can
+SELECT results_eq($$SELECT kind FROM tickq.claim_kind('flaky', 'd1', '2026-06-04 12:02Z')$$, $$VALUES ('flaky')$$,
+    'a run is live');
+SELECT throws_ok($$DELETE FROM tickq.job_run WHERE outcome = 'running'$$, '23503', NULL,
+    'deleting a running run is refused');
+SELECT lives_ok($$DELETE FROM tickq.job_run WHERE outcome <> 'running'$$, 'finished runs can be deleted');
+SELECT is((SELECT r.kind FROM tickq.job_kind AS k INNER JOIN tickq.job_run AS r ON k.run_id = r.id), 'flaky',
+    'the live run and its lease are intact');
 
 SELECT * FROM finish();
 ROLLBACK;

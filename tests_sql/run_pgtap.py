@@ -7,7 +7,8 @@
 Steps: (re)create the database ``tickq_pgtap`` on the server, migrate it with tickq.db.migrate,
 create the pgtap extension, run pg_prove over the test files, and with --plpgsql-check run
 plpgsql_check_function_tb over every plpgsql function in schema tickq (trigger functions with
-each relation they are attached to). Any failure or finding exits non-zero.
+each relation they are attached to, and a statement trigger's transition tables). Any failure
+or finding exits non-zero.
 
 The embedded PostgreSQL 18 has no pgTAP of its own: the extension files are taken from an
 installed PostgreSQL's share folder (Debian's postgresql-NN-pgtap, Homebrew's pgtap) through the
@@ -49,7 +50,8 @@ PGTAP_SHARE_CANDIDATES = [
 ]
 
 PLPGSQL_FUNCTIONS = """
-SELECT p.oid::regprocedure::text AS signature, t.tgrelid::regclass::text AS relation
+SELECT p.oid::regprocedure::text AS signature, t.tgrelid::regclass::text AS relation,
+    t.tgoldtable::text AS old_table, t.tgnewtable::text AS new_table
 FROM pg_proc AS p
 INNER JOIN pg_namespace AS n ON p.pronamespace = n.oid
 INNER JOIN pg_language AS l ON p.prolang = l.oid
@@ -124,13 +126,14 @@ def run_plpgsql_check(conn: psycopg.Connection) -> int:
     conn.execute("CREATE EXTENSION IF NOT EXISTS plpgsql_check")
     functions = conn.execute(PLPGSQL_FUNCTIONS).fetchall()
     findings = 0
-    for signature, relation in functions:
+    for signature, relation, old_table, new_table in functions:
         target = f"{signature} ON {relation}" if relation else signature
         try:
             rows = conn.execute(
                 "SELECT level, lineno, sqlstate, message, detail, hint, query"
-                " FROM plpgsql_check_function_tb(%s::regprocedure, coalesce(%s::regclass, 0))",
-                (signature, relation),
+                " FROM plpgsql_check_function_tb(%s::regprocedure, coalesce(%s::regclass, 0),"
+                " oldtable => %s, newtable => %s)",  # a statement trigger's transition tables
+                (signature, relation, old_table, new_table),
             ).fetchall()
         except psycopg.Error as exc:
             rows = [("error", None, exc.sqlstate, str(exc).strip(), None, None, None)]
