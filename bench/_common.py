@@ -181,8 +181,9 @@ def load_kinds(
         ).fetchall()
         for name, _definition in indexes:
             conn.execute(sql.SQL("DROP INDEX tickq.{}").format(sql.Identifier(name)))
-        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER lease_covers_timeouts")
-        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER kind_valid")  # all valid, UTC
+        # lease_covers_timeouts and kind_valid (timezone_known before migration 0007), so a
+        # sql/ folder of an earlier commit loads too (claim_instructions.py --sql-dir)
+        conn.execute("ALTER TABLE tickq.job_kind DISABLE TRIGGER USER")
         conn.execute(
             sql.SQL(
                 """
@@ -198,8 +199,7 @@ def load_kinds(
                 count=sql.Literal(count),
             )
         )
-        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER lease_covers_timeouts")
-        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER kind_valid")
+        conn.execute("ALTER TABLE tickq.job_kind ENABLE TRIGGER USER")
         for _name, definition in indexes:
             conn.execute(definition)
         # The slot limit is held by rows (tickq.slot, one per slot), kept by sync_registry: set
