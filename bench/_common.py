@@ -218,6 +218,38 @@ def load_kinds(
     vacuum_analyze(conn)
 
 
+def load_history(conn: psycopg.Connection, kinds: int, runs: int) -> None:
+    """``runs`` finished runs spread evenly over kinds k0000001..``kinds`` (every tenth failed),
+    the newest finished a moment ago; job_kind.last_run_id set as finish_run keeps it."""
+    conn.execute(
+        f"""
+        INSERT INTO tickq.job_run (
+            kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
+            outcome, exit_code, output_tail, duration
+        )
+        SELECT 'k' || lpad((1 + i % {kinds})::text, 7, '0'), 1, 'schedule', 1, 'bench',
+               x.finished - x.took, x.finished - x.took, x.finished,
+               CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'ok' END::tickq.outcome,
+               CASE WHEN i % 10 = 0 THEN 1 ELSE 0 END, 'done', x.took
+        FROM generate_series(1, {runs}) AS i
+        CROSS JOIN LATERAL (
+            SELECT now() - make_interval(secs => ({runs} - i) * 2.5) AS finished,
+                   make_interval(secs => (i::bigint * 7919) % 60) AS took
+        ) AS x
+        """  # type: ignore[arg-type]
+    )
+    # What tickq.finish_run keeps for each kind as its runs are reported.
+    conn.execute(
+        """
+        UPDATE tickq.job_kind AS k SET last_run_id = l.id
+        FROM (SELECT DISTINCT ON (kind) kind, id FROM tickq.job_run
+              ORDER BY kind, finished_at DESC) AS l
+        WHERE l.kind = k.name
+        """
+    )
+    vacuum_analyze(conn)
+
+
 def vacuum_analyze(conn: psycopg.Connection) -> None:
     for name in ("job_kind", "job_run", "settings", "slot"):
         conn.execute(sql.SQL("VACUUM ANALYZE tickq.{}").format(sql.Identifier(name)))

@@ -118,6 +118,8 @@ def main() -> None:
         with c.db.connect(url) as conn:
             c.db.migrate(conn, args.sql_dir)
             print(f"claim_instructions: {date.today()}, {c.server_info(conn)}")
+            if args.sql_dir:  # server_info names this checkout's sql/; the schema is from here
+                print(f"migrated from {args.sql_dir}")
         load(url, args.slots)
         pgdata, user = Path(srv.pgdata), srv.system_user
         ctl = [str(c.bin_dir() / "pg_ctl"), "-D", str(pgdata), "stop", "-w", "-m", "fast"]

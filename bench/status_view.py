@@ -26,37 +26,6 @@ TARGET_MS = 100.0
 VIEW = "SELECT * FROM tickq.queue_status"
 
 
-def load_history(conn: psycopg.Connection, runs: int) -> None:
-    """``runs`` finished runs, spread evenly over the kinds, the newest finished a moment ago."""
-    conn.execute(
-        f"""
-        INSERT INTO tickq.job_run (
-            kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
-            outcome, exit_code, output_tail, duration
-        )
-        SELECT 'k' || lpad((1 + i % {KINDS})::text, 7, '0'), 1, 'schedule', 1, 'bench',
-               x.finished - x.took, x.finished - x.took, x.finished,
-               CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'ok' END::tickq.outcome,
-               CASE WHEN i % 10 = 0 THEN 1 ELSE 0 END, 'done', x.took
-        FROM generate_series(1, {runs}) AS i
-        CROSS JOIN LATERAL (
-            SELECT now() - make_interval(secs => ({runs} - i) * 2.5) AS finished,
-                   make_interval(secs => (i::bigint * 7919) % 60) AS took
-        ) AS x
-        """  # type: ignore[arg-type]
-    )
-    # What tickq.finish_run keeps for each kind as its runs are reported.
-    conn.execute(
-        """
-        UPDATE tickq.job_kind AS k SET last_run_id = l.id
-        FROM (SELECT DISTINCT ON (kind) kind, id FROM tickq.job_run
-              ORDER BY kind, finished_at DESC) AS l
-        WHERE l.kind = k.name
-        """
-    )
-    c.vacuum_analyze(conn)
-
-
 def server_ms(conn: psycopg.Connection) -> float:
     rows = conn.execute(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {VIEW}").fetchall()
     return c.explain_execution_ms(rows)
@@ -83,7 +52,7 @@ def main() -> None:
         print(f"status_view: {date.today()}, {c.server_info(conn)}")
         t0 = time.perf_counter()
         c.load_kinds(conn, KINDS, c.DUE_SHAPES["pct1"])
-        load_history(conn, runs)
+        c.load_history(conn, KINDS, runs)
         (stored,) = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()  # type: ignore[misc]
         print(
             f"{KINDS:,} kinds, {stored:,} runs in job_run,"
