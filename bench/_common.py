@@ -218,9 +218,10 @@ def load_kinds(
     vacuum_analyze(conn)
 
 
-def load_history(conn: psycopg.Connection, kinds: int, runs: int) -> None:
+def load_history(conn: psycopg.Connection, kinds: int, runs: int, clock: str = "now()") -> None:
     """``runs`` finished runs spread evenly over kinds k0000001..``kinds`` (every tenth failed),
-    the newest finished a moment ago; job_kind.last_run_id set as finish_run keeps it."""
+    the newest finished at ``clock`` (an SQL expression); job_kind.last_run_id set as
+    finish_run keeps it."""
     conn.execute(
         f"""
         INSERT INTO tickq.job_run (
@@ -233,7 +234,7 @@ def load_history(conn: psycopg.Connection, kinds: int, runs: int) -> None:
                CASE WHEN i % 10 = 0 THEN 1 ELSE 0 END, 'done', x.took
         FROM generate_series(1, {runs}) AS i
         CROSS JOIN LATERAL (
-            SELECT now() - make_interval(secs => ({runs} - i) * 2.5) AS finished,
+            SELECT {clock} - make_interval(secs => ({runs} - i) * 2.5) AS finished,
                    make_interval(secs => (i::bigint * 7919) % 60) AS took
         ) AS x
         """  # type: ignore[arg-type]

@@ -60,19 +60,7 @@ WORKLOADS = {
 def load(url: str, slots: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         c.load_kinds(conn, KINDS, DUE, every="1 second", slots=slots)
-        conn.execute(
-            f"""
-            INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at,
-                started_at, finished_at, outcome, exit_code, output_tail, duration)
-            SELECT 'k' || lpad((1 + i % {KINDS})::text, 7, '0'), 1, 'schedule', 1, 'bench',
-                   x.t, x.t, x.t, 'ok', 0, 'done', interval '1 second'
-            FROM generate_series(1, {HISTORY}) AS i
-            CROSS JOIN LATERAL (
-                SELECT timestamptz '{CLOCK}' - make_interval(secs => ({HISTORY} - i) * 2) AS t
-            ) AS x
-            """  # type: ignore[arg-type]
-        )
-        c.vacuum_analyze(conn)
+        c.load_history(conn, KINDS, HISTORY, clock=f"timestamptz '{CLOCK}'")
         conn.execute("CHECKPOINT")
 
 

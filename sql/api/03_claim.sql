@@ -437,7 +437,6 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_leased_by text;
     v_done record;
 BEGIN
     IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
@@ -445,17 +444,7 @@ BEGIN
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;
-    -- The live run's kind, locked (kind before run, as claims and lease expiry lock them). When
-    -- the run is not live or not leased to this dispatcher, live_run raises saying why.
-    SELECT k.leased_by INTO v_leased_by
-    FROM tickq.job_run AS r
-    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
-    WHERE r.id = p_run_id AND k.run_id = p_run_id
-    FOR UPDATE OF k;
-    IF v_leased_by IS DISTINCT FROM p_dispatcher THEN
-        PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
-        RAISE EXCEPTION 'run % changed while it was reported', p_run_id USING ERRCODE = 'internal_error';
-    END IF;
+    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
     v_done := tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail, p_duration, p_now);
     run_id := v_done.run_id;
     kind := v_done.kind;
