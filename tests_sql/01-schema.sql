@@ -1,11 +1,14 @@
 -- The schema owns exactly these objects: an accidental addition or drop fails here.
 BEGIN;
-SELECT plan(12);
+SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
+SELECT domains_are('tickq', ARRAY[
+    'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number'
+]);
 SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
@@ -30,6 +33,12 @@ SELECT is_empty(
       WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('v', 'r')
         AND obj_description(c.oid, 'pg_class') IS NULL$$,
     'every view and table has a COMMENT'
+);
+SELECT is_empty(
+    $$SELECT t.typname FROM pg_type AS t
+      WHERE t.typnamespace = 'tickq'::regnamespace AND t.typtype = 'd'
+        AND obj_description(t.oid, 'pg_type') IS NULL$$,
+    'every domain has a COMMENT'
 );
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_proc AS p

@@ -53,7 +53,7 @@ SELECT is((SELECT due_at FROM tickq.job_kind WHERE name = 'u1'), '2026-06-01 10:
 SELECT is((SELECT count(*)::int FROM tickq.job_run WHERE outcome = 'lost'), 3, 'the expired runs are lost');
 SELECT ok((SELECT bool_and(output_tail LIKE '%lease expired%without a report from dispatcher d%')
     FROM tickq.job_run WHERE outcome = 'lost'), 'a lost run says why in its output tail');
-SELECT is((SELECT failure_streak FROM tickq.job_kind WHERE name = 'u1'), 1, 'a lost run counts as a failure');
+SELECT is((SELECT failure_streak::integer FROM tickq.job_kind WHERE name = 'u1'), 1, 'a lost run counts as a failure');
 
 -- disabled kinds are never claimed, but can be run by hand
 UPDATE tickq.job_kind SET run_id = NULL, leased_by = NULL, leased_until = NULL;
@@ -83,7 +83,7 @@ UPDATE tickq.job_kind SET due_at = '2099-01-01Z' WHERE run_id IS NULL;
 UPDATE tickq.job_kind SET due_at = '2026-06-01 11:00Z' WHERE name = 'h1';
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd7', '2026-06-01 12:00Z')$$, $$VALUES ('h1')$$,
     'the late kind is claimed once');
-SELECT results_eq($$SELECT slots FROM tickq.job_run WHERE kind = 'h1' AND outcome = 'running'$$,
+SELECT results_eq($$SELECT slots::integer FROM tickq.job_run WHERE kind = 'h1' AND outcome = 'running'$$,
     $$VALUES (13)$$, 'an hour late on a 5m cadence: one run standing for 13 slots');
 SELECT throws_ok($$SELECT * FROM tickq.claim_jobs(-1, 'd7')$$, '22023', NULL, 'a negative limit is refused');
 

@@ -21,7 +21,7 @@ SELECT results_eq(
           NULL, '2026-06-01 10:03Z')$$,
     $$VALUES ('ok', 0, '2026-06-01 10:15Z'::timestamptz, 'schedule')$$,
     'success: due at the next quarter hour');
-SELECT results_eq($$SELECT outcome::text, exit_code, output_tail, duration, started_at,
+SELECT results_eq($$SELECT outcome::text, exit_code, output_tail::text, duration, started_at,
     finished_at FROM tickq.job_run WHERE kind = 'flaky'$$,
     $$VALUES ('ok', 0, 'all good', '59 seconds'::interval, '2026-06-01 10:02:01Z'::timestamptz,
         '2026-06-01 10:03Z'::timestamptz)$$,
@@ -82,14 +82,14 @@ SELECT lives_ok($$SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_k
 SELECT results_eq($$SELECT length(output_tail), right(output_tail,
     7) FROM tickq.job_run WHERE kind = 'flaky' ORDER BY id DESC LIMIT 1$$,
     $$VALUES (65536, 'THE END')$$, 'and only its last 64 KiB are kept');
-SELECT is((SELECT failure_streak FROM tickq.job_kind WHERE name = 'flaky'), 0, 'success resets the streak');
+SELECT is((SELECT failure_streak::integer FROM tickq.job_kind WHERE name = 'flaky'), 0, 'success resets the streak');
 
 -- missed slots collapse: a daily kind that slept three days runs once, at the next slot after now
 UPDATE tickq.job_kind SET due_at = '2026-06-01 06:00Z' WHERE name = 'daily';
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-04 12:00Z')$$, $$VALUES ('daily')$$,
     'the sleeping daily kind is claimed once');
 SELECT results_eq(
-    $$SELECT r.slots, k.next_due_at FROM tickq.job_run AS r,
+    $$SELECT r.slots::integer, k.next_due_at FROM tickq.job_run AS r,
         tickq.report_run(r.id, 'd1', 'ok', 0, NULL, NULL, '2026-06-04 12:01Z') AS k
       WHERE r.kind = 'daily' AND r.outcome = 'running'$$,
     $$VALUES (4, '2026-06-05 06:00Z'::timestamptz)$$,

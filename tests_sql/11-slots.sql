@@ -11,16 +11,17 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
         "d": {"command": ["x"], "every": 300, "timeout": 60}
     }}', '2026-06-01 10:00Z')$$, 'four kinds, three slots');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
-SELECT results_eq($$SELECT n, run_id FROM tickq.slot ORDER BY n$$,
+SELECT results_eq($$SELECT n::integer, run_id FROM tickq.slot ORDER BY n$$,
     $$VALUES (1, NULL::bigint), (2, NULL), (3, NULL)$$, 'one free row per slot');
 
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:01Z')$$,
     $$VALUES ('a'), ('b'), ('c')$$, 'three claimed');
 SELECT results_eq(
-    $$SELECT sl.n, k.name FROM tickq.slot AS sl JOIN tickq.job_kind AS k ON k.run_id = sl.run_id ORDER BY sl.n$$,
+    $$SELECT sl.n::integer, k.name FROM tickq.slot AS sl
+      JOIN tickq.job_kind AS k ON k.run_id = sl.run_id ORDER BY sl.n$$,
     $$VALUES (1, 'a'), (2, 'b'), (3, 'c')$$, 'each live run holds a slot of its own');
 SELECT is_empty(
-    $$SELECT sl.n FROM tickq.slot AS sl
+    $$SELECT sl.n::integer FROM tickq.slot AS sl
       LEFT JOIN tickq.job_kind AS k ON sl.run_id = k.run_id
       LEFT JOIN tickq.job_run AS r ON sl.run_id = r.id
       WHERE sl.leased_until IS DISTINCT FROM k.leased_until OR r.slot IS DISTINCT FROM sl.n$$,
@@ -56,10 +57,10 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
         "c": {"command": ["x"], "every": 300, "timeout": 60},
         "d": {"command": ["x"], "every": 300, "timeout": 60}
     }}', '2026-06-01 10:07Z')$$, 'the next sync');
-SELECT results_eq($$SELECT n FROM tickq.slot$$, $$VALUES (1)$$, 'drops the free slots past the limit');
+SELECT results_eq($$SELECT n::integer FROM tickq.slot$$, $$VALUES (1)$$, 'drops the free slots past the limit');
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'd'), 'd1', 'ok', 0, NULL, NULL,
     '2026-06-01 10:08Z');
-SELECT results_eq($$SELECT n, run_id, leased_until FROM tickq.slot$$,
+SELECT results_eq($$SELECT n::integer, run_id, leased_until FROM tickq.slot$$,
     $$VALUES (1, NULL::bigint, NULL::timestamptz)$$, 'a report frees the slot and its lease expiry');
 
 SELECT * FROM finish();

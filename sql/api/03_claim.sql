@@ -286,7 +286,7 @@ BEGIN
         WHERE k.name = r.kind
         RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger
     )
-    SELECT l.id, l.name, l.attempt, l.leased_until, l.run_trigger FROM leased AS l
+    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger FROM leased AS l
     ORDER BY array_position(v_picked, l.name);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
     IF v_leased <> cardinality(v_picked) THEN
@@ -355,7 +355,7 @@ BEGIN
         attempts = v_kind.attempts + 1,
         updated_at = p_now
     WHERE k.name = p_kind
-    RETURNING k.run_id, k.name, k.attempts, k.leased_until, 'manual'::tickq.run_trigger;
+    RETURNING k.run_id, k.name, k.attempts::integer, k.leased_until, 'manual'::tickq.run_trigger;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS

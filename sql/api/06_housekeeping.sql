@@ -108,7 +108,7 @@ BEGIN
         UNION ALL
         SELECT c.id, c.kind, 'recovered', c.condition FROM cleared AS c
     )
-    SELECT e.id, e.kind, e.event, e.condition, k.failure_streak, last_run.outcome, last_run.output_tail
+    SELECT e.id, e.kind, e.event, e.condition, k.failure_streak::integer, last_run.outcome, last_run.output_tail::text
     FROM events AS e
     INNER JOIN tickq.job_kind AS k ON k.name = e.kind
     LEFT JOIN tickq.job_run AS last_run ON last_run.id = k.last_run_id
