@@ -193,6 +193,7 @@ def main() -> None:
     started = time.perf_counter()
     results: list[list[str]] = []
     over: list[str] = []
+    over_median: list[str] = []
     with (
         c.server(args.database_url) as server_url,
         c.fresh_database(server_url, "bench_claim", args.keep) as url,
@@ -222,6 +223,8 @@ def main() -> None:
                 verdict = "ok" if cs.p95 < TARGET_MS else "OVER"
                 if verdict == "OVER":
                     over.append(f"{size} kinds, {SHAPE_LABEL[shape]}")
+                if cs.median >= TARGET_MS:
+                    over_median.append(f"{size} kinds, {SHAPE_LABEL[shape]}")
                 row = [
                     f"{size:,}",
                     SHAPE_LABEL[shape],
@@ -251,8 +254,9 @@ def main() -> None:
     ]  # fmt: skip
     print("\n=== claim_jobs(3) latency, ms (srv: EXPLAIN ANALYZE execution time; cli: round trip)")
     print(c.table(headers, results))
-    print(f"\ntarget: p95 server time under {TARGET_MS} ms in every cell: ", end="")
-    print("met" if not over else f"NOT met in {len(over)} cells: {'; '.join(over)}")
+    for label, cells in (("median", over_median), ("p95", over)):
+        print(f"\ntarget: {label} server time under {TARGET_MS} ms in every cell: ", end="")
+        print("met" if not cells else f"NOT met in {len(cells)} cells: {'; '.join(cells)}")
     print(f"total run time {time.perf_counter() - started:.0f} s")
 
 
