@@ -96,3 +96,12 @@ def conn(db_url: str) -> Iterator[psycopg.Connection]:
     """An autocommit connection to this test's database."""
     with db.connect(db_url) as connection:
         yield connection
+
+
+@pytest.fixture(autouse=True)
+def own_ledger_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own ledger of running commands (tickq.orphans), so a dispatcher a test
+    kills on purpose is reaped by that test only. Dispatchers started as processes inherit it."""
+    folder = tmp_path / "ledger"
+    monkeypatch.setenv("TICKQ_RUN_DIR", str(folder))
+    return folder

@@ -381,6 +381,30 @@ def test_sigkill_leaves_a_lease_that_a_later_claim_turns_into_lost(
     assert "lease expired" in row["output_tail"]
 
 
+def test_the_next_tick_stops_a_command_whose_dispatcher_was_sigkilled(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, stop_later: list,
+    kill_later: list[int], own_ledger_folder: Path,
+) -> None:
+    tick, run_id, pid = _start_long_run(tmp_path, db_url, conn, stop_later)
+    kill_later.append(pid)
+    tick.kill()
+    tick.communicate(timeout=10)
+    time.sleep(0.5)
+    assert is_alive(pid), "nothing stops an orphan but the next dispatcher"
+    assert [p.name for p in own_ledger_folder.glob("*.json")] == [f"{pid}.json"]
+
+    result = run_tickq("tick", tmp_path / "registry.toml", db_url)
+
+    assert result.returncode == 0, result.stderr
+    assert not is_alive(pid)
+    [line] = [x for x in result.stdout.splitlines() if "run.orphan_stopped" in x]
+    assert "kind=long" in line and f"run_id={run_id}" in line and "signal=SIGTERM" in line
+    assert "orphans_stopped=1" in result.stdout
+    assert list(own_ledger_folder.glob("*.json")) == []
+    # Still leased to the dead dispatcher: not started again; its lease expires into `lost`.
+    assert [(r["id"], r["outcome"]) for r in runs(conn)] == [(run_id, "running")]
+
+
 # ---------------------------------------------------------------- the database goes away
 
 

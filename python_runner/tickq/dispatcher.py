@@ -25,6 +25,7 @@ from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.log import EventLog
+from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
 from tickq.registry import Registry
 
@@ -71,6 +72,7 @@ class TickSummary:
     drift: int = 0
     stale: int = 0
     unreported: int = 0
+    orphans: int = 0
     interrupted: bool = False
 
 
@@ -91,6 +93,7 @@ class Dispatcher:
         report_attempts: int = 8,
         reconnect_delay: float = 0.5,
         refill_every: float = 10.0,
+        ledger: Ledger | None = None,
     ) -> None:
         self.url = url
         self.registry = registry
@@ -101,6 +104,7 @@ class Dispatcher:
         self.report_attempts = report_attempts
         self.reconnect_delay = reconnect_delay
         self.refill_every = refill_every
+        self.ledger = ledger or Ledger()
         self._conn: psycopg.Connection | None = None
 
     # ------------------------------------------------------------ the database
@@ -146,6 +150,17 @@ class Dispatcher:
         return applied
 
     # ------------------------------------------------------------ steps
+
+    def stop_orphans(self) -> int:
+        """Stop the commands a dead dispatcher on this host left running (see tickq.orphans).
+        Runs before any claim, so an orphan is gone before its kind can be claimed again."""
+        stopped = self.ledger.reap(self.grace)
+        for s in stopped:
+            self.log.warning(
+                "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
+                pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+            )
+        return len(stopped)
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""
@@ -224,6 +239,8 @@ class Dispatcher:
             timeout=kind.timeout,
             grace=self.grace,
             stop_event=self.stop_event,
+            ledger=self.ledger,
+            labels={"kind": claim.kind, "run_id": claim.run_id, "dispatcher": self.name},
         )
 
     def _housekeeping(self) -> RunResult:
@@ -268,7 +285,8 @@ class Dispatcher:
         settings = self.registry.settings
         result = run_command(
             command, cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
-            grace=2.0, stdin_data=json.dumps(doc).encode(),
+            grace=2.0, stdin_data=json.dumps(doc).encode(), ledger=self.ledger,
+            labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": self.name},
         )
         fields = {"kind": doc["kind"], "event": doc["event"], "outcome": result.outcome}
         if result.outcome == "ok":
@@ -372,6 +390,7 @@ class Dispatcher:
         """Sync, warn, then claim and run until nothing this tick holds runs and nothing more
         can be claimed. Claims again each time a run finishes."""
         summary = TickSummary()
+        summary.orphans = self.stop_orphans()
         summary.drift = len(self.sync())
         summary.stale = len(self.warn_stale())
         alerts = self.send_alerts()
@@ -428,6 +447,7 @@ class Dispatcher:
 
     def run_now(self, kind: str) -> RunResult:
         """A manual run of one kind through the same claim path (counted against the slots)."""
+        self.stop_orphans()
         self.sync()
         claim = self.claim_kind(kind)
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()

@@ -16,7 +16,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from tickq.orphans import Ledger, group_alive, signal_group
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted"]
 
@@ -56,11 +58,15 @@ def run_command(
     tail_bytes: int = 65536,
     stop_event: threading.Event | None = None,
     stdin_data: bytes | None = None,
+    ledger: Ledger | None = None,
+    labels: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
 
     `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
-    its own, so a command that never reads it cannot block the watchdog."""
+    its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
+    holds an entry for the command's process group (with `labels`) while the group lives, so
+    that if this process dies, the next dispatcher on the host stops the group."""
     started = time.monotonic()
     if stop_event is not None and stop_event.is_set():
         note = "[tickq: not started: dispatcher is shutting down]\n"
@@ -86,6 +92,10 @@ def run_command(
     if stdin_data is not None:
         threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
     notes: list[str] = []
+    if ledger is not None:
+        problem = ledger.record(proc.pid, **(labels or {}))
+        if problem:
+            notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
     try:
         outcome = _watch(proc, started + timeout, stop_event)
         if outcome == "timeout":
@@ -97,22 +107,24 @@ def run_command(
             sent = getattr(stop_event, "signum", signal.SIGTERM)
             notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
         if outcome in ("timeout", "interrupted"):
-            _signal_group(proc.pid, sent)
+            signal_group(proc.pid, sent)
             if not _wait_group(proc, grace):
                 notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
         else:
             proc.wait()
             outcome = "ok" if proc.returncode == 0 else "failed"
         # No member of the group may outlive the run.
-        if _group_alive(proc.pid):
-            _signal_group(proc.pid, signal.SIGKILL)
+        if group_alive(proc.pid):
+            signal_group(proc.pid, signal.SIGKILL)
             if outcome in ("ok", "failed"):
                 notes.append("[tickq: killed processes left in the group after the command exited]")
         _wait_group(proc, _KILL_WAIT)
     finally:
         if proc.poll() is None:  # only when something above raised
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
+        if ledger is not None:
+            ledger.forget(proc.pid)
         reader.finish(_DRAIN)
         proc.stdout.close()
     tail = reader.text()
@@ -147,44 +159,15 @@ def _watch(
     return None
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-        os.killpg(pgid, sig)
-
-
 def _wait_group(proc: subprocess.Popen[bytes], seconds: float) -> bool:
     """Reap the child and wait until no live member of its group is left; False on timeout."""
     deadline = time.monotonic() + seconds
     while True:
-        if proc.poll() is not None and not _group_alive(proc.pid):
+        if proc.poll() is not None and not group_alive(proc.pid):
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group `pgid` is alive; zombies are not (an init that never reaps
-    orphans, as in some containers, leaves them in the group forever)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False  # gone, or no longer ours to signal
-    proc_dir = Path("/proc")
-    if not (proc_dir / "self" / "stat").exists():
-        return True  # no /proc (macOS): killpg's answer is the best there is
-    for entry in proc_dir.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
 
 
 def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:

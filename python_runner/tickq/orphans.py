@@ -1,0 +1,183 @@
+"""Commands whose dispatcher died, found and stopped by the next dispatcher on the same host.
+
+Each command runs in a process group of its own, watched by a thread of the dispatcher that
+started it. A dispatcher killed outright (SIGKILL, the OOM killer) leaves nothing watching the
+group: the command would run on, past its timeout and unreported, and once its lease expired
+the queue could start the kind again while the old command still ran. So each running command
+has an entry in a ledger folder on its host, one small JSON file per process group, written
+when the command starts and removed once its group is gone; and each dispatcher, before it
+claims anything, stops every group whose dispatcher is no longer alive (SIGTERM, then SIGKILL
+after the grace period). Those runs stay unreported: their leases expire into `lost`, as any
+lease without a report does.
+
+With the defaults (a tick every 5 minutes, a lease of the longest timeout plus 5 minutes), the
+next tick on the host stops such a command before its lease can expire, so the kind is not
+started again while it runs. A lease margin shorter than the tick narrows that guarantee.
+
+The folder is $TICKQ_RUN_DIR, else ``<temp dir>/tickq-<uid>``: temporary storage on purpose,
+since a reboot ends every command too. Processes are told apart by pid and start time, so a
+pid the system reused for another program is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_KILL_WAIT = 2.0
+
+
+def default_folder() -> Path:
+    configured = os.environ.get("TICKQ_RUN_DIR")
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"
+
+
+def start_time(pid: int) -> str | None:
+    """When process `pid` started, as an opaque token (None if there is no such process):
+    pid and start time together name one process, even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None  # Linux, and no such process
+    except OSError:
+        return None
+    else:
+        fields = stat.rpartition(")")[2].split()
+        if fields[0] in ("Z", "X"):
+            return None  # a zombie has ended
+        return fields[19]  # field 22 of proc(5): starttime, in clock ticks after boot
+    # No /proc (macOS): ps prints the start time to the second.
+    try:
+        done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group `pgid` is alive; zombies are not (an init that never reaps
+    orphans, as in some containers, leaves them in the group forever)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False  # gone, or no longer ours to signal
+    proc_dir = Path("/proc")
+    if not (proc_dir / "self" / "stat").exists():
+        return True  # no /proc (macOS): killpg's answer is the best there is
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+        os.killpg(pgid, sig)
+
+
+def wait_group_gone(pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """A command group stopped because the dispatcher that started it was gone."""
+
+    pgid: int
+    signal: str  # the last signal it needed: SIGTERM or SIGKILL
+    entry: dict[str, Any]
+
+
+class Ledger:
+    """The running commands of this host, one file per process group."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or default_folder()
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.started = start_time(self.pid)
+
+    @property
+    def usable(self) -> bool:
+        # Without a start time for ourselves, a live dispatcher could not be told from a dead
+        # one: keep no ledger rather than risk stopping a watched command.
+        return self.started is not None
+
+    def record(self, pgid: int, **labels: Any) -> str | None:
+        """Note a command group this dispatcher watches. Never fails the run: a ledger that
+        cannot be written only loses this safety net; the reason is returned for the run's
+        output."""
+        if not self.usable:
+            return None
+        entry = {
+            "pgid": pgid, "leader_started": start_time(pgid), "host": self.host,
+            "dispatcher_pid": self.pid, "dispatcher_started": self.started, **labels,
+        }
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            temp = self.folder / f".{pgid}.tmp"
+            temp.write_text(json.dumps(entry))
+            os.replace(temp, self.folder / f"{pgid}.json")
+        except OSError as exc:
+            return f"cannot record the command in {self.folder}: {exc.strerror or exc}"
+        return None
+
+    def forget(self, pgid: int) -> None:
+        with contextlib.suppress(OSError):
+            (self.folder / f"{pgid}.json").unlink()
+
+    def reap(self, grace: float) -> list[Stopped]:
+        """Stop every recorded group whose dispatcher is gone; forget groups that ended."""
+        if not self.usable or not self.folder.is_dir():
+            return []
+        stopped = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                entry = json.loads(path.read_text())
+                pgid, host = int(entry["pgid"]), entry["host"]
+                owner = (int(entry["dispatcher_pid"]), entry["dispatcher_started"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not an entry of ours (entries are renamed into place whole)
+            if host != self.host or start_time(owner[0]) == owner[1]:
+                continue  # another host's, or its dispatcher still watches it
+            leader = start_time(pgid)
+            if not group_alive(pgid) or (leader is not None and leader != entry["leader_started"]):
+                # Ended (or the pid now names another process: while any member of the old
+                # group lived, the system could not have reused it).
+                self.forget(pgid)
+                continue
+            sent = signal.SIGTERM
+            signal_group(pgid, sent)
+            if not wait_group_gone(pgid, grace):
+                sent = signal.SIGKILL
+                signal_group(pgid, sent)
+                wait_group_gone(pgid, _KILL_WAIT)
+            self.forget(pgid)
+            stopped.append(Stopped(pgid, sent.name, entry))
+        return stopped

@@ -1,0 +1,143 @@
+"""The ledger of running commands: a dead dispatcher's commands are stopped, nothing else is."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from processes import is_alive
+
+from tickq.orphans import Ledger, start_time
+from tickq.process import run_command
+
+
+@pytest.fixture
+def groups() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Process groups a test starts; killed at teardown whatever happened."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def start_group(groups: list, script: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    groups.append(proc)
+    time.sleep(0.2)  # let sh set its traps
+    return proc
+
+
+def dead_dispatcher() -> tuple[int, str]:
+    """The pid and start time of a process that has ended."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    started = start_time(proc.pid)
+    assert started is not None
+    proc.kill()
+    proc.wait()
+    return proc.pid, started
+
+
+def write_entry(folder: Path, pgid: int, **overrides: object) -> Path:
+    pid, started = dead_dispatcher()
+    entry = {
+        "pgid": pgid, "leader_started": start_time(pgid), "host": Ledger(folder).host,
+        "dispatcher_pid": pid, "dispatcher_started": started, "kind": "k", "run_id": 7,
+        **overrides,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{pgid}.json"
+    path.write_text(json.dumps(entry))
+    return path
+
+
+def test_a_group_whose_dispatcher_died_is_stopped_and_forgotten(
+    tmp_path: Path, groups: list
+) -> None:
+    proc = start_group(groups, "exec sleep 30")
+    path = write_entry(tmp_path, proc.pid)
+
+    [stopped] = Ledger(tmp_path).reap(grace=2.0)
+
+    assert (stopped.pgid, stopped.signal, stopped.entry["run_id"]) == (proc.pid, "SIGTERM", 7)
+    assert proc.wait(timeout=5) == -signal.SIGTERM
+    assert not path.exists()
+
+
+def test_a_group_that_ignores_sigterm_gets_sigkill_after_the_grace(
+    tmp_path: Path, groups: list
+) -> None:
+    proc = start_group(groups, "trap '' TERM; while :; do sleep 0.1; done")
+    write_entry(tmp_path, proc.pid)
+
+    started = time.monotonic()
+    [stopped] = Ledger(tmp_path).reap(grace=0.5)
+
+    assert stopped.signal == "SIGKILL"
+    assert time.monotonic() - started >= 0.5
+    assert proc.wait(timeout=5) == -signal.SIGKILL
+
+
+def test_a_reused_pid_is_never_signalled(tmp_path: Path, groups: list) -> None:
+    proc = start_group(groups, "exec sleep 30")
+    path = write_entry(tmp_path, proc.pid, leader_started="another process's start time")
+
+    assert Ledger(tmp_path).reap(grace=1.0) == []
+
+    assert is_alive(proc.pid)
+    assert not path.exists()
+
+
+def test_another_hosts_entries_are_left_alone(tmp_path: Path, groups: list) -> None:
+    proc = start_group(groups, "exec sleep 30")
+    path = write_entry(tmp_path, proc.pid, host="some-other-host")
+
+    assert Ledger(tmp_path).reap(grace=1.0) == []
+
+    assert is_alive(proc.pid)
+    assert path.exists()
+
+
+def test_a_live_dispatchers_command_is_left_alone_and_forgotten_when_it_ends(
+    tmp_path: Path,
+) -> None:
+    ledger = Ledger(tmp_path)
+    results = []
+    runner = threading.Thread(target=lambda: results.append(run_command(
+        ["sh", "-c", "sleep 1; echo done"], timeout=30, ledger=ledger,
+        labels={"kind": "k", "run_id": 1},
+    )))
+    runner.start()
+    deadline = time.monotonic() + 5
+    while not list(tmp_path.glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    [path] = tmp_path.glob("*.json")
+    entry = json.loads(path.read_text())
+    assert (entry["kind"], entry["run_id"], entry["dispatcher_pid"]) == ("k", 1, os.getpid())
+
+    assert Ledger(tmp_path).reap(grace=1.0) == [], "its dispatcher (this process) is alive"
+
+    runner.join(10)
+    assert results[0].outcome == "ok" and results[0].output_tail == "done\n"
+    assert list(tmp_path.glob("*.json")) == []
+
+
+def test_a_ledger_that_cannot_be_written_does_not_stop_the_run(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+
+    result = run_command(["echo", "hi"], timeout=10, ledger=Ledger(blocker / "ledger"))
+
+    assert result.outcome == "ok"
+    assert result.output_tail.startswith("hi\n[tickq: cannot record the command in ")
+    assert "it would outlive a killed dispatcher" in result.output_tail
