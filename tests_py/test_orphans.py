@@ -55,7 +55,7 @@ def write_entry(folder: Path, pgid: int, **overrides: object) -> Path:
         "dispatcher_pid": pid, "dispatcher_started": started, "kind": "k", "run_id": 7,
         **overrides,
     }
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"{pgid}.json"
     path.write_text(json.dumps(entry))
     return path
@@ -141,3 +141,17 @@ def test_a_ledger_that_cannot_be_written_does_not_stop_the_run(tmp_path: Path) -
     assert result.outcome == "ok"
     assert result.output_tail.startswith("hi\n[tickq: cannot record the command in ")
     assert "it would outlive a killed dispatcher" in result.output_tail
+
+
+def test_a_folder_others_can_write_to_is_never_acted_on(tmp_path: Path, groups: list) -> None:
+    proc = start_group(groups, "exec sleep 30")
+    path = write_entry(tmp_path / "ledger", proc.pid)
+    (tmp_path / "ledger").chmod(0o777)
+
+    assert Ledger(tmp_path / "ledger").reap(grace=1.0) == []
+    assert is_alive(proc.pid)
+    assert path.exists()
+
+    result = run_command(["echo", "hi"], timeout=10, ledger=Ledger(tmp_path / "ledger"))
+    assert result.outcome == "ok"
+    assert "is not this user's alone" in result.output_tail

@@ -26,6 +26,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -47,14 +48,14 @@ def start_time(pid: int) -> str | None:
     """When process `pid` started, as an opaque token (None if there is no such process):
     pid and start time together name one process, even after the pid is reused."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        line = Path(f"/proc/{pid}/stat").read_text()
     except FileNotFoundError:
         if Path("/proc/self/stat").exists():
             return None  # Linux, and no such process
     except OSError:
         return None
     else:
-        fields = stat.rpartition(")")[2].split()
+        fields = line.rpartition(")")[2].split()
         if fields[0] in ("Z", "X"):
             return None  # a zombie has ended
         return fields[19]  # field 22 of proc(5): starttime, in clock ticks after boot
@@ -81,11 +82,11 @@ def group_alive(pgid: int) -> bool:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            line = (entry / "stat").read_text()
         except OSError:
             continue
         # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-        fields = stat.rpartition(")")[2].split()
+        fields = line.rpartition(")")[2].split()
         if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             return True
     return False
@@ -141,6 +142,8 @@ class Ledger:
         }
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self._folder_is_private():
+                return f"the ledger folder {self.folder} is not this user's alone (mode 0700)"
             temp = self.folder / f".{pgid}.tmp"
             temp.write_text(json.dumps(entry))
             os.replace(temp, self.folder / f"{pgid}.json")
@@ -148,14 +151,23 @@ class Ledger:
             return f"cannot record the command in {self.folder}: {exc.strerror or exc}"
         return None
 
+    def _folder_is_private(self) -> bool:
+        """A folder (not a link) owned by this user that no one else may write to: the
+        default one sits in a shared temp folder, where anyone could create it first."""
+        try:
+            st = self.folder.lstat()
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
     def forget(self, pgid: int) -> None:
         with contextlib.suppress(OSError):
             (self.folder / f"{pgid}.json").unlink()
 
     def reap(self, grace: float) -> list[Stopped]:
         """Stop every recorded group whose dispatcher is gone; forget groups that ended."""
-        if not self.usable or not self.folder.is_dir():
-            return []
+        if not self.usable or not self._folder_is_private():
+            return []  # never act on entries others could have written
         stopped = []
         for path in sorted(self.folder.glob("*.json")):
             try:
