@@ -277,6 +277,8 @@ def test_json_log_format_makes_every_stdout_line_a_json_event(
         every = "1h"
         timeout = "30s"
     """)
+    with psycopg.connect(db_url, autocommit=True) as conn:  # synced once before: drift counts
+        conn.execute("SELECT tickq.sync_registry('{\"kinds\": {}}')")
     result = tickq("tick", "--registry", str(path), "--database-url", db_url,
                    "--log-format", "json")
 

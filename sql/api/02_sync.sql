@@ -313,12 +313,16 @@ BEGIN
         PERFORM tickq.registry_error(NULL, 'retry_max',
             format('must not be shorter than retry_base (%s), got %s', v_new.retry_base, v_new.retry_max));
     END IF;
-    v_drift := v_drift || coalesce((
-    SELECT jsonb_agg(jsonb_build_object('field', 'settings.' || o.key, 'stored_value', o.value,
-        'registry_value', n.value))
-    FROM jsonb_each(tickq.registry_settings(v_old)) AS o (key, value)
-    INNER JOIN jsonb_each(tickq.registry_settings(v_new)) AS n (key, value) ON o.key = n.key
-    WHERE o.value IS DISTINCT FROM n.value), '[]');
+    -- Before the first sync (no kind at all, not even the built-in one) the stored settings are
+    -- the defaults, which no registry wrote: the registry's settings replace them without drift.
+    IF EXISTS (SELECT FROM tickq.job_kind) THEN
+        v_drift := v_drift || coalesce((
+        SELECT jsonb_agg(jsonb_build_object('field', 'settings.' || o.key, 'stored_value', o.value,
+            'registry_value', n.value))
+        FROM jsonb_each(tickq.registry_settings(v_old)) AS o (key, value)
+        INNER JOIN jsonb_each(tickq.registry_settings(v_new)) AS n (key, value) ON o.key = n.key
+        WHERE o.value IS DISTINCT FROM n.value), '[]');
+    END IF;
 
     -- The built-in housekeeping kind goes through the same claim path as any other kind, so it
     -- counts in capacity. Its name is reserved.
