@@ -58,7 +58,9 @@ def start_time(pid: int) -> str | None:
         fields = line.rpartition(")")[2].split()
         if fields[0] in ("Z", "X"):
             return None  # a zombie has ended
-        return fields[19]  # field 22 of proc(5): starttime, in clock ticks after boot
+        # Field 22 of proc(5), starttime, counts clock ticks from boot: with the boot's id it
+        # names one process even if the ledger folder outlived a reboot.
+        return f"{_boot_id()}:{fields[19]}"
     # No /proc (macOS): ps prints the start time to the second.
     try:
         done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
@@ -66,6 +68,13 @@ def start_time(pid: int) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "?"
 
 
 def group_alive(pgid: int) -> bool:
