@@ -21,7 +21,9 @@ Table: 10,000 kinds due an hour and more before the fixed clock (2026-11-29 12:0
   committed (synchronous_commit off; the counts leave out waiting for the disk anyway).
 
 Needs valgrind on PATH. --sql-dir migrates from another sql/ folder (e.g. an older commit's,
-checked out with ``git worktree``), to compare two versions on the same data.
+checked out with ``git worktree``), to compare two versions on the same data. --profile WORKLOAD
+also runs that workload under callgrind and writes callgrind.WORKLOAD.out to the current folder,
+for ``callgrind_annotate --inclusive=yes`` (where the instructions go).
 """
 
 from __future__ import annotations
@@ -69,13 +71,21 @@ def copy_tree(source: Path, target: Path) -> None:
     subprocess.run(["cp", "-a", str(source), str(target)], check=True)
 
 
-def instructions(pgdata: Path, user: str | None, dbname: str, statements: list[str]) -> int:
+def instructions(
+    pgdata: Path,
+    user: str | None,
+    dbname: str,
+    statements: list[str],
+    callgrind_out: Path | None = None,
+) -> int:
     script = pgdata.parent / "workload.sql"
     script.write_text("SET synchronous_commit = off\n" + "\n".join(statements) + "\n")
     script.chmod(0o644)
+    tool = ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    if callgrind_out is not None:
+        tool = ["--tool=callgrind", f"--callgrind-out-file={callgrind_out}"]
     cmd = [
-        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-        str(c.bin_dir() / "postgres"), "--single", "-D", str(pgdata), dbname,
+        "valgrind", *tool, str(c.bin_dir() / "postgres"), "--single", "-D", str(pgdata), dbname,
     ]  # fmt: skip
     with script.open() as stdin:
         done = subprocess.run(
@@ -93,6 +103,12 @@ def main() -> None:
     p = c.parser(__doc__.split("\n\n")[0])
     p.add_argument("--slots", type=int, default=100, help="slot rows (default 100)")
     p.add_argument("--sql-dir", type=Path, help="migrate from this sql/ folder instead")
+    p.add_argument(
+        "--profile",
+        choices=sorted(WORKLOADS),
+        help="also write callgrind.<workload>"
+        ".out here (300 operations; read it with callgrind_annotate --inclusive=yes)",
+    )
     args = p.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (Debian: apt-get install valgrind)")
@@ -123,6 +139,15 @@ def main() -> None:
                 copy_tree(snapshot, pgdata)
                 counts[n] = instructions(pgdata, user, "bench_instr", statements * n)
             per_op[name] = (counts[300] - counts[100]) / 200
+        if args.profile:
+            out = folder / "callgrind.out"
+            out.touch(mode=0o666)  # the server's user writes it
+            out.chmod(0o666)
+            shutil.rmtree(pgdata)
+            copy_tree(snapshot, pgdata)
+            instructions(pgdata, user, "bench_instr", WORKLOADS[args.profile] * 300, out)
+            shutil.copy(out, f"callgrind.{args.profile}.out")
+            print(f"wrote callgrind.{args.profile}.out")
         rows = [
             [name, f"{value:,.0f}", f"{value / per_op['bare']:.1f}x"]
             for name, value in per_op.items()
