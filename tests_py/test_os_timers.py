@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,12 +79,15 @@ def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
         "PATH": "/p",
         "DATABASE_URL": "postgresql:///x",
         "TICKQ_REGISTRY": str(tmp_path / "registry.toml"),
+        # the ledger folder of this shell's manual runs, so the timer's ticks find them
+        "TICKQ_RUN_DIR": str(Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"),
     }
     env = ot.timer_environment(
-        registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d"}
+        registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d", "TICKQ_RUN_DIR": "r"}
     )
     assert env["TICKQ_DATA_DIR"] == "/d"
     assert Path(env["TICKQ_REGISTRY"]).is_absolute()
+    assert env["TICKQ_RUN_DIR"] == str(Path("r").absolute())
 
 
 # --- launchd ---------------------------------------------------------------------------------
@@ -154,6 +158,7 @@ def test_template_documents_the_same_keys():
         "TICKQ_REGISTRY",
         "DATABASE_URL",
         "TICKQ_DATA_DIR",
+        "TICKQ_RUN_DIR",
     }
 
 

@@ -30,6 +30,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,11 @@ from typing import Any
 _KILL_WAIT = 2.0
 
 
-def default_folder() -> Path:
-    configured = os.environ.get("TICKQ_RUN_DIR")
+def default_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """$TICKQ_RUN_DIR of `environ` (default os.environ), else <temp dir>/tickq-<uid>."""
+    configured = (os.environ if environ is None else environ).get("TICKQ_RUN_DIR")
     if configured:
-        return Path(configured)
+        return Path(configured).absolute()
     return Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"
 
 

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from tickq.orphans import default_folder
+
 DEFAULT_NAME = "tick"
 LABEL_PREFIX = "dev.tickq."
 DEFAULT_STOP_TIMEOUT = 30  # seconds between SIGTERM and SIGKILL when the timer stops a tick
@@ -70,9 +72,12 @@ def launchd_label(name: str = DEFAULT_NAME) -> str:
 def timer_environment(*, registry_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a timer should pass to `tickq tick`: TICKQ_REGISTRY (absolute) and those
     of PASSED_THROUGH that are set in `environ` (normally os.environ). launchd and cron start
-    programs with a minimal PATH, so the installing shell's PATH is kept."""
+    programs with a minimal PATH, so the installing shell's PATH is kept. TICKQ_RUN_DIR is
+    always set, to the ledger folder this shell's `tickq run` uses: launchd does not give a job
+    the terminal's TMPDIR, and a timer's tick must find the commands a manual run left behind."""
     env = {key: environ[key] for key in PASSED_THROUGH if environ.get(key)}
     env["TICKQ_REGISTRY"] = str(Path(registry_path).absolute())
+    env["TICKQ_RUN_DIR"] = str(default_folder(environ))
     return env
 
 
