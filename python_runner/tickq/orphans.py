@@ -46,23 +46,28 @@ def default_folder(environ: Mapping[str, str] | None = None) -> Path:
     return Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"
 
 
+def _has_proc() -> bool:
+    return Path("/proc/self/stat").exists()
+
+
+def _stat_fields(stat_file: Path) -> list[str] | None:
+    """The fields of a /proc/<pid>/stat after "pid (comm)" (comm may hold spaces and
+    parentheses): state, ppid, pgrp, ...; None if the process is gone or has ended (a zombie)."""
+    try:
+        fields = stat_file.read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return fields if fields and fields[0] not in ("Z", "X") else None
+
+
 def start_time(pid: int) -> str | None:
     """When process `pid` started, as an opaque token (None if there is no such process):
     pid and start time together name one process, even after the pid is reused."""
-    try:
-        line = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        if Path("/proc/self/stat").exists():
-            return None  # Linux, and no such process
-    except OSError:
-        return None
-    else:
-        fields = line.rpartition(")")[2].split()
-        if fields[0] in ("Z", "X"):
-            return None  # a zombie has ended
+    if _has_proc():
+        fields = _stat_fields(Path(f"/proc/{pid}/stat"))
         # Field 22 of proc(5), starttime, counts clock ticks from boot: with the boot's id it
         # names one process even if the ledger folder outlived a reboot.
-        return f"{_boot_id()}:{fields[19]}"
+        return None if fields is None else f"{_boot_id()}:{fields[19]}"
     # No /proc (macOS): ps prints the start time to the second.
     try:
         done = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
@@ -86,20 +91,13 @@ def group_alive(pgid: int) -> bool:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return False  # gone, or no longer ours to signal
-    proc_dir = Path("/proc")
-    if not (proc_dir / "self" / "stat").exists():
+    if not _has_proc():
         return True  # no /proc (macOS): killpg's answer is the best there is
-    for entry in proc_dir.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            line = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-        fields = line.rpartition(")")[2].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(entry / "stat")
+            if fields is not None and len(fields) >= 3 and int(fields[2]) == pgid:
+                return True
     return False
 
 
@@ -108,13 +106,21 @@ def signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def wait_group_gone(pgid: int, seconds: float) -> bool:
+def wait_group_gone(
+    pgid: int, seconds: float, leader: subprocess.Popen[bytes] | None = None
+) -> bool:
+    """Wait until no live member of group `pgid` is left; False after `seconds`. `leader`,
+    when this process started the group, is reaped on the way (without /proc, an unreaped
+    leader would look alive)."""
     deadline = time.monotonic() + seconds
-    while group_alive(pgid):
+    while True:
+        if leader is not None:
+            leader.poll()
+        if not group_alive(pgid):
+            return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
-    return True
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tickq.orphans import Ledger, group_alive, signal_group
+from tickq.orphans import Ledger, group_alive, signal_group, wait_group_gone
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted"]
 
@@ -108,7 +108,7 @@ def run_command(
             notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
         if outcome in ("timeout", "interrupted"):
             signal_group(proc.pid, sent)
-            if not _wait_group(proc, grace):
+            if not wait_group_gone(proc.pid, grace, proc):
                 notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
         else:
             proc.wait()
@@ -118,7 +118,7 @@ def run_command(
             signal_group(proc.pid, signal.SIGKILL)
             if outcome in ("ok", "failed"):
                 notes.append("[tickq: killed processes left in the group after the command exited]")
-        _wait_group(proc, _KILL_WAIT)
+        wait_group_gone(proc.pid, _KILL_WAIT, proc)
     finally:
         if proc.poll() is None:  # only when something above raised
             signal_group(proc.pid, signal.SIGKILL)
@@ -157,17 +157,6 @@ def _watch(
         else:
             time.sleep(wait)
     return None
-
-
-def _wait_group(proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    """Reap the child and wait until no live member of its group is left; False on timeout."""
-    deadline = time.monotonic() + seconds
-    while True:
-        if proc.poll() is not None and not group_alive(proc.pid):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
 
 
 def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:
