@@ -32,3 +32,48 @@ def test_check_fails_the_burst_that_fits_on_average(db_url: str) -> None:
     # ...but the queue starves at :00, and the check says so
     assert done.returncode == 1, done.stdout + done.stderr
     assert "hourly_7" in done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- offsets
+
+
+def _kind(extra: str, schedule: str = 'every = "1h"') -> str:
+    return f'[kinds.a]\ncommand = ["true"]\n{schedule}\ntimeout = "1m"\n{extra}\n'
+
+
+@pytest.mark.parametrize(("extra", "schedule", "problem"), [
+    ('offset = "1h"', 'every = "1h"', 'key "offset": must be shorter than every ("1h"), got "1h"'),
+    ('offset = "90m"', 'every = "1h"', 'key "offset": must be shorter than every'),
+    ('offset = "5m"', 'at = "06:00"', 'key "offset": "offset" only applies to "every" cadences'),
+    ('offset = 300', 'every = "1h"', 'key "offset": duration must be a string'),
+])
+def test_an_offset_outside_its_cadence_is_refused(
+    extra: str, schedule: str, problem: str, tmp_path: Path, db_url: str
+) -> None:
+    path = tmp_path / "registry.toml"
+    path.write_text(_kind(extra, schedule))
+    done = tickq("check", "--registry", str(path), url=db_url)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert problem in done.stderr
+
+
+def test_an_offset_shifts_the_slots_and_shows_in_status(tmp_path: Path, db_url: str) -> None:
+    import json
+
+    import psycopg
+
+    path = tmp_path / "registry.toml"
+    path.write_text(_kind('offset = "20m"') + _kind('offset = "0s"').replace("kinds.a", "kinds.b"))
+    assert tickq("sync", "--registry", str(path), url=db_url).returncode == 0
+    status = json.loads(tickq("status", "--json", url=db_url).stdout)
+    schedules = {k["kind"]: k["schedule"] for k in status["kinds"]}
+    assert schedules["a"] == "every 1h offset 20m" and schedules["b"] == "every 1h"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        # after a run at 10:07 the kind is next due at 10:20, not 11:00
+        conn.execute("UPDATE tickq.job_kind SET due_at = '2026-06-01 10:00Z' WHERE name = 'a'")
+        run_id = conn.execute(
+            "SELECT run_id FROM tickq.claim_jobs(1, 'd', '2026-06-01 10:07Z')").fetchone()[0]
+        conn.execute("SELECT tickq.report_run(%s, 'd', 'ok', 0, NULL, NULL, '2026-06-01 10:08Z')",
+                     (run_id,))
+        due = conn.execute("SELECT due_at FROM tickq.job_kind WHERE name = 'a'").fetchone()[0]
+    assert due.isoformat() == "2026-06-01T10:20:00+00:00"

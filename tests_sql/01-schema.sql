@@ -10,7 +10,8 @@ SELECT domains_are('tickq', ARRAY[
     'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number'
 ]);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'refuse_deleting_running_runs',
+    'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'check_kind_offset',
+    'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'sync_registry',

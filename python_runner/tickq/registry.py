@@ -32,8 +32,8 @@ _SETTINGS_KEYS = (
     "housekeeping_every", "retention", "keep_runs",
 )  # fmt: skip
 _KIND_KEYS = (
-    "command", "every", "at", "on", "timezone", "timeout", "priority", "retries", "enabled",
-    "cwd", "env",
+    "command", "every", "offset", "at", "on", "timezone", "timeout", "priority", "retries",
+    "enabled", "cwd", "env",
 )  # fmt: skip
 
 
@@ -102,12 +102,14 @@ class Settings:
 @dataclass(frozen=True)
 class Kind:
     """One recurring job. Exactly one of `every` (seconds) or `at` (clock times) is set;
-    `timezone` is set (the kind's or the settings' default) exactly when `at` is."""
+    `timezone` is set (the kind's or the settings' default) exactly when `at` is. `offset`
+    (seconds, 0 <= offset < every) shifts an every cadence off its clock-aligned slots."""
 
     name: str
     command: tuple[str, ...]
     timeout: int
     every: int | None = None
+    offset: int = 0
     at: tuple[str, ...] = ()
     on: tuple[str, ...] = ()
     timezone: str | None = None
@@ -121,6 +123,8 @@ class Kind:
         out: dict[str, Any] = {"command": list(self.command)}
         if self.every is not None:
             out["every"] = self.every
+            if self.offset:
+                out["offset"] = self.offset
         else:
             out["at"] = list(self.at)
             if self.on:
@@ -272,6 +276,7 @@ class _Validator:
         command = get("command", _argv)
         timeout = get("timeout", _duration)
         every = get("every", _duration)
+        offset = get("offset", _offset, 0)
         at = get("at", _clock_times, ())
         on = get("on", _weekdays, ())
         timezone = get("timezone", _timezone)
@@ -283,11 +288,17 @@ class _Validator:
             for key in ("on", "timezone"):
                 if key in table:
                     self.report(name, key, f'"{key}" only applies to "at" schedules, not "every"')
+            if every is not None and offset >= every:
+                self.report(name, "offset", f'must be shorter than every ("{table["every"]}"), '
+                            f'got "{table["offset"]}"')
+        if "at" in table and "offset" in table:
+            self.report(name, "offset", '"offset" only applies to "every" cadences, not "at"')
         kind = Kind(
             name=name,
             command=command,
             timeout=timeout,
             every=every,
+            offset=offset,
             at=at,
             on=on,
             timezone=None if "every" in table else (timezone or default_timezone),
@@ -344,6 +355,13 @@ def _duration(value: Any) -> int:
         return parse_duration(value)
     except ValueError as e:
         raise _Invalid(str(e)) from None
+
+
+def _offset(value: Any) -> int:
+    # An offset may be zero ("0s"), unlike every other duration.
+    if value in ("0s", "0m", "0h", "0d"):
+        return 0
+    return _duration(value)
 
 
 def _int_at_least(low: int) -> Callable[[Any], int]:

@@ -7,9 +7,17 @@
 --   TQ004 lease_too_short  settings.lease would be shorter than a kind's timeout
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
+--   TQ080 no_window        a simulation window that is not positive (tickq.simulate)
+
+-- An every cadence may be shifted by an offset (job_kind.every_offset, migration 0011): the
+-- schedule functions take it right after p_every.
+DROP FUNCTION IF EXISTS tickq.next_slot(interval, time[], smallint[], text, timestamptz);
+DROP FUNCTION IF EXISTS tickq.slots_between(interval, time[], smallint[], text, timestamptz, timestamptz);
+DROP FUNCTION IF EXISTS tickq.describe_schedule(interval, time[], smallint[], text, timestamptz);
 
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_every interval,
+    p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
     p_timezone text,
@@ -19,13 +27,17 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_seconds numeric;
+    v_offset numeric;
     v_day date;
     v_slot timestamptz;
 BEGIN
     IF p_every IS NOT NULL THEN
-        -- Aligned to the clock (Unix epoch, UTC): every 15 minutes lands on :00, :15, :30, :45.
+        -- Aligned to the clock (Unix epoch, UTC): every 15 minutes lands on :00, :15, :30, :45;
+        -- with an offset of 5 minutes on :05, :20, :35, :50.
         v_seconds := extract(EPOCH FROM p_every);
-        RETURN to_timestamp((floor(extract(EPOCH FROM p_after) / v_seconds) + 1) * v_seconds);
+        v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
+        RETURN to_timestamp((floor((extract(EPOCH FROM p_after) - v_offset) / v_seconds) + 1) * v_seconds
+            + v_offset);
     END IF;
     -- Calendar: local dates in the kind's zone, from the day before (a gap at midnight can move
     -- a slot across a date) through a week ahead, which covers any set of weekdays. A local time
@@ -46,13 +58,15 @@ BEGIN
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION tickq.next_slot(interval, time[], smallint[], text, timestamptz) IS
-'The first slot strictly after p_after: for an every cadence aligned to the clock, for a calendar '
+COMMENT ON FUNCTION tickq.next_slot(interval, interval, time[], smallint[], text, timestamptz) IS
+'The first slot strictly after p_after: for an every cadence aligned to the clock and shifted by '
+'p_offset (NULL for none), for a calendar '
 'schedule (times of day, optional ISO weekdays 1=Mon..7=Sun) in the IANA zone p_timezone, correct '
 'across daylight-saving changes.';
 
 CREATE OR REPLACE FUNCTION tickq.slots_between(
     p_every interval,
+    p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
     p_timezone text,
@@ -63,6 +77,7 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_seconds numeric;
+    v_offset numeric;
     v_count integer := 0;
     v_slot timestamptz := p_since;
 BEGIN
@@ -71,18 +86,19 @@ BEGIN
     END IF;
     IF p_every IS NOT NULL THEN
         v_seconds := extract(EPOCH FROM p_every);
-        RETURN (floor(extract(EPOCH FROM p_now) / v_seconds)
-            - floor(extract(EPOCH FROM p_since) / v_seconds))::integer;
+        v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
+        RETURN (floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds)
+            - floor((extract(EPOCH FROM p_since) - v_offset) / v_seconds))::integer;
     END IF;
     LOOP
-        v_slot := tickq.next_slot(p_every, p_at_times, p_on_days, p_timezone, v_slot);
+        v_slot := tickq.next_slot(p_every, p_offset, p_at_times, p_on_days, p_timezone, v_slot);
         EXIT WHEN v_slot IS NULL OR v_slot > p_now OR v_count >= 100000;
         v_count := v_count + 1;
     END LOOP;
     RETURN v_count;
 END
 $$;
-COMMENT ON FUNCTION tickq.slots_between(interval, time[], smallint[], text, timestamptz, timestamptz) IS
+COMMENT ON FUNCTION tickq.slots_between(interval, interval, time[], smallint[], text, timestamptz, timestamptz) IS
 'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges.';
 
 CREATE OR REPLACE FUNCTION tickq.format_duration(
@@ -129,6 +145,7 @@ COMMENT ON FUNCTION tickq.describe_calendar(time[], smallint[], text, timestampt
 
 CREATE OR REPLACE FUNCTION tickq.describe_schedule(
     p_every interval,
+    p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
     p_timezone text,
@@ -139,8 +156,10 @@ AS $$
     -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
         WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
+            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset, p_now) ELSE '' END
         ELSE tickq.describe_calendar(p_at_times, p_on_days, p_timezone, p_now)
     END
 $$;
-COMMENT ON FUNCTION tickq.describe_schedule(interval, time[], smallint[], text, timestamptz) IS
-'A schedule as one line for people: "every 5m" or "at 06:00,18:00 on mon Europe/London".';
+COMMENT ON FUNCTION tickq.describe_schedule(interval, interval, time[], smallint[], text, timestamptz) IS
+'A schedule as one line for people: "every 5m", "every 1h offset 20m" or '
+'"at 06:00,18:00 on mon Europe/London".';

@@ -74,6 +74,7 @@ AS $$
         'cwd', p_kind.registry -> 'cwd',
         'env', p_kind.registry -> 'env',
         'every', extract(EPOCH FROM p_kind.every)::bigint,
+        'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
         'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
             FROM unnest(p_kind.at_times) AS t (at_time)),
         'on', (SELECT jsonb_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day]
@@ -137,8 +138,8 @@ BEGIN
         PERFORM tickq.registry_error(p_name, '*', 'a kind must be an object');
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
-        IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'at', 'on', 'timezone', 'timeout',
-            'priority', 'retries', 'enabled']) THEN
+        IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'timezone',
+            'timeout', 'priority', 'retries', 'enabled']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -171,7 +172,21 @@ BEGIN
         END IF;
         v_kind.every := tickq.registry_seconds(p_entry -> 'every', p_name, 'every');
         v_kind.timezone := 'UTC';
+        -- The slots of the cadence shifted by the offset; 0 is no shift, stored as NULL.
+        IF p_entry ? 'offset' THEN
+            IF jsonb_typeof(p_entry -> 'offset') <> 'number' OR (p_entry ->> 'offset')::numeric < 0
+                OR make_interval(secs => (p_entry ->> 'offset')::double precision) >= v_kind.every THEN
+                PERFORM tickq.registry_error(p_name, 'offset',
+                    format('must be a number of seconds >= 0 and below every (%s), got %s',
+                        extract(EPOCH FROM v_kind.every), p_entry -> 'offset'));
+            END IF;
+            v_kind.every_offset := nullif(make_interval(secs => (p_entry ->> 'offset')::double precision),
+                '0'::interval);
+        END IF;
     ELSE
+        IF p_entry ? 'offset' THEN
+            PERFORM tickq.registry_error(p_name, 'offset', 'only an every cadence takes this key');
+        END IF;
         v_item := p_entry -> 'at';
         IF jsonb_typeof(v_item) = 'string' THEN
             v_item := jsonb_build_array(v_item);
@@ -344,15 +359,16 @@ BEGIN
         SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = v_name FOR UPDATE;
         IF NOT FOUND THEN
             INSERT INTO tickq.job_kind AS k (
-                name, registry, every, at_times, on_days, timezone, timeout, priority, retries,
-                enabled, due_at, created_at, updated_at
+                name, registry, every, every_offset, at_times, on_days, timezone, timeout, priority,
+                retries, enabled, due_at, created_at, updated_at
             ) VALUES (
-                v_name, v_in_entry, v_incoming.every, v_incoming.at_times, v_incoming.on_days,
+                v_name, v_in_entry, v_incoming.every, v_incoming.every_offset, v_incoming.at_times,
+                v_incoming.on_days,
                 v_incoming.timezone, v_incoming.timeout, v_incoming.priority, v_incoming.retries,
                 v_incoming.enabled,
                 -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
                 CASE WHEN v_incoming.every IS NOT NULL THEN p_now
-                    ELSE tickq.next_slot(NULL, v_incoming.at_times, v_incoming.on_days,
+                    ELSE tickq.next_slot(NULL, NULL, v_incoming.at_times, v_incoming.on_days,
                         v_incoming.timezone, p_now) END,
                 p_now, p_now
             );
@@ -380,6 +396,7 @@ BEGIN
             UPDATE tickq.job_kind AS k SET
                 registry = v_in_entry,
                 every = v_incoming.every,
+                every_offset = v_incoming.every_offset,
                 at_times = v_incoming.at_times,
                 on_days = v_incoming.on_days,
                 timezone = v_incoming.timezone,
@@ -390,12 +407,12 @@ BEGIN
                 retired_at = NULL,
                 -- A changed schedule takes effect at once, unless the kind is already due sooner.
                 due_at = CASE
-                    WHEN (k.every, k.at_times, k.on_days, k.timezone)
-                        IS NOT DISTINCT FROM (v_incoming.every, v_incoming.at_times, v_incoming.on_days,
-                            v_incoming.timezone)
+                    WHEN (k.every, k.every_offset, k.at_times, k.on_days, k.timezone)
+                        IS NOT DISTINCT FROM (v_incoming.every, v_incoming.every_offset, v_incoming.at_times,
+                            v_incoming.on_days, v_incoming.timezone)
                         THEN k.due_at
-                    ELSE least(k.due_at, tickq.next_slot(v_incoming.every, v_incoming.at_times,
-                        v_incoming.on_days, v_incoming.timezone, p_now))
+                    ELSE least(k.due_at, tickq.next_slot(v_incoming.every, v_incoming.every_offset,
+                        v_incoming.at_times, v_incoming.on_days, v_incoming.timezone, p_now))
                 END,
                 updated_at = p_now
             WHERE k.name = v_name;

@@ -71,7 +71,7 @@ BEGIN
             WHEN v_failed AND v_run.attempt <= k.retries THEN
                 p_now + least(s.retry_max, s.retry_base * power(2, v_run.attempt - 1))
             -- The next slot strictly after now: slots missed while asleep collapse into one run.
-            ELSE tickq.next_slot(k.every, k.at_times, k.on_days, k.timezone, p_now)
+            ELSE tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now)
         END,
         updated_at = p_now
     FROM tickq.settings AS s
@@ -255,7 +255,8 @@ BEGIN
             k.next_trigger,
             CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.at_times, k.on_days, k.timezone, k.due_at, p_now)
+                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
+                    k.due_at, p_now)
             END,
             p_dispatcher,
             p_now,

@@ -50,7 +50,7 @@ AS $$
     SELECT
         k.name,
         k.priority,
-        tickq.describe_schedule(k.every, k.at_times, k.on_days, k.timezone, p_now),
+        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now),
         round(d.runs_per_tick, 4),
         e.expected,
         e.source,
