@@ -24,14 +24,60 @@ def tickq(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="check only adds up slot shares: the burst passes")
 def test_check_fails_the_burst_that_fits_on_average(db_url: str) -> None:
     done = tickq("check", "--registry", str(STORY / "burst.toml"), url=db_url)
     # the average fits...
     assert "capacity fits: total slot share 2.07 against 2.25" in done.stdout, done.stdout
     # ...but the queue starves at :00, and the check says so
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "hourly_7" in done.stdout + done.stderr
+    assert "worst case STARVES 3 kind(s)" in done.stdout
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()
+             if "longer than stale_after 15m" in line}
+    assert sorted(lines) == ["hourly_6", "hourly_7", "tickq.housekeeping"], done.stdout
+    # the worst wait, the instant it began (an aligned hour) and what held the slots meanwhile
+    assert "waits 30m" in lines["hourly_7"] and ":00 UTC" in lines["hourly_7"]
+    assert "behind hourly_0, hourly_1, hourly_2, hourly_3, hourly_4, hourly_5" in lines["hourly_7"]
+    # which window was covered
+    assert "every schedule once (1h)" in done.stdout
+
+
+@pytest.mark.parametrize("hours", ["0", "-3"])
+def test_simulate_refuses_a_window_that_is_not_positive(hours: str, db_url: str) -> None:
+    done = tickq("simulate", "--registry", str(STORY / "burst.toml"), f"--hours={hours}",
+                 url=db_url)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"tickq: --hours must be a positive number of hours, got {hours}"]
+
+
+def test_simulate_defaults_to_a_window_that_covers_every_schedule(
+    tmp_path: Path, db_url: str
+) -> None:
+    import datetime as dt
+
+    # a daily kind half a day away is not due in a window of one hour and a quarter
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=12)).strftime("%H:%M")
+    path = tmp_path / "registry.toml"
+    path.write_text(f"""
+[settings]
+housekeeping_every = "1h"
+[kinds.hourly]
+command = ["true"]
+every = "1h"
+timeout = "1m"
+[kinds.later]
+command = ["true"]
+at = "{later}"
+timeout = "1m"
+""")
+    done = tickq("simulate", "--registry", str(path), "--hours", "1.25", url=db_url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("later "))
+    assert "not due in window" in row
+    # without --hours: a day (the daily kind's period) and stale_after
+    done = tickq("simulate", "--registry", str(path), url=db_url)
+    assert "(every schedule once: 1d)" in done.stdout.splitlines()[0], done.stdout
+    assert "24.25 simulated hours" in done.stdout
 
 
 # ---------------------------------------------------------------- offsets

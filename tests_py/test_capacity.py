@@ -62,6 +62,10 @@ def test_check_passes_the_real_fix(db_url: str) -> None:
     done = tickq("check", "--registry", story_registry("real_fix"), url=db_url)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "capacity fits" in done.stdout and "3 slots less a 25% margin" in done.stdout
+    # the worst case too, over a week (weekly kinds) that holds a London clock change
+    assert "every schedule once (7d)" in done.stdout
+    assert "holds a daylight-saving change of Europe/London" in done.stdout
+    assert "worst case fits: no kind waits longer than stale_after 15m" in done.stdout
 
 
 def test_check_uses_the_queues_history_for_expected_durations(

@@ -18,7 +18,8 @@ SELECT functions_are('tickq', ARRAY[
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
-    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
+    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
+    'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

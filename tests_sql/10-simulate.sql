@@ -35,8 +35,10 @@ UPDATE tickq.slot SET run_id = NULL;
 UPDATE tickq.job_run SET outcome = 'lost', finished_at = '2026-06-03 10:00Z' WHERE outcome = 'running';
 SELECT is_empty($$SELECT * FROM tickq.simulate(24, NULL, '2026-06-03 10:00Z') WHERE starved$$,
     'nobody starves when the capacity invariant holds');
+-- from a steady start (every kind at its first slot, the runs left above gone), 10:00 to 10:59
+SELECT tickq.simulation_start('2026-06-05 10:00Z');
 SELECT results_eq(
-    $$SELECT kind, runs FROM tickq.simulate(1, '{"n": 10}', '2026-06-05 10:00Z') ORDER BY kind$$,
+    $$SELECT kind, runs FROM tickq.simulate(59 / 60.0, '{"n": 10}', '2026-06-05 10:00Z') ORDER BY kind$$,
     $$VALUES ('l', 1), ('n', 12), ('tickq.housekeeping', 4), ('u', 12)$$,
     'an hour: a 5-minute kind runs 12 times, an hourly one once; given durations replace timeouts');
 

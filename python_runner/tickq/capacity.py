@@ -1,15 +1,13 @@
-"""`tickq check` and `tickq simulate`: the capacity invariant and the simulator, answered by the
-SQL in sql/api/05_capacity.sql and 07_simulate.sql without touching the user's queue.
+"""The capacity invariant of `tickq check`, answered by the SQL in sql/api/05_capacity.sql without
+touching the user's queue (the worst-case simulation is worst_case.py).
 
 `check` loads the registry into the queue inside a transaction that is rolled back, so the
 answer uses the queue's real history (95th percentiles of recent runs) and leaves nothing
-behind. `simulate` runs in a scratch database of its own, created and dropped around it, since
-its moved clock holds the queue's locks for seconds.
+behind.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,29 +58,3 @@ def check(conn: psycopg.Connection, registry: Registry) -> CapacityReport:
 def observed_durations(conn: psycopg.Connection) -> dict[str, float]:
     """Expected durations the queue has history for (p95 of recent successful runs)."""
     return dict(conn.execute(db.load_query("observed_durations")).fetchall())
-
-
-def simulate(
-    server_url: str, registry: Registry, hours: float, durations: dict[str, float] | None
-) -> list[tuple[Any, ...]]:
-    """Run the registry for `hours` with a moved clock in a scratch database; per kind:
-    kind, lane, runs, longest wait, starved."""
-    name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
-    url = db.create_database(server_url, name)
-    try:
-        with db.connect(url) as conn:
-            db.migrate(conn)
-            with conn.transaction():
-                conn.execute(
-                    db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())}
-                )
-                rows = conn.execute(
-                    db.load_query("simulate"),
-                    {"hours": hours, "durations": Jsonb(durations) if durations else None},
-                ).fetchall()
-                raise _Rollback
-    except _Rollback:
-        pass
-    finally:
-        db.drop_database(server_url, name)
-    return rows

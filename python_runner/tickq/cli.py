@@ -230,14 +230,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Exit 0 when the registry's total slot share fits the slots less the margin, else 1."""
-    from tickq import capacity
+    """Exit 0 when the slot shares fit the slots less the margin and no kind waits past
+    stale_after in the worst case, else 1."""
+    from tickq import capacity, worst_case
 
     registry = _registry(args)
     url = _url(args)
     with _connect(url) as conn:
         _migrate(conn)
         report = capacity.check(conn, registry)
+        durations = capacity.observed_durations(conn) if args.durations == "observed" else None
     print(_table(
         ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
         [[k, p, sch, f"{rpt:.4f}", _human(exp.total_seconds()), src, f"{share:.4f}"]
@@ -258,15 +260,35 @@ def cmd_check(args: argparse.Namespace) -> int:
         worst = max(lanes, key=lambda row: row[3])
         print(f"the {worst[0]} lane takes the most ({worst[3]:.2f} slots): slow its cadences, "
               "shorten its timeouts, or add slots", file=sys.stderr)
-    return EXIT_OK if fits else EXIT_NO
+    server = _server(args)
+    result = worst_case.worst_case(server, registry, durations)
+    print(f"\nworst case, every run taking its {args.durations}:")
+    for window in result.windows:
+        print(f"  simulated {worst_case.describe(window)}")
+    print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 worst_case.wait_rows(result)))
+    stale = registry.settings.stale_after
+    if result.starved:
+        print(f"\nworst case STARVES {len(result.starved)} kind(s):")
+        for line in worst_case.starved_lines(result, stale):
+            print(f"  {line}")
+    else:
+        print(f"\nworst case fits: no kind waits longer than stale_after {_human(stale)}")
+    if args.suggest and result.starved:
+        from tickq import suggest
+
+        print(suggest.render(suggest.suggest(server, registry, durations)))
+    return EXIT_OK if fits and not result.starved else EXIT_NO
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Exit 1 when any kind waits longer than stale_after in the simulated hours."""
     import time
 
-    from tickq import capacity
+    from tickq import capacity, worst_case
 
+    if args.hours is not None and not args.hours > 0:
+        raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
     registry = _registry(args)
     durations = None
     if args.durations == "observed":
@@ -275,19 +297,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             durations = capacity.observed_durations(conn)
     server = _server(args)
     started = time.monotonic()
-    rows = capacity.simulate(server, registry, args.hours, durations)
+    result = worst_case.replay(server, registry, args.hours, durations)
     elapsed = time.monotonic() - started
-    print(_table(
-        ["kind", "lane", "runs", "longest wait", "starved"],
-        [[k, lane, str(n), _human(wait.total_seconds()), "STARVED" if starved else "-"]
-         for k, lane, n, wait, starved in rows],
-    ))
-    starving = sorted({lane for _k, lane, _n, _w, starved in rows if starved},
-                      key=["urgent", "high", "normal", "low"].index)
+    window = result.windows[0]
+    print(f"simulated {worst_case.utc(window.starts_at)} to {worst_case.utc(window.ends_at)}"
+          + ("" if args.hours else f" (every schedule once: {worst_case.human(window.period)})"))
+    print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 worst_case.wait_rows(result)))
+    lanes = ["urgent", "high", "normal", "low"]
+    starving = sorted({k.lane for k in result.starved}, key=lanes.index)
     stale = _human(registry.settings.stale_after)
-    print(f"\n{args.hours:g} simulated hours with {args.durations} durations in {elapsed:.1f}s: "
-          + (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
-             if starving else f"no kind waited longer than {stale}"))
+    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+               if starving else f"no kind waited longer than {stale}")
+    print(f"\n{float(window.hours):g} simulated hours with {args.durations} durations in "
+          f"{elapsed:.1f}s: {verdict}")
     return EXIT_NO if starving else EXIT_OK
 
 
@@ -358,13 +381,18 @@ def build_parser() -> argparse.ArgumentParser:
         "psql_args", nargs=argparse.REMAINDER
     )
     add("demo", cmd_demo, "a real tick of the example registry in a fresh demo database")
-    add("check", cmd_check, "exit 1 unless the registry's cadences fit the slots with margin")
+    check = add("check", cmd_check, "exit 1 unless the cadences fit the slots with margin and "
+                "no kind waits past stale_after in the worst case")
+    check.add_argument("--suggest", action="store_true",
+                       help="when the worst case starves, propose the smallest change that passes")
     sim = add("simulate", cmd_simulate, "run the registry with a moved clock; exit 1 on starvation")
-    sim.add_argument("--hours", type=float, default=72.0, help="simulated hours (default 72)")
-    sim.add_argument(
-        "--durations", choices=("timeout", "observed"), default="timeout",
-        help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
-    )
+    sim.add_argument("--hours", type=float, default=None,
+                     help="simulated hours (default: every schedule once, plus stale_after)")
+    for p in (check, sim):
+        p.add_argument(
+            "--durations", choices=("timeout", "observed"), default="timeout",
+            help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
+        )
     from tickq import timers_cli
 
     timers_cli.add_commands(sub, common)

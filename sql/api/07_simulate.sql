@@ -1,38 +1,53 @@
 -- The schedule simulator: the real claim_jobs and report_run with a moved clock.
 
-CREATE OR REPLACE FUNCTION tickq.simulate(
-    p_hours numeric,
+-- simulate returns where each kind's worst wait began and what held the slots meanwhile.
+DROP FUNCTION IF EXISTS tickq.simulate(numeric, jsonb, timestamptz);
+
+CREATE OR REPLACE FUNCTION tickq.simulated_hold(
+    p_kind tickq.job_kind,
+    p_durations jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS interval
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- Each run holds its slot for its given duration, else its timeout (the worst case).
+    SELECT coalesce(make_interval(secs => (p_durations ->> p_kind.name)::double precision), p_kind.timeout)
+$$;
+COMMENT ON FUNCTION tickq.simulated_hold(tickq.job_kind, jsonb, timestamptz) IS
+'How long a simulated run of the kind holds its slot: p_durations->kind seconds, else its timeout. '
+'p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulate_events(
+    p_until timestamptz,
     p_durations jsonb DEFAULT NULL,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    kind text,
-    priority tickq.priority,
-    runs integer,
-    longest_wait interval,
-    starved boolean
-)
+) RETURNS integer
 LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
     v_settings tickq.settings;
-    v_end timestamptz := p_now + p_hours * interval '1 hour';
     v_next_tick timestamptz := p_now;
     v_t timestamptz;
-    v_run_ids bigint[] := '{}'::bigint[];
-    v_finish timestamptz[] := '{}'::timestamptz[];
+    v_run_ids bigint[];
+    v_finish timestamptz[];
     v_keep_ids bigint[];
     v_keep_finish timestamptz[];
     v_claim record;
-    v_hold interval;
+    v_events integer := 0;
 BEGIN
-    -- Meant for a scratch database inside a transaction the caller rolls back: it claims and
-    -- reports as dispatcher 'simulator' on whatever queue it is given.
-    IF p_hours IS NULL OR p_hours <= 0 THEN
-        RAISE EXCEPTION 'simulate: p_hours must be positive, got %', p_hours
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    -- Meant for a scratch database: it claims and reports as dispatcher 'simulator' on whatever
+    -- queue it is given. It goes on where an earlier call stopped (the simulator's runs still
+    -- running are picked up), so a caller may commit between parts of a long window: inside one
+    -- transaction every claim and report adds a version of the same few kind and slot rows that
+    -- nothing can prune, and each step gets slower than the last.
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'),
+        coalesce(array_agg(r.claimed_at + tickq.simulated_hold(k, p_durations) ORDER BY r.id), '{}')
+    INTO v_run_ids, v_finish
+    FROM tickq.job_run AS r
+    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+    WHERE r.outcome = 'running' AND r.dispatcher = 'simulator';
     -- Events in time order: every tick the OS timer wakes a dispatcher that claims the free
     -- slots; every finished run is reported and its slot claimed again at once.
     LOOP
@@ -40,7 +55,11 @@ BEGIN
         FOR i IN 1..coalesce(cardinality(v_finish), 0) LOOP
             v_t := least(v_t, v_finish[i]);
         END LOOP;
-        EXIT WHEN v_t > v_end;
+        -- Runs an earlier call left that finished before p_now are reported at their own time,
+        -- and the clock never claims before p_now.
+        v_t := greatest(v_t, p_now);
+        EXIT WHEN v_t > p_until;
+        v_events := v_events + 1;
 
         v_keep_ids := '{}'::bigint[];
         v_keep_finish := '{}'::timestamptz[];
@@ -58,42 +77,233 @@ BEGIN
             v_next_tick := v_next_tick + v_settings.tick;
         END IF;
 
+        -- The dispatcher would claim here; when every slot is held or nothing is due its claim
+        -- finds nothing, so the simulator skips it (the outcome is the same, and cheaper).
+        CONTINUE WHEN cardinality(v_run_ids) >= v_settings.slots OR NOT EXISTS (
+            SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_t);
         FOR v_claim IN
-            SELECT c.run_id, c.kind FROM tickq.claim_jobs(v_settings.slots, 'simulator', v_t) AS c
+            SELECT c.run_id, tickq.simulated_hold(k, p_durations) AS hold
+            FROM tickq.claim_jobs(v_settings.slots, 'simulator', v_t) AS c
+            INNER JOIN tickq.job_kind AS k ON c.kind = k.name
         LOOP
-            -- Each run holds its slot for its given duration, else its timeout (the worst case).
-            v_hold := coalesce(
-                make_interval(secs => (p_durations ->> v_claim.kind)::double precision),
-                (SELECT k.timeout FROM tickq.job_kind AS k WHERE k.name = v_claim.kind));
             v_run_ids := v_run_ids || v_claim.run_id;
-            v_finish := v_finish || (v_t + v_hold);
+            v_finish := v_finish || (v_t + v_claim.hold);
         END LOOP;
     END LOOP;
+    RETURN v_events;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulate_events(timestamptz, jsonb, timestamptz) IS
+'The simulator''s clock: from p_now through p_until, a claim at every tick (p_now, p_now + tick, '
+'...) and whenever a run finishes, through the real claim_jobs and report_run as dispatcher '
+'"simulator"; each run holds its slot for p_durations->kind seconds, else its timeout. Goes on '
+'from the simulator''s runs still running. Returns the events it handled. Scratch databases only.';
 
-    RETURN QUERY
+CREATE OR REPLACE FUNCTION tickq.simulation_report(
+    p_until timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    kind text,
+    priority tickq.priority,
+    runs integer,
+    longest_wait interval,
+    starved boolean,
+    worst_due_at timestamptz,
+    behind text[]
+)
+LANGUAGE sql STABLE
+AS $$
+    WITH settings AS (SELECT s.stale_after FROM tickq.settings AS s),
+    sim_runs AS (
+        SELECT r.kind, r.due_at, r.claimed_at, coalesce(r.finished_at, p_until) AS ended_at
+        FROM tickq.job_run AS r
+        WHERE r.dispatcher = 'simulator' AND r.claimed_at >= p_now AND r.claimed_at <= p_until
+    ),
+    waits AS (
+        -- Every wait from due to claim, and the waits of kinds still unclaimed at the end.
+        SELECT r.kind, r.due_at, r.claimed_at AS until FROM sim_runs AS r
+        UNION ALL
+        SELECT k.name, k.due_at, p_until FROM tickq.job_kind AS k
+        WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_until
+    ),
+    worst AS (
+        SELECT DISTINCT ON (w.kind) w.kind, w.due_at, w.until, w.until - w.due_at AS wait
+        FROM waits AS w
+        ORDER BY w.kind, w.until - w.due_at DESC, w.due_at
+    ),
+    run_counts AS (SELECT r.kind, count(*)::integer AS runs FROM sim_runs AS r GROUP BY r.kind)
     SELECT
         k.name,
         k.priority,
-        count(r.id)::integer,
-        greatest(
-            max(r.claimed_at - r.due_at),
-            -- A kind still waiting at the end waited at least this long.
-            CASE WHEN k.run_id IS NULL AND k.due_at <= v_end THEN v_end - k.due_at END,
-            '0'::interval),
-        greatest(
-            max(r.claimed_at - r.due_at),
-            CASE WHEN k.run_id IS NULL AND k.due_at <= v_end THEN v_end - k.due_at END
-        ) > v_settings.stale_after
+        coalesce(c.runs, 0),
+        CASE WHEN w.kind IS NOT NULL THEN greatest(w.wait, '0'::interval) END,
+        coalesce(w.wait > s.stale_after, false),
+        CASE WHEN w.wait > '0'::interval THEN w.due_at END,
+        -- What a starved kind waited behind: the kinds whose runs held slots during its worst
+        -- wait, longest holders first.
+        CASE WHEN w.wait > s.stale_after THEN ARRAY(
+            SELECT r.kind FROM sim_runs AS r
+            WHERE r.kind <> k.name AND r.claimed_at < w.until AND r.ended_at > w.due_at
+            GROUP BY r.kind
+            ORDER BY sum(least(r.ended_at, w.until) - greatest(r.claimed_at, w.due_at)) DESC, r.kind
+        ) END
     FROM tickq.job_kind AS k
-    LEFT JOIN tickq.job_run AS r ON r.kind = k.name AND r.dispatcher = 'simulator' AND r.claimed_at >= p_now
+    CROSS JOIN settings AS s
+    LEFT JOIN worst AS w ON w.kind = k.name
+    LEFT JOIN run_counts AS c ON c.kind = k.name
     WHERE k.enabled
-    GROUP BY k.name, k.priority, k.run_id, k.due_at
-    ORDER BY k.priority, k.name;
+    ORDER BY k.priority, k.name
+$$;
+COMMENT ON FUNCTION tickq.simulation_report(timestamptz, timestamptz) IS
+'What the simulator saw from p_now through p_until, per enabled kind: runs, longest wait from due '
+'to claim (NULL when it was never due), starved (waited longer than stale_after), when that wait '
+'began, and for a starved kind the kinds whose runs held slots meanwhile, longest first.';
+
+CREATE OR REPLACE FUNCTION tickq.simulate(
+    p_hours numeric,
+    p_durations jsonb DEFAULT NULL,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    kind text,
+    priority tickq.priority,
+    runs integer,
+    longest_wait interval,
+    starved boolean,
+    worst_due_at timestamptz,
+    behind text[]
+)
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF p_hours IS NULL OR p_hours <= 0 THEN
+        RAISE EXCEPTION 'simulate: the window must be a positive number of hours, got %',
+            coalesce(p_hours::text, 'nothing')
+            USING ERRCODE = 'TQ080', DETAIL = 'p_hours is the length of the simulated window.',
+            HINT = 'Give a positive number of hours, or leave it out for a window that covers every '
+                'schedule (tickq.simulation_windows).';
+    END IF;
+    PERFORM tickq.simulate_events(p_now + p_hours * interval '1 hour', p_durations, p_now);
+    RETURN QUERY SELECT * FROM tickq.simulation_report(p_now + p_hours * interval '1 hour', p_now);
 END
 $$;
 COMMENT ON FUNCTION tickq.simulate(numeric, jsonb, timestamptz) IS
-'Runs the queue for p_hours from p_now with a moved clock through the real claim_jobs and '
-'report_run: a claim at every tick and whenever a run finishes; each run holds its slot for '
-'p_durations->kind seconds, else its timeout. Per kind: runs, longest wait from due to claim, and '
-'starved (waited longer than stale_after). Use it in a scratch database, in a transaction that '
-'is rolled back.';
+'Runs the queue for p_hours from p_now with a moved clock (tickq.simulate_events) in one '
+'transaction and reports per kind (tickq.simulation_report): runs, longest wait, starved, when '
+'the worst wait began and what a starved kind waited behind. TQ080 for a window that is not '
+'positive. Use it in a scratch database, in a transaction that is rolled back; for windows of '
+'days, call simulate_events part by part with commits between.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_start(
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- A queue that has run for a while: each kind waits for its own next slot, none is due at
+    -- once because it was just synced, and nothing is running.
+    UPDATE tickq.job_run AS r SET outcome = 'lost', finished_at = p_now WHERE r.outcome = 'running';
+    UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id IS NOT NULL;
+    UPDATE tickq.job_kind AS k SET
+        run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
+        last_run_id = NULL,
+        due_at = tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
+            p_now - interval '1 microsecond')
+    WHERE k.enabled;
+    -- An earlier window's runs would count in this one's report.
+    DELETE FROM tickq.job_run AS r WHERE r.dispatcher = 'simulator';
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_start(timestamptz) IS
+'For the simulator, in a scratch database: puts every enabled kind at its first slot at or after '
+'p_now with nothing running and no simulated run left, as in a queue that has been running for a '
+'while (a kind new to a '
+'queue is due at once; that one-off burst is not the steady state tickq check judges).';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_windows(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text)
+LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_stale interval;
+    v_period interval := '0'::interval;
+    v_lcm bigint := 1;
+    v_seconds bigint;
+    v_length interval;
+    v_warm interval;
+    v_zone record;
+    v_starts timestamptz[] := '{}'::timestamptz[];
+    v_zones text[] := '{}'::text[];
+    v_covered boolean;
+BEGIN
+    SELECT s.stale_after INTO STRICT v_stale FROM tickq.settings AS s;
+    -- The period that covers every schedule once: the longest cadence, a day for daily calendar
+    -- times, a week for weekdays, and the cadences' least common multiple (when cadences of 7 and
+    -- 11 minutes meet only every 77), at most a week; all of it at most 31 days.
+    FOR v_seconds IN
+        SELECT DISTINCT extract(EPOCH FROM k.every)::bigint FROM tickq.job_kind AS k
+        WHERE k.enabled AND k.every IS NOT NULL
+    LOOP
+        v_lcm := least(v_lcm / gcd(v_lcm, v_seconds) * v_seconds, 7 * 86400);
+    END LOOP;
+    SELECT greatest(
+        make_interval(secs => v_lcm),
+        max(k.every),
+        max(CASE WHEN k.at_times IS NULL THEN NULL WHEN k.on_days IS NULL THEN interval '1 day'
+            ELSE interval '7 days' END))
+    INTO v_period
+    FROM tickq.job_kind AS k
+    WHERE k.enabled;
+    v_period := least(coalesce(v_period, '1 hour'::interval), '31 days'::interval);
+    -- A run due at the very end still has stale_after to show that it waited too long; the
+    -- window opens the longest timeout early, so runs that started before it hold their slots
+    -- when it begins, as they would in a queue that has been running.
+    SELECT coalesce(max(k.timeout), '0'::interval) INTO v_warm FROM tickq.job_kind AS k WHERE k.enabled;
+    v_length := v_warm + v_period + v_stale;
+
+    -- Calendar times in a zone with daylight saving: one window holds a change day of each such
+    -- zone (the next change after p_now in the database's own time-zone data), starting at that
+    -- day's local midnight. Zones whose next change falls in a window already planned share it.
+    FOR v_zone IN
+        SELECT z.zone, c.changes_at
+        FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.at_times IS NOT NULL) AS z
+        CROSS JOIN LATERAL (
+            SELECT min(h.at) AS changes_at
+            FROM generate_series(date_trunc('hour', p_now), date_trunc('hour', p_now) + interval '400 days',
+                interval '1 hour') AS h (at)
+            WHERE (h.at AT TIME ZONE z.zone) - (h.at AT TIME ZONE 'UTC')
+                <> ((h.at + interval '1 hour') AT TIME ZONE z.zone) - ((h.at + interval '1 hour') AT TIME ZONE 'UTC')
+        ) AS c
+        WHERE c.changes_at IS NOT NULL
+        ORDER BY c.changes_at, z.zone
+    LOOP
+        v_covered := false;
+        FOR i IN 1..cardinality(v_starts) LOOP
+            v_covered := v_covered OR (v_zone.changes_at >= v_starts[i]
+                AND v_zone.changes_at + interval '1 hour' <= v_starts[i] + v_period);
+        END LOOP;
+        CONTINUE WHEN v_covered;
+        v_starts := v_starts || ((((v_zone.changes_at + interval '1 hour') AT TIME ZONE v_zone.zone)::date)::timestamp
+            AT TIME ZONE v_zone.zone);
+        v_zones := v_zones || v_zone.zone::text;
+    END LOOP;
+    IF cardinality(v_starts) = 0 THEN
+        -- No change day to hold: from midnight UTC, where every clock-aligned cadence meets.
+        v_starts := ARRAY[date_trunc('day', p_now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'];
+        v_zones := ARRAY[NULL::text];
+    END IF;
+    RETURN QUERY
+    SELECT w.starts_at - v_warm, round(extract(EPOCH FROM v_length) / 3600, 6), v_period, v_warm, w.dst_zone
+    FROM unnest(v_starts, v_zones) AS w (starts_at, dst_zone)
+    ORDER BY w.starts_at;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_windows(timestamptz) IS
+'The windows tickq check simulates: each covers every enabled schedule at least once (period: the '
+'longest cadence or calendar period, the cadences'' least common multiple up to a week, at most '
+'31 days), opened the longest timeout early and closed stale_after late; with calendar kinds in '
+'zones that change clocks, one window per '
+'change day (the next after p_now), whose period starts at its local midnight, shared by zones '
+'it covers.';

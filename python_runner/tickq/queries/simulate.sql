@@ -1,2 +1,0 @@
-SELECT kind, priority::text, runs, longest_wait, starved
-FROM tickq.simulate(%(hours)s::numeric, %(durations)s::jsonb)
