@@ -71,8 +71,10 @@ BEGIN
     END IF;
     IF p_every IS NOT NULL THEN
         v_seconds := extract(EPOCH FROM p_every);
-        RETURN (floor(extract(EPOCH FROM p_now) / v_seconds)
-            - floor(extract(EPOCH FROM p_since) / v_seconds))::integer;
+        -- Capped below what an integer holds (claims add the slot due): a one-second kind asleep
+        -- for 70 years would overflow it.
+        RETURN least(floor(extract(EPOCH FROM p_now) / v_seconds)
+            - floor(extract(EPOCH FROM p_since) / v_seconds), 2147483646)::integer;
     END IF;
     LOOP
         v_slot := tickq.next_slot(p_every, p_at_times, p_on_days, p_timezone, v_slot);
