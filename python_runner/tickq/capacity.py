@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import db, registry_db
 from tickq.registry import Registry
 
 
@@ -43,9 +43,7 @@ def check(conn: psycopg.Connection, registry: Registry) -> CapacityReport:
     report: CapacityReport | None = None
     try:
         with conn.transaction():
-            conn.execute(
-                db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())}
-            )
+            registry_db.sync(conn, registry)
             report = CapacityReport(
                 kinds=conn.execute(db.load_query("capacity")).fetchall(),
                 lanes=conn.execute(db.load_query("capacity_total")).fetchall(),
@@ -73,9 +71,7 @@ def simulate(
         with db.connect(url) as conn:
             db.migrate(conn)
             with conn.transaction():
-                conn.execute(
-                    db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())}
-                )
+                registry_db.sync(conn, registry)
                 rows = conn.execute(
                     db.load_query("simulate"),
                     {"hours": hours, "durations": Jsonb(durations) if durations else None},

@@ -23,15 +23,17 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import db, registry_db
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
 from tickq.registry import Registry
+from tickq.registry_db import RegistryRefused
+
+__all__ = ["ClaimRefused", "DatabaseUnavailable", "Dispatcher", "RegistryRefused"]
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql)
 RUN_NOT_LIVE = "TQ001"
-INVALID_REGISTRY = "TQ002"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
@@ -42,10 +44,6 @@ HOUSEKEEPING = "tickq.housekeeping"
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached (after the bounded retries where they apply)."""
-
-
-class RegistryRefused(Exception):
-    """``tickq.sync_registry`` refused a registry that the file's validation let through."""
 
 
 class ClaimRefused(Exception):
@@ -169,11 +167,11 @@ class Dispatcher:
                 "sync_registry", {"registry": Jsonb(self.registry.to_sync_json())}
             )
         except psycopg.Error as exc:
-            # TQ002 names the kind and key; a data exception (class 22) is a value out of range.
-            state = exc.sqlstate or ""
-            if state != INVALID_REGISTRY and not state.startswith("22"):
+            # The database owns the rules on values: its refusal comes back as every problem.
+            if not registry_db.is_refusal(exc):
                 raise
-            raise RegistryRefused(exc.diag.message_primary or str(exc)) from exc
+            found = registry_db.problems(self._connection(), self.registry, exc)
+            raise RegistryRefused(found) from exc
         for kind, fieldname, stored, wanted in drift:
             self.log.warning(
                 "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
