@@ -3,7 +3,7 @@ BEGIN;
 SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
-    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[

@@ -61,6 +61,7 @@ class Claim:
     attempt: int
     leased_until: Any
     trigger: str
+    lease_s: float | None = None  # how long the lease is, by the database's clock
 
 
 @dataclass
@@ -162,10 +163,11 @@ class Dispatcher:
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""
+        # The dispatcher's name goes along: the database records which registry it holds (a
+        # fingerprint) and the lease its own timeouts need, and warns when hosts disagree.
+        doc = {**self.registry.to_sync_json(), "dispatcher": self.name}
         try:
-            drift = self._query(
-                "sync_registry", {"registry": Jsonb(self.registry.to_sync_json())}
-            )
+            drift = self._query("sync_registry", {"registry": Jsonb(doc)})
         except psycopg.Error as exc:
             # The database owns the rules on values: its refusal comes back as every problem.
             if not registry_db.is_refusal(exc):
@@ -173,6 +175,15 @@ class Dispatcher:
             found = registry_db.problems(self._connection(), self.registry, exc)
             raise RegistryRefused(found) from exc
         for kind, fieldname, stored, wanted in drift:
+            if kind is None and fieldname == "registry":
+                self.log.warning(
+                    "registry.conflict", dispatcher=self.name, other=stored["dispatcher"],
+                    other_synced_at=stored["synced_at"], fingerprint=wanted["fingerprint"],
+                    other_fingerprint=stored["fingerprint"],
+                    hint="dispatchers on two hosts sync different registry files; each sync "
+                         "undoes the other's: give them the same file",
+                )
+                continue
             self.log.warning(
                 "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
             )
@@ -218,6 +229,14 @@ class Dispatcher:
             note = (
                 f"[tickq: kind {claim.kind!r} is not in the registry {self.registry.path}; "
                 "nothing was run]\n"
+            )
+            return RunResult("failed", None, note, 0.0, None)
+        if claim.lease_s is not None and kind.timeout > claim.lease_s:
+            # Past the lease the kind may be claimed again while this copy still runs.
+            note = (
+                f"[tickq: not run: its timeout in {self.registry.path} ({kind.timeout}s) is longer "
+                f"than the lease of this claim ({claim.lease_s:.0f}s); another dispatcher synced "
+                "a different registry]\n"
             )
             return RunResult("failed", None, note, 0.0, None)
         # The command learns which run it is; it never learns anything else from the database.

@@ -368,6 +368,10 @@ DECLARE
     v_stored_entry jsonb;
     -- Differences found, as a JSON array of {kind, field, stored_value, registry_value}.
     v_drift jsonb := '[]'::jsonb;
+    v_dispatcher text := p_registry ->> 'dispatcher';
+    v_fingerprint text;
+    v_own_lease interval := '0'::interval;
+    v_other tickq.dispatcher;
 BEGIN
     IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', 'the registry must be a JSON object');
@@ -406,6 +410,7 @@ BEGIN
     -- Kinds in the registry: insert new ones, overwrite drifted ones, bring retired ones back.
     FOR v_name IN SELECT jsonb_object_keys(v_kinds) ORDER BY 1 LOOP
         v_incoming := tickq.parse_kind(v_name, v_kinds -> v_name, v_new.timezone);
+        v_own_lease := greatest(v_own_lease, v_incoming.timeout);
         v_in_entry := tickq.registry_entry(v_incoming);
         SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = v_name FOR UPDATE;
         IF NOT FOUND THEN
@@ -493,6 +498,31 @@ BEGIN
             housekeeping_every = v_new.housekeeping_every, retention = v_new.retention,
             keep_runs = v_new.keep_runs,
             updated_at = p_now;
+    END IF;
+
+    -- The dispatcher that sent this registry (the "dispatcher" key; a script's JSON may leave it
+    -- out): its claims are leased at least its own longest timeout plus its own margin, and
+    -- another host's different registry synced within the last three ticks is reported as one
+    -- drift row (field "registry") naming both, where the settings and kinds flap between them.
+    IF v_dispatcher IS NOT NULL THEN
+        v_fingerprint := encode(sha256(convert_to((p_registry - 'dispatcher')::text, 'UTF8')), 'hex');
+        SELECT d.* INTO v_other FROM tickq.dispatcher AS d
+        WHERE d.synced_at > p_now - 3 * v_new.tick AND d.fingerprint <> v_fingerprint
+            AND regexp_replace(d.name, ':[0-9]+$', '') <> regexp_replace(v_dispatcher, ':[0-9]+$', '')
+        ORDER BY d.synced_at DESC
+        LIMIT 1;
+        IF FOUND THEN
+            v_drift := v_drift || jsonb_build_object('field', 'registry',
+                'stored_value', jsonb_build_object('dispatcher', v_other.name,
+                    'fingerprint', v_other.fingerprint, 'synced_at', v_other.synced_at),
+                'registry_value', jsonb_build_object('dispatcher', v_dispatcher, 'fingerprint', v_fingerprint));
+        END IF;
+        INSERT INTO tickq.dispatcher AS d (name, fingerprint, lease, synced_at)
+        VALUES (v_dispatcher, v_fingerprint, v_own_lease + v_new.lease_margin, p_now)
+        ON CONFLICT (name) DO UPDATE SET
+            fingerprint = excluded.fingerprint, lease = excluded.lease, synced_at = excluded.synced_at;
+        -- Older than any run of any registry could last (a 7-day timeout plus a 1-day margin).
+        DELETE FROM tickq.dispatcher AS d WHERE d.synced_at < p_now - interval '8 days';
     END IF;
 
     -- One row per slot: add missing ones; drop free ones past the limit (a busy one past the

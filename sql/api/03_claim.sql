@@ -203,8 +203,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- One statement for the settings and the two rare cases: a lease expired without a report,
-    -- and runs still holding slots past a lowered limit.
-    SELECT s.slots, s.lease, p_now - s.stale_after,
+    -- and runs still holding slots past a lowered limit. The lease also covers the claimer's
+    -- own registry (its longest timeout plus margin, recorded by its last sync), which may
+    -- differ from the one that synced last: its watchdog, not the last registry's, decides
+    -- how long the command may run.
+    SELECT s.slots, greatest(s.lease, (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = p_dispatcher)),
+        p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
     INTO STRICT v_limit, v_lease, v_stale, v_expired, v_over_limit
@@ -346,8 +350,12 @@ DECLARE
     v_kind tickq.job_kind;
     v_slot integer;
     v_run_id bigint;
+    v_lease interval;
 BEGIN
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    -- As in claim_jobs: the lease covers the claimer's own registry too.
+    v_lease := greatest(v_settings.lease,
+        (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = p_dispatcher));
     PERFORM tickq.expire_leases(p_now);
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
     IF NOT FOUND OR v_kind.retired_at IS NOT NULL THEN
@@ -372,13 +380,13 @@ BEGIN
     INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
     VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot)
     RETURNING r.id INTO v_run_id;
-    UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_settings.lease
+    UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_lease
     WHERE sl.n = v_slot;
     RETURN QUERY
     UPDATE tickq.job_kind AS k SET
         run_id = v_run_id,
         leased_by = p_dispatcher,
-        leased_until = p_now + v_settings.lease,
+        leased_until = p_now + v_lease,
         attempts = v_kind.attempts + 1,
         updated_at = p_now
     WHERE k.name = p_kind

@@ -165,3 +165,20 @@ ADD CONSTRAINT housekeeping_every_bounded
 CHECK (tickq.within_limit('housekeeping_every', extract(EPOCH FROM housekeeping_every))) NOT VALID,
 ADD CONSTRAINT retention_bounded
 CHECK (tickq.within_limit('retention', extract(EPOCH FROM retention))) NOT VALID;
+
+-- Each dispatcher's last sync: the registry it holds (a fingerprint) and the lease its own
+-- registry needs (its longest timeout plus its lease_margin). Dispatchers whose registry files
+-- differ disagree on timeouts; a claim's lease covers the claimer's own watchdog, so a kind is
+-- never claimed again while the first copy may still run, and a sync that finds another host's
+-- different registry says so.
+CREATE TABLE tickq.dispatcher (
+    name text PRIMARY KEY,
+    fingerprint text NOT NULL,
+    lease interval NOT NULL CONSTRAINT dispatcher_lease_positive CHECK (lease > '0'::interval),
+    synced_at timestamptz NOT NULL
+);
+COMMENT ON TABLE tickq.dispatcher IS
+'One row per dispatcher name (host:pid) that synced a registry lately: fingerprint (sha256 of '
+'the registry JSON it sent), lease (its longest timeout plus its lease_margin: claims it makes '
+'are leased at least this long), synced_at. Written by tickq.sync_registry, which also prunes it.';
+CREATE INDEX dispatcher_synced_at ON tickq.dispatcher (synced_at);
