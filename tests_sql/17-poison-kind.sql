@@ -2,7 +2,7 @@
 -- hundreds of times in a row, with the largest retries allowed, never makes claim_jobs,
 -- claim_kind, report_run or expire_leases raise, and the healthy kinds keep being claimed.
 BEGIN;
-SELECT plan(14);
+SELECT plan(19);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3, "retry_base": 30, "retry_max": 3600},
@@ -82,6 +82,29 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(3, 'd1', '2026-07-03Z') WH
     $$VALUES ('healthy')$$, 'it is claimed');
 SELECT is((SELECT slots::integer FROM tickq.job_run WHERE kind = 'healthy' ORDER BY id DESC LIMIT 1), 2147483647,
     'its run merges as many slots as an integer holds');
+
+-- A lease whose rescheduling raises (a fault simulated by a trigger) is still released, and
+-- the claim that found it goes on.
+SELECT lives_ok($$SELECT * FROM tickq.claim_kind('poison', 'd1', '2026-07-04Z')$$, 'poison leased by hand');
+CREATE FUNCTION pg_temp.refuse_rescheduling() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'simulated fault rescheduling %', NEW.name;
+END
+$$;
+CREATE TRIGGER simulated_fault BEFORE UPDATE ON tickq.job_kind
+FOR EACH ROW WHEN (new.name = 'poison' AND new.failure_streak > old.failure_streak)
+EXECUTE FUNCTION pg_temp.refuse_rescheduling();
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(3, 'd1', '2026-07-05Z')$$, $$VALUES ('healthy')$$,
+    'a claim that expires it does not raise, and claims the healthy kind');
+SELECT results_eq($$SELECT outcome::text, output_tail::text LIKE '%simulated fault rescheduling poison%'
+    FROM tickq.job_run WHERE kind = 'poison' ORDER BY id DESC LIMIT 1$$,
+    $$VALUES ('lost', true)$$, 'the run is lost, and its tail says why it was not rescheduled');
+SELECT results_eq($$SELECT run_id, due_at FROM tickq.job_kind WHERE name = 'poison'$$,
+    $$VALUES (NULL::bigint, '2026-07-05 01:00Z'::timestamptz)$$, 'the lease is released; the kind waits retry_max');
+DROP TRIGGER simulated_fault ON tickq.job_kind;
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(3, 'd1', '2026-07-05 01:00Z') WHERE kind = 'poison'$$,
+    $$VALUES ('poison')$$, 'the kind is claimed again after its wait');
 
 SELECT * FROM finish();
 ROLLBACK;
