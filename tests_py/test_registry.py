@@ -1,5 +1,6 @@
-"""registry.py and durations.py: every invalid case names file, kind and key; valid files
-round-trip to the JSON `tickq.sync_registry` takes."""
+"""registry.py and durations.py: the file's shape. Every shape problem names file, kind and
+key; valid files round-trip to the JSON `tickq.sync_registry` takes. The rules on values are
+the database's (tests_py/test_registry_rules.py, tests_sql/18-registry-rules.sql)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tickq.durations import MAX_SECONDS, format_duration, parse_duration
+from tickq.durations import format_duration, parse_duration
 from tickq.registry import Problem, RegistryError, load_registry, parse_registry
 
 FILE = "registry.toml"
@@ -95,6 +96,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "housekeeping_every": 900,
             "retention": 2592000,
             "keep_runs": 100,
+            "alert_timeout": 10,
         },
         "kinds": {
             "send_scheduled_email": {
@@ -164,6 +166,7 @@ def test_defaults() -> None:
         "housekeeping_every": 900,
         "retention": 2592000,
         "keep_runs": 100,
+        "alert_timeout": 30,
     }
     assert registry.settings.alert_command is None
     assert registry.settings.alert_timeout == 30
@@ -196,10 +199,11 @@ def test_load_registry_resolves_cwd_against_the_file_directory(tmp_path: Path) -
 
 
 def test_problem_reads_file_kind_key_message() -> None:
-    problem = one_problem(kind('command = ["x"]\nat = "06:00"\ntimeout = "0s"\n', "weekly_ingest"))
+    problem = one_problem(kind('command = ["x"]\nat = "06:00"\ntimeout = 300\n', "weekly_ingest"))
     assert (problem.file, problem.kind, problem.key) == (FILE, "weekly_ingest", "timeout")
     assert str(problem) == (
-        'registry.toml: kind "weekly_ingest", key "timeout": duration must be > 0, got "0s"'
+        'registry.toml: kind "weekly_ingest", key "timeout": '
+        'duration must be a string like "5m" or "1h30m", got 300'
     )
 
 
@@ -228,15 +232,9 @@ def test_missing_file(tmp_path: Path) -> None:
         (kind(GOOD + "retry = 1\n"), "job", "retry", "unknown key"),
         ("settings = 3\n", None, "settings", "must be a table"),
         ("kinds = []\n", None, "kinds", "must be a table"),
-        ("[settings]\nslots = 0\n", None, "settings.slots", ">= 1"),
         ("[settings]\nslots = true\n", None, "settings.slots", "integer"),
         ('[settings]\ntick = "300"\n', None, "settings.tick", "unit"),
-        ('[settings]\nstale_after = "0m"\n', None, "settings.stale_after", "> 0"),
-        ('[settings]\ntimezone = "Mars/Olympus"\n', None, "settings.timezone", "time zone"),
-        ('[settings]\ntimezone = "EST5EDT "\n', None, "settings.timezone", "time zone"),
-        ("[settings]\ncapacity_margin = 1\n", None, "settings.capacity_margin", "[0, 1)"),
         ('[settings]\nalert_command = "bin/alert"\n', None, "settings.alert_command", "argv"),
-        ("[settings]\nalert_after = 0\n", None, "settings.alert_after", ">= 1"),
         ('[settings]\nalert_timeout = "5x"\n', None, "settings.alert_timeout", "duration"),
         (kind('every = "5m"\ntimeout = "1m"\n'), "job", "command", "missing"),
         (kind('command = ["x"]\nevery = "5m"\n'), "job", "timeout", "missing"),
@@ -250,35 +248,17 @@ def test_missing_file(tmp_path: Path) -> None:
         (kind('command = ["x"]\nevery = "5 minutes"\ntimeout = "1m"\n'), "job", "every",
          "duration must look like"),
         (kind('command = ["x"]\nevery = 300\ntimeout = "1m"\n'), "job", "every", "string"),
-        (kind('command = ["x"]\nevery = "5m"\ntimeout = "0s"\n'), "job", "timeout", "> 0"),
-        (kind('command = ["x"]\nat = "06:00"\ntimezone = "Nowhere/City"\ntimeout = "1m"\n'),
-         "job", "timezone", "unknown time zone"),
-        (kind('command = ["x"]\nevery = "5m"\nat = "06:00"\ntimeout = "1m"\n'), "job", "every",
-         "not both"),
-        (kind('command = ["x"]\ntimeout = "1m"\n'), "job", "every", '"every"'),
-        (kind(GOOD + 'on = ["mon"]\n'), "job", "on", '"at" schedules'),
-        (kind(GOOD + 'timezone = "UTC"\n'), "job", "timezone", '"at" schedules'),
-        (kind(GOOD + 'priority = "critical"\n'), "job", "priority", "urgent, high, normal, low"),
-        (kind(GOOD + "retries = -1\n"), "job", "retries", ">= 0"),
         (kind(GOOD + "retries = 1.5\n"), "job", "retries", "integer"),
         (kind(GOOD + 'enabled = "yes"\n'), "job", "enabled", "true or false"),
-        (kind('command = ["x"]\nat = "06:00"\non = ["monday"]\ntimeout = "1m"\n'), "job", "on",
-         "'monday'"),
-        (kind('command = ["x"]\nat = "06:00"\non = ["mon", "mon"]\ntimeout = "1m"\n'), "job",
-         "on", "repeat"),
-        (kind('command = ["x"]\nat = "06:00"\non = []\ntimeout = "1m"\n'), "job", "on",
-         "non-empty"),
-        (kind('command = ["x"]\nat = "25:00"\ntimeout = "1m"\n'), "job", "at", "'25:00'"),
-        (kind('command = ["x"]\nat = ["06:00", "6:30"]\ntimeout = "1m"\n'), "job", "at",
-         "'6:30'"),
-        (kind('command = ["x"]\nat = []\ntimeout = "1m"\n'), "job", "at", "non-empty"),
         (kind(GOOD + "env = { A = 1 }\n"), "job", "env", "env.A"),
         (kind(GOOD + 'env = "A=1"\n'), "job", "env", "table"),
         (kind(GOOD + "cwd = 3\n"), "job", "cwd", "directory path"),
-        (kind(GOOD, "Send_Email"), "Send_Email", None, "kind name must match"),
-        (kind(GOOD, '"-leading-dash"'), "-leading-dash", None, "kind name must match"),
-        (kind(GOOD, '"' + "a" * 101 + '"'), "a" * 101, None, "kind name must match"),
         ("[kinds]\njob = 3\n", "job", None, "must be a table"),
+        ('[settings]\ntimezone = 3\n', None, "settings.timezone", "string"),
+        ("[settings]\ncapacity_margin = \"1\"\n", None, "settings.capacity_margin", "number"),
+        (kind(GOOD + "priority = 1\n"), "job", "priority", "string"),
+        (kind('command = ["x"]\nat = "06:00"\non = "mon"\ntimeout = "1m"\n'), "job", "on", "list"),
+        (kind('command = ["x"]\nat = [6]\ntimeout = "1m"\n'), "job", "at", "HH:MM"),
     ],
 )  # fmt: skip
 def test_each_invalid_value_names_file_kind_and_key(
@@ -307,17 +287,17 @@ def test_every_problem_in_a_file_is_reported() -> None:
     text = """
         extra = true
         [settings]
-        slots = 0
+        slots = "3"
         tick = "5"
         [kinds.first]
         command = "bin/first"
-        every = "0m"
+        every = "0 m"
         timeout = "1m"
         [kinds.second]
         command = ["bin/second"]
-        at = "24:00"
+        at = 24
         timeout = "1m"
-        priority = "asap"
+        priority = 1
         [kinds.third]
         command = ["bin/third"]
         every = "1m"
@@ -360,9 +340,9 @@ def test_parse_duration_rejects(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["0s", "0m", "0d0h0m0s"])
-def test_parse_duration_rejects_zero(text: str) -> None:
-    with pytest.raises(ValueError, match=r"must be > 0"):
-        parse_duration(text)
+def test_parse_duration_leaves_zero_to_the_database(text: str) -> None:
+    # How short a duration may be is a bound of tickq.registry_limits, not a matter of syntax.
+    assert parse_duration(text) == 0
 
 
 def test_format_duration_examples() -> None:
@@ -373,7 +353,7 @@ def test_format_duration_examples() -> None:
         format_duration(0)
 
 
-@given(st.integers(min_value=1, max_value=MAX_SECONDS))
+@given(st.integers(min_value=1, max_value=2**40))
 def test_format_then_parse_round_trips(seconds: int) -> None:
     assert parse_duration(format_duration(seconds)) == seconds
 
@@ -388,9 +368,3 @@ def test_parse_then_format_is_canonical(d: int, h: int, m: int, s: int) -> None:
     canonical = format_duration(seconds)
     assert parse_duration(canonical) == seconds
     assert format_duration(parse_duration(canonical)) == canonical
-
-
-def test_built_in_names_are_reserved() -> None:
-    problem = one_problem('[kinds."tickq.housekeeping"]\n' + GOOD)
-    assert problem.kind == "tickq.housekeeping"
-    assert "reserved" in problem.message

@@ -3,7 +3,7 @@ BEGIN;
 SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
-    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -14,7 +14,8 @@ SELECT functions_are('tickq', ARRAY[
     'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
-    'parse_kind', 'sync_registry',
+    'parse_kind', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
+    'registry_limits', 'within_limit', 'kind_name_ok',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',

@@ -104,20 +104,22 @@ SELECT is((SELECT due_at FROM tickq.job_kind WHERE name = 'email'), '2026-06-03 
 
 -- refusals: the database names the kind and the key
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"], "every": 0, "timeout": 5}}}')$$,
-    'TQ002', 'registry: kind "x", key "every": must be a positive number of seconds, got 0', 'zero cadence refused');
+    'TQ002', 'registry: kind "x", key "every": must be a duration from 1s to 366d, got 0s', 'zero cadence refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"], "every": -5, "timeout": 5}}}')$$,
-    'TQ002', 'registry: kind "x", key "every": must be a positive number of seconds, got -5',
+    'TQ002', 'registry: kind "x", key "every": must be a duration from 1s to 366d, got -5s',
         'negative cadence refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"], "every": 60, "timeout": 0}}}')$$,
-    'TQ002', 'registry: kind "x", key "timeout": must be a positive number of seconds, got 0', 'zero timeout refused');
+    'TQ002', 'registry: kind "x", key "timeout": must be a duration from 1s to 7d, got 0s', 'zero timeout refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"], "at": ["06:00"],
         "timezone": "Mars/Olympus", "timeout": 5}}}')$$,
     'TQ002',
-    'registry: kind "x", key "timezone": unknown time zone "Mars/Olympus" (use an IANA name such as Europe/London)',
+    'registry: kind "x", key "timezone": unknown time zone "Mars/Olympus" (use an IANA name spelled as in the '
+    || 'zone database, such as Europe/London)',
     'unknown zone refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"], "at": ["06:00"],
         "timezone": "UTC+3", "timeout": 5}}}')$$,
-    'TQ002', 'registry: kind "x", key "timezone": unknown time zone "UTC+3" (use an IANA name such as Europe/London)',
+    'TQ002', 'registry: kind "x", key "timezone": unknown time zone "UTC+3" (use an IANA name spelled as in the '
+    || 'zone database, such as Europe/London)',
     'a POSIX offset string is not an IANA zone');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": "bin/a --flag",
         "every": 60, "timeout": 5}}}')$$,
@@ -127,11 +129,11 @@ SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["a"]
         "at": "06:00", "timeout": 5}}}')$$,
     'TQ002', 'registry: kind "x", key "every": give exactly one of "every" or "at"', 'both every and at refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"settings": {"slots": 0}, "kinds": {}}')$$,
-    'TQ002', 'registry: settings, key "slots": must be a whole number >= 1, got 0', 'zero slots refused');
+    'TQ002', 'registry: settings, key "slots": must be a whole number from 1 to 1000, got 0', 'zero slots refused');
 SELECT throws_ok($$INSERT INTO tickq.job_kind (name, every, timeout, due_at) VALUES ('y', '-1 minute', '1 minute',
     now())$$,
-    '23514', 'kind "y": every must be positive, got -00:01:00',
-    'the table itself refuses a negative cadence (rule every_positive of trigger kind_valid)');
+    '23514', 'kind "y": every must be from 1 to 31622400 seconds, got -00:01:00',
+    'the table itself refuses a negative cadence (rule every_bounded of trigger kind_valid)');
 
 SELECT throws_ok($$INSERT INTO tickq.job_kind (name, at_times, timezone, timeout, due_at)
     VALUES ('z', '{06:00}', 'Mars/Olympus', '1 minute', now())$$,

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import db, registry_db
 from tickq.registry import Registry
 
 
@@ -41,9 +40,7 @@ def check(conn: psycopg.Connection, registry: Registry) -> CapacityReport:
     report: CapacityReport | None = None
     try:
         with conn.transaction():
-            conn.execute(
-                db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())}
-            )
+            registry_db.sync(conn, registry)
             report = CapacityReport(
                 kinds=conn.execute(db.load_query("capacity")).fetchall(),
                 lanes=conn.execute(db.load_query("capacity_total")).fetchall(),

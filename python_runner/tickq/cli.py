@@ -43,11 +43,16 @@ class Fail(Exception):
 
 def _registry(args: argparse.Namespace) -> Registry:
     try:
-        return load_registry(args.registry)
+        registry = load_registry(args.registry)
     except RegistryError as exc:
         for problem in exc.problems:
             print(f"tickq: {problem}", file=sys.stderr)
         raise Fail(EXIT_CONFIG, f"invalid registry: {len(exc.problems)} problem(s)") from None
+    if not registry.kinds and not getattr(args, "allow_empty", False):
+        # Syncing it would retire every kind of the queue: a truncated or wrong file, mostly.
+        raise Fail(EXIT_CONFIG, f"{registry.path}: no kinds; syncing it would retire every kind "
+                                "(pass --allow-empty to mean that)")
+    return registry
 
 
 def _url(args: argparse.Namespace) -> str:
@@ -357,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="PostgreSQL URL (default: $DATABASE_URL, else the embedded PostgreSQL)",
     )
     common.add_argument(
+        "--allow-empty", action="store_true",
+        help="accept a registry with no kinds (its sync retires every kind of the queue)",
+    )
+    common.add_argument(
         "--log-format", choices=FORMATS, default=os.environ.get("TICKQ_LOG_FORMAT", "text"),
         help="one line per event: text (default) or json",
     )
@@ -413,12 +422,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tickq: {exc}", file=sys.stderr)
         return exc.status
     except RegistryRefused as exc:
-        print(f"tickq: {args.registry}: the database refused the registry: {exc}",
-              file=sys.stderr)
+        for problem in exc.problems:
+            print(f"tickq: {problem}", file=sys.stderr)
+        print(f"tickq: invalid registry: {len(exc.problems)} problem(s)", file=sys.stderr)
         return EXIT_CONFIG
     except DatabaseUnavailable as exc:  # commands other than tick, which says so itself
         print(f"tickq: lost the database: {exc}", file=sys.stderr)
         return EXIT_DATABASE
+    except psycopg.Error as exc:  # e.g. a read-only database: one line, not a traceback
+        cause = (exc.diag.message_primary or str(exc).strip() or type(exc).__name__).splitlines()[0]
+        print(f"tickq: the database refused: {cause} (SQLSTATE {exc.sqlstate})", file=sys.stderr)
+        return EXIT_DATABASE
+    except PermissionError as exc:  # a folder or file tickq needs and may not use
+        print(f"tickq: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return EXIT_CONFIG
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
 

@@ -23,15 +23,17 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import db, registry_db
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
 from tickq.registry import Registry
+from tickq.registry_db import RegistryRefused
+
+__all__ = ["ClaimRefused", "DatabaseUnavailable", "Dispatcher", "RegistryRefused"]
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql)
 RUN_NOT_LIVE = "TQ001"
-INVALID_REGISTRY = "TQ002"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
@@ -42,10 +44,6 @@ HOUSEKEEPING = "tickq.housekeeping"
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached (after the bounded retries where they apply)."""
-
-
-class RegistryRefused(Exception):
-    """``tickq.sync_registry`` refused a registry that the file's validation let through."""
 
 
 class ClaimRefused(Exception):
@@ -63,6 +61,7 @@ class Claim:
     attempt: int
     leased_until: Any
     trigger: str
+    lease_s: float | None = None  # how long the lease is, by the database's clock
 
 
 @dataclass
@@ -164,17 +163,27 @@ class Dispatcher:
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""
+        # The dispatcher's name goes along: the database records which registry it holds (a
+        # fingerprint) and the lease its own timeouts need, and warns when hosts disagree.
+        doc = {**self.registry.to_sync_json(), "dispatcher": self.name}
         try:
-            drift = self._query(
-                "sync_registry", {"registry": Jsonb(self.registry.to_sync_json())}
-            )
+            drift = self._query("sync_registry", {"registry": Jsonb(doc)})
         except psycopg.Error as exc:
-            # TQ002 names the kind and key; a data exception (class 22) is a value out of range.
-            state = exc.sqlstate or ""
-            if state != INVALID_REGISTRY and not state.startswith("22"):
+            # The database owns the rules on values: its refusal comes back as every problem.
+            if not registry_db.is_refusal(exc):
                 raise
-            raise RegistryRefused(exc.diag.message_primary or str(exc)) from exc
+            found = registry_db.problems(self._connection(), self.registry, exc)
+            raise RegistryRefused(found) from exc
         for kind, fieldname, stored, wanted in drift:
+            if kind is None and fieldname == "registry":
+                self.log.warning(
+                    "registry.conflict", dispatcher=self.name, other=stored["dispatcher"],
+                    other_synced_at=stored["synced_at"], fingerprint=wanted["fingerprint"],
+                    other_fingerprint=stored["fingerprint"],
+                    hint="dispatchers on two hosts sync different registry files; each sync "
+                         "undoes the other's: give them the same file",
+                )
+                continue
             self.log.warning(
                 "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
             )
@@ -220,6 +229,14 @@ class Dispatcher:
             note = (
                 f"[tickq: kind {claim.kind!r} is not in the registry {self.registry.path}; "
                 "nothing was run]\n"
+            )
+            return RunResult("failed", None, note, 0.0, None)
+        if claim.lease_s is not None and kind.timeout > claim.lease_s:
+            # Past the lease the kind may be claimed again while this copy still runs.
+            note = (
+                f"[tickq: not run: its timeout in {self.registry.path} ({kind.timeout}s) is longer "
+                f"than the lease of this claim ({claim.lease_s:.0f}s); another dispatcher synced "
+                "a different registry]\n"
             )
             return RunResult("failed", None, note, 0.0, None)
         # The command learns which run it is; it never learns anything else from the database.

@@ -1,29 +1,30 @@
-"""The registry file (TOML) -> validated, immutable settings and kinds.
+"""The registry file (TOML) -> immutable settings and kinds, checked for shape.
 
-Validation never stops at the first mistake: every problem is collected and raised together in
-one RegistryError, each naming the file, the kind and the key it is about.
+This module checks the file's shape: TOML, known keys, the type of each value, duration syntax,
+argv lists, env tables, cwd folders. The rules on values (bounds, kind names, time zones,
+weekdays, times of day, repeats) have one owner, the database (tickq.sync_registry, and
+tickq.registry_problems for the full list), so the file and the JSON a script sends get the
+same verdict; see tickq.registry_db. Validation never stops at the first mistake: every problem
+is collected and raised together in one RegistryError, each naming the file, the kind and the
+key it is about.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
+import os
+import stat
 import tomllib
-import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from tickq.durations import parse_duration
 
-PRIORITIES = ("urgent", "high", "normal", "low")
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-MAX_INT = 2**31 - 1  # the database's integer columns
-KIND_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
-_CLOCK_TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+# A registry is a text file a person writes; anything larger is a mistake (or /dev/zero).
+MAX_FILE_BYTES = 1024 * 1024
 
 _TOP_KEYS = ("settings", "kinds")
 _SETTINGS_KEYS = (
@@ -83,6 +84,8 @@ class Settings:
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
 
     def to_sync_json(self) -> dict[str, Any]:
+        # alert_timeout is read by the runner alone; it goes along so that its bounds are
+        # checked where every other bound is.
         return {
             "slots": self.slots,
             "tick": self.tick,
@@ -96,22 +99,25 @@ class Settings:
             "housekeeping_every": self.housekeeping_every,
             "retention": self.retention,
             "keep_runs": self.keep_runs,
+            "alert_timeout": self.alert_timeout,
         }
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One recurring job. Exactly one of `every` (seconds) or `at` (clock times) is set;
-    `timezone` is set (the kind's or the settings' default) exactly when `at` is. `offset`
-    (seconds, 0 <= offset < every) shifts an every cadence off its clock-aligned slots."""
+    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
+    clock times with `on` and `timezone`) are None when the file leaves them out, except that a
+    kind with `at` gets the settings' zone by default. Which of them go together is checked by
+    the database (tickq.parse_kind). `offset`
+    (seconds) shifts an every cadence off its clock-aligned slots."""
 
     name: str
     command: tuple[str, ...]
     timeout: int
     every: int | None = None
-    offset: int = 0
-    at: tuple[str, ...] = ()
-    on: tuple[str, ...] = ()
+    offset: int | None = None
+    at: tuple[str, ...] | None = None
+    on: tuple[str, ...] | None = None
     timezone: str | None = None
     priority: str = "normal"
     retries: int = 0
@@ -121,15 +127,10 @@ class Kind:
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"command": list(self.command)}
-        if self.every is not None:
-            out["every"] = self.every
-            if self.offset:
-                out["offset"] = self.offset
-        else:
-            out["at"] = list(self.at)
-            if self.on:
-                out["on"] = list(self.on)
-            out["timezone"] = self.timezone
+        schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
+                    "timezone": self.timezone}
+        out |= {k: list(v) if isinstance(v, tuple) else v
+                for k, v in schedule.items() if v is not None}
         out |= {
             "timeout": self.timeout,
             "priority": self.priority,
@@ -158,22 +159,46 @@ class Registry:
 
 
 def load_registry(path: str | Path) -> Registry:
-    """Read and validate a registry file; `cwd` values are relative to its directory."""
+    """Read and check a registry file; `cwd` values are relative to its directory."""
     path = Path(path)
+
+    def refuse(message: str) -> RegistryError:
+        return RegistryError([Problem(str(path), None, None, message)])
+
     try:
-        text = path.read_bytes().decode("utf-8")
+        # Opened without blocking (a FIFO would wait for a writer) and read only when it is a
+        # regular file of a registry's size: /dev/zero never ends.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise refuse(f"not a regular file ({_file_type(info.st_mode)})")
+            if info.st_size > MAX_FILE_BYTES:
+                raise refuse(f"larger than {MAX_FILE_BYTES} bytes ({info.st_size}): not a registry")
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise refuse(f"larger than {MAX_FILE_BYTES} bytes: not a registry")
+        text = data.decode("utf-8")
     except FileNotFoundError:
-        raise RegistryError([Problem(str(path), None, None, "file not found")]) from None
+        raise refuse("file not found") from None
     except UnicodeDecodeError as e:
-        raise RegistryError([Problem(str(path), None, None, f"not UTF-8 text: {e}")]) from None
+        raise refuse(f"not UTF-8 text: {e}") from None
     except OSError as e:
-        reason = e.strerror or str(e)
-        raise RegistryError([Problem(str(path), None, None, f"cannot read: {reason}")]) from None
+        raise refuse(f"cannot read: {e.strerror or e}") from None
     return parse_registry(text, str(path), path.absolute().parent)
 
 
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a file"
+
+
 def parse_registry(text: str, path_for_messages: str | Path, base_dir: str | Path) -> Registry:
-    """Validate registry TOML `text`; raise RegistryError listing every problem."""
+    """Check the shape of registry TOML `text`; raise RegistryError listing every problem."""
     file = str(path_for_messages)
     try:
         doc = tomllib.loads(text)
@@ -240,28 +265,24 @@ class _Validator:
             return self.check(None, f"settings.{key}", table.get(key, _MISSING), convert, default)
 
         return Settings(
-            slots=get("slots", _int_at_least(1), d.slots),
+            slots=get("slots", _int, d.slots),
             tick=get("tick", _duration, d.tick),
             stale_after=get("stale_after", _duration, d.stale_after),
-            timezone=get("timezone", _timezone, d.timezone),
+            timezone=get("timezone", _string("time zone"), d.timezone),
             lease_margin=get("lease_margin", _duration, d.lease_margin),
-            capacity_margin=get("capacity_margin", _fraction, d.capacity_margin),
+            capacity_margin=get("capacity_margin", _number, d.capacity_margin),
             alert_command=get("alert_command", _argv, d.alert_command),
-            alert_after=get("alert_after", _int_at_least(1), d.alert_after),
+            alert_after=get("alert_after", _int, d.alert_after),
             alert_timeout=get("alert_timeout", _duration, d.alert_timeout),
             retry_base=get("retry_base", _duration, d.retry_base),
             retry_max=get("retry_max", _duration, d.retry_max),
             housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
             retention=get("retention", _duration, d.retention),
-            keep_runs=get("keep_runs", _int_at_least(1), d.keep_runs),
+            keep_runs=get("keep_runs", _int, d.keep_runs),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
         before = len(self.problems)
-        if not KIND_NAME.fullmatch(name):
-            self.report(name, None, "kind name must match ^[a-z0-9][a-z0-9_.-]{0,99}$")
-        elif name.startswith("tickq."):
-            self.report(name, None, 'names starting with "tickq." are reserved for built-in kinds')
         if not isinstance(table, dict):
             self.report(name, None, f"must be a table ([kinds.{name}]), got {_type(table)}")
             return None
@@ -276,23 +297,11 @@ class _Validator:
         command = get("command", _argv)
         timeout = get("timeout", _duration)
         every = get("every", _duration)
-        offset = get("offset", _offset, 0)
-        at = get("at", _clock_times, ())
-        on = get("on", _weekdays, ())
-        timezone = get("timezone", _timezone)
-        if "every" in table and "at" in table:
-            self.report(name, "every", 'give either "every" or "at", not both')
-        elif "every" not in table and "at" not in table:
-            self.report(name, "every", 'missing; give "every" (e.g. "5m") or "at" (e.g. "06:00")')
-        elif "every" in table:
-            for key in ("on", "timezone"):
-                if key in table:
-                    self.report(name, key, f'"{key}" only applies to "at" schedules, not "every"')
-            if every is not None and offset >= every:
-                self.report(name, "offset", f'must be shorter than every ("{table["every"]}"), '
-                            f'got "{table["offset"]}"')
-        if "at" in table and "offset" in table:
-            self.report(name, "offset", '"offset" only applies to "every" cadences, not "at"')
+        offset = get("offset", _offset)
+        at = get("at", _clock_times)
+        on = get("on", _strings("on", 'days like ["mon", "thu"]'))
+        timezone = get("timezone", _string("time zone"))
+        # Which schedule keys go together is the database's rule (tickq.parse_kind).
         kind = Kind(
             name=name,
             command=command,
@@ -301,9 +310,9 @@ class _Validator:
             offset=offset,
             at=at,
             on=on,
-            timezone=None if "every" in table else (timezone or default_timezone),
-            priority=get("priority", _choice("priority", PRIORITIES), "normal"),
-            retries=get("retries", _int_at_least(0), 0),
+            timezone=timezone if "at" not in table else (timezone or default_timezone),
+            priority=get("priority", _string("priority"), "normal"),
+            retries=get("retries", _int, 0),
             enabled=get("enabled", _bool, True),
             cwd=get("cwd", self.directory),
             env=get("env", _env, MappingProxyType({})),
@@ -358,30 +367,21 @@ def _duration(value: Any) -> int:
 
 
 def _offset(value: Any) -> int:
-    # An offset may be zero ("0s"), unlike every other duration.
+    # An offset may be zero ("0s"), unlike the durations _duration reads.
     if value in ("0s", "0m", "0h", "0d"):
         return 0
     return _duration(value)
 
 
-def _int_at_least(low: int) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _Invalid(f"must be an integer >= {low}, got {_type(value)}")
-        if value < low:
-            raise _Invalid(f"must be an integer >= {low}, got {value}")
-        if value > MAX_INT:
-            raise _Invalid(f"must be an integer <= {MAX_INT}, got {value}")
-        return value
-
-    return convert
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _Invalid(f"must be an integer, got {_type(value)}")
+    return value
 
 
-def _fraction(value: Any) -> float:
+def _number(value: Any) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool):
-        raise _Invalid(f"must be a number in [0, 1), got {_type(value)}")
-    if not 0 <= value < 1:
-        raise _Invalid(f"must be a number in [0, 1), got {value}")
+        raise _Invalid(f"must be a number, got {_type(value)}")
     return float(value)
 
 
@@ -391,59 +391,39 @@ def _bool(value: Any) -> bool:
     return value
 
 
-def _choice(what: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+def _string(what: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
-        if value not in allowed:
-            raise _Invalid(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+        if not isinstance(value, str):
+            raise _Invalid(f"{what} must be a string, got {_type(value)}")
         return value
 
     return convert
 
 
-@cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+def _strings(what: str, example: str) -> Callable[[Any], tuple[str, ...]]:
+    def convert(value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _Invalid(f"{what} must be a list of {example}, got {value!r}")
+        return tuple(value)
 
-
-def _timezone(value: Any) -> str:
-    if not isinstance(value, str):
-        raise _Invalid(f"time zone must be a string, got {_type(value)}")
-    # POSIX-style offsets ("GMT+3", "UTC-5") read backwards and the database refuses them.
-    if value not in _zone_names() or (
-        re.search(r"[+-][0-9]", value) and not value.startswith("Etc/")
-    ):
-        raise _Invalid(f'unknown time zone "{value}"; use an IANA name like "Europe/London"')
-    zoneinfo.ZoneInfo(value)  # the name is listed, so this loads
-    return value
+    return convert
 
 
 def _clock_times(value: Any) -> tuple[str, ...]:
     times = [value] if isinstance(value, str | dt.time) else value
-    if not isinstance(times, list) or not times:
-        raise _Invalid(f'at must be "HH:MM" or a non-empty list of them, got {value!r}')
-    # TOML also has unquoted local times (at = 06:00); accept those when they are whole minutes.
+    if not isinstance(times, list):
+        raise _Invalid(f'at must be "HH:MM" or a list of them, got {value!r}')
+    # TOML also has unquoted local times (at = 06:00); they go on as "HH:MM" text, and the
+    # database judges them like any other ("06:00:30" is not a whole minute).
     times = [_hh_mm(t) if isinstance(t, dt.time) else t for t in times]
     for t in times:
-        if not isinstance(t, str) or not _CLOCK_TIME.fullmatch(t):
-            raise _Invalid(f'time must be "HH:MM" on a 24-hour clock (00:00 to 23:59), got {t!r}')
-    if len(set(times)) != len(times):
-        raise _Invalid(f"times must not repeat, got {times!r}")
+        if not isinstance(t, str):
+            raise _Invalid(f'at must be "HH:MM" or a list of them, got {t!r}')
     return tuple(times)
 
 
-def _hh_mm(t: dt.time) -> str | dt.time:
-    return t.strftime("%H:%M") if (t.second, t.microsecond) == (0, 0) else t
-
-
-def _weekdays(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise _Invalid(f'on must be a non-empty list of days like ["mon", "thu"], got {value!r}')
-    for day in value:
-        if day not in WEEKDAYS:
-            raise _Invalid(f"day must be one of {' '.join(WEEKDAYS)}, got {day!r}")
-    if len(set(value)) != len(value):
-        raise _Invalid(f"days must not repeat, got {value!r}")
-    return tuple(value)
+def _hh_mm(t: dt.time) -> str:
+    return t.strftime("%H:%M") if (t.second, t.microsecond) == (0, 0) else t.isoformat()
 
 
 def _env(value: Any) -> Mapping[str, str]:

@@ -24,7 +24,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import db, registry_db
 from tickq.durations import format_duration
 from tickq.registry import Registry
 
@@ -75,8 +75,7 @@ def scratch(server_url: str, registry: Registry) -> Iterator[psycopg.Connection]
     try:
         with db.connect(url) as conn:
             db.migrate(conn)
-            conn.execute(db.load_query("sync_registry"),
-                         {"registry": Jsonb(registry.to_sync_json())})
+            registry_db.sync(conn, registry)
             yield conn
     finally:
         db.drop_database(server_url, name)

@@ -87,8 +87,10 @@ BEGIN
     IF p_every IS NOT NULL THEN
         v_seconds := extract(EPOCH FROM p_every);
         v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
-        RETURN (floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds)
-            - floor((extract(EPOCH FROM p_since) - v_offset) / v_seconds))::integer;
+        -- Capped below what an integer holds (claims add the slot due): a one-second kind asleep
+        -- for 70 years would overflow it.
+        RETURN least(floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds)
+            - floor((extract(EPOCH FROM p_since) - v_offset) / v_seconds), 2147483646)::integer;
     END IF;
     LOOP
         v_slot := tickq.next_slot(p_every, p_offset, p_at_times, p_on_days, p_timezone, v_slot);

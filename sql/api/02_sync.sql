@@ -11,13 +11,17 @@ AS $$
 BEGIN
     RAISE EXCEPTION 'registry: %key "%": %',
         coalesce('kind "' || p_kind || '", ', 'settings, '), p_key, p_message
-        USING ERRCODE = 'TQ002',
+        USING ERRCODE = 'TQ002', COLUMN = p_key,
         DETAIL = format('at %s.%s', coalesce('kinds.' || p_kind, 'settings'), p_key),
         HINT = 'Fix the registry file; nothing was changed.';
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_error(text, text, text, timestamptz) IS
 'Raises TQ002 naming the kind (or settings) and the key of a refused registry value.';
+
+-- The bounds checked here are those of tickq.registry_limits (migration 0012), the one place
+-- they are written; the runner's file validation checks only shape and asks for this verdict.
+DROP FUNCTION IF EXISTS tickq.registry_count(jsonb, integer, text, text, timestamptz);
 
 CREATE OR REPLACE FUNCTION tickq.registry_seconds(
     p_value jsonb,
@@ -27,39 +31,82 @@ CREATE OR REPLACE FUNCTION tickq.registry_seconds(
 ) RETURNS interval
 LANGUAGE plpgsql
 AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
 BEGIN
-    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number' OR (p_value #>> '{}')::numeric <= 0 THEN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
+        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
         PERFORM tickq.registry_error(p_kind, p_key,
-            format('must be a positive number of seconds, got %s', coalesce(p_value::text, 'nothing')));
+            format('must be a duration from %s to %s, got %s',
+                tickq.format_duration(make_interval(secs => v_low::double precision)),
+                tickq.format_duration(make_interval(secs => v_high::double precision)),
+                CASE WHEN jsonb_typeof(p_value) = 'number' AND (p_value #>> '{}')::numeric >= 1
+                    AND (p_value #>> '{}')::numeric < 1e11
+                    THEN tickq.format_duration(make_interval(secs => (p_value #>> '{}')::double precision))
+                    ELSE coalesce(p_value::text || 's', 'nothing') END));
     END IF;
     RETURN make_interval(secs => (p_value #>> '{}')::double precision);
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text, timestamptz) IS
-'A registry duration (a positive number of seconds) as an interval, or TQ002 naming kind and key.';
+'A registry duration (whole seconds within the bounds tickq.registry_limits gives p_key) as an '
+'interval, or TQ002 naming kind, key and bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_count(
     p_value jsonb,
-    p_minimum integer,
     p_kind text,
     p_key text,
     p_now timestamptz DEFAULT now()
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
 BEGIN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
     IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
-        OR (p_value #>> '{}')::numeric < p_minimum
-        OR (p_value #>> '{}')::numeric > 2147483647
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
         OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
         PERFORM tickq.registry_error(p_kind, p_key,
-            format('must be a whole number >= %s, got %s', p_minimum, coalesce(p_value::text, 'nothing')));
+            format('must be a whole number from %s to %s, got %s', v_low, v_high,
+                coalesce(p_value::text, 'nothing')));
     END IF;
     RETURN (p_value #>> '{}')::integer;
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_count(jsonb, integer, text, text, timestamptz) IS
-'A registry whole number of at least p_minimum (and within integer), or TQ002 naming kind and key.';
+COMMENT ON FUNCTION tickq.registry_count(jsonb, text, text, timestamptz) IS
+'A registry whole number within the bounds tickq.registry_limits gives p_key, or TQ002 naming '
+'kind, key and bounds.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_fraction(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS numeric
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
+BEGIN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high THEN
+        PERFORM tickq.registry_error(p_kind, p_key,
+            format('must be a number from %s to %s, got %s', v_low, v_high,
+                coalesce(p_value::text, 'nothing')));
+    END IF;
+    RETURN (p_value #>> '{}')::numeric;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text, timestamptz) IS
+'A registry number within the bounds tickq.registry_limits gives p_key, or TQ002 naming kind, '
+'key and bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_entry(
     p_kind tickq.job_kind,
@@ -130,7 +177,7 @@ DECLARE
     v_item jsonb;
     v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 BEGIN
-    IF p_name !~ '^[a-z0-9][a-z0-9_.-]{0,99}$' THEN
+    IF NOT tickq.kind_name_ok(p_name) THEN
         PERFORM tickq.registry_error(p_name, 'name',
             'a kind name is 1-100 characters of a-z, 0-9, _ . - starting with a letter or digit');
     END IF;
@@ -199,6 +246,9 @@ BEGIN
         END IF;
         SELECT array_agg(DISTINCT (e.t #>> '{}')::time ORDER BY (e.t #>> '{}')::time) INTO v_kind.at_times
         FROM jsonb_array_elements(v_item) AS e (t);
+        IF cardinality(v_kind.at_times) <> jsonb_array_length(v_item) THEN
+            PERFORM tickq.registry_error(p_name, 'at', format('times must not repeat, got %s', v_item));
+        END IF;
         IF p_entry ? 'on' THEN
             v_item := p_entry -> 'on';
             IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
@@ -209,13 +259,16 @@ BEGIN
             END IF;
             SELECT array_agg(DISTINCT array_position(v_day_names, e.d #>> '{}')::smallint) INTO v_kind.on_days
             FROM jsonb_array_elements(v_item) AS e (d);
+            IF cardinality(v_kind.on_days) <> jsonb_array_length(v_item) THEN
+                PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
+            END IF;
         END IF;
         v_kind.timezone := coalesce(p_entry ->> 'timezone', p_default_timezone);
         IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
             OR NOT tickq.is_timezone(v_kind.timezone) THEN
             PERFORM tickq.registry_error(p_name, 'timezone',
-                format('unknown time zone %s (use an IANA name such as Europe/London)',
-                    coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))));
+                format('unknown time zone %s (use an IANA name spelled as in the zone database, '
+                    'such as Europe/London)', coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))));
         END IF;
     END IF;
 
@@ -229,7 +282,7 @@ BEGIN
     END IF;
     v_kind.priority := (v_item #>> '{}')::tickq.priority;
 
-    v_kind.retries := tickq.registry_count(coalesce(p_entry -> 'retries', '0'::jsonb), 0, p_name, 'retries');
+    v_kind.retries := tickq.registry_count(coalesce(p_entry -> 'retries', '0'::jsonb), p_name, 'retries');
 
     v_item := coalesce(p_entry -> 'enabled', 'true');
     IF jsonb_typeof(v_item) <> 'boolean' THEN
@@ -242,6 +295,74 @@ $$;
 COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
 'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
 'retries, enabled, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
+
+CREATE OR REPLACE FUNCTION tickq.parse_settings(
+    p_settings jsonb,
+    p_old tickq.settings,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.settings
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_settings jsonb := p_settings;
+    v_new tickq.settings := p_old;
+    v_key text;
+BEGIN
+    IF jsonb_typeof(p_settings) IS DISTINCT FROM 'object' THEN
+        PERFORM tickq.registry_error(NULL, '*', '"settings" must be an object');
+    END IF;
+    FOR v_key IN SELECT jsonb_object_keys(v_settings) LOOP
+        CASE v_key
+            WHEN 'slots' THEN
+                v_new.slots := tickq.registry_count(v_settings -> 'slots', NULL, 'slots');
+            WHEN 'tick' THEN
+                v_new.tick := tickq.registry_seconds(v_settings -> 'tick', NULL, 'tick');
+            WHEN 'stale_after' THEN
+                v_new.stale_after := tickq.registry_seconds(v_settings -> 'stale_after', NULL, 'stale_after');
+            WHEN 'lease_margin' THEN
+                v_new.lease_margin := tickq.registry_seconds(v_settings -> 'lease_margin', NULL, 'lease_margin');
+            WHEN 'retry_base' THEN
+                v_new.retry_base := tickq.registry_seconds(v_settings -> 'retry_base', NULL, 'retry_base');
+            WHEN 'retry_max' THEN
+                v_new.retry_max := tickq.registry_seconds(v_settings -> 'retry_max', NULL, 'retry_max');
+            WHEN 'capacity_margin' THEN
+                v_new.capacity_margin := tickq.registry_fraction(v_settings -> 'capacity_margin', NULL,
+                    'capacity_margin');
+            WHEN 'alert_timeout' THEN
+                -- Read by the runner only (the alert command's watchdog); its bounds live here.
+                PERFORM tickq.registry_seconds(v_settings -> 'alert_timeout', NULL, 'alert_timeout');
+            WHEN 'alert_after' THEN
+                v_new.alert_after := tickq.registry_count(v_settings -> 'alert_after', NULL, 'alert_after');
+            WHEN 'housekeeping_every' THEN
+                v_new.housekeeping_every := tickq.registry_seconds(
+                    v_settings -> 'housekeeping_every', NULL, 'housekeeping_every');
+            WHEN 'retention' THEN
+                v_new.retention := tickq.registry_seconds(v_settings -> 'retention', NULL, 'retention');
+            WHEN 'keep_runs' THEN
+                v_new.keep_runs := tickq.registry_count(v_settings -> 'keep_runs', NULL, 'keep_runs');
+            WHEN 'timezone' THEN
+                IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
+                    OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
+                    PERFORM tickq.registry_error(NULL, 'timezone',
+                        format('unknown time zone %s (use an IANA name spelled as in the zone database, '
+                            'such as Europe/London)', v_settings -> 'timezone'));
+                END IF;
+                v_new.timezone := v_settings ->> 'timezone';
+            ELSE
+                -- Keys a later feature reads are accepted here and checked where they are used.
+                NULL;
+        END CASE;
+    END LOOP;
+    IF v_new.retry_max < v_new.retry_base THEN
+        PERFORM tickq.registry_error(NULL, 'retry_max',
+            format('must not be shorter than retry_base (%s), got %s', v_new.retry_base, v_new.retry_max));
+    END IF;
+    RETURN v_new;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_settings(jsonb, tickq.settings, timestamptz) IS
+'Validates the registry''s settings (durations in seconds) and returns p_old with them applied; '
+'raises TQ002 naming the key and the bound. Keys it does not know are left to the runner.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_registry(
     p_registry jsonb,
@@ -260,9 +381,12 @@ DECLARE
     v_stored tickq.job_kind;
     v_in_entry jsonb;
     v_stored_entry jsonb;
-    v_key text;
     -- Differences found, as a JSON array of {kind, field, stored_value, registry_value}.
     v_drift jsonb := '[]'::jsonb;
+    v_dispatcher text := p_registry ->> 'dispatcher';
+    v_fingerprint text;
+    v_own_lease interval := '0'::interval;
+    v_other tickq.dispatcher;
 BEGIN
     IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', 'the registry must be a JSON object');
@@ -273,61 +397,7 @@ BEGIN
 
     -- Settings. The row is locked for the whole sync, so two syncs never interleave.
     SELECT * INTO STRICT v_old FROM tickq.settings FOR UPDATE;
-    v_new := v_old;
-    FOR v_key IN SELECT jsonb_object_keys(v_settings) LOOP
-        CASE v_key
-            WHEN 'slots' THEN
-                v_new.slots := tickq.registry_count(v_settings -> 'slots', 1, NULL, 'slots');
-            WHEN 'tick' THEN
-                v_new.tick := tickq.registry_seconds(v_settings -> 'tick', NULL, 'tick');
-            WHEN 'stale_after' THEN
-                v_new.stale_after := tickq.registry_seconds(v_settings -> 'stale_after', NULL, 'stale_after');
-            WHEN 'lease_margin' THEN
-                IF jsonb_typeof(v_settings -> 'lease_margin') <> 'number'
-                    OR (v_settings ->> 'lease_margin')::numeric < 0 THEN
-                    PERFORM tickq.registry_error(NULL, 'lease_margin',
-                        format('must be a number of seconds >= 0, got %s', v_settings -> 'lease_margin'));
-                END IF;
-                v_new.lease_margin := make_interval(secs => (v_settings ->> 'lease_margin')::double precision);
-            WHEN 'retry_base' THEN
-                v_new.retry_base := tickq.registry_seconds(v_settings -> 'retry_base', NULL, 'retry_base');
-            WHEN 'retry_max' THEN
-                v_new.retry_max := tickq.registry_seconds(v_settings -> 'retry_max', NULL, 'retry_max');
-            WHEN 'capacity_margin' THEN
-                IF jsonb_typeof(v_settings -> 'capacity_margin') <> 'number'
-                    OR (v_settings ->> 'capacity_margin')::numeric < 0
-                    OR (v_settings ->> 'capacity_margin')::numeric >= 1 THEN
-                    PERFORM tickq.registry_error(NULL, 'capacity_margin',
-                        format('must be a fraction from 0 up to (not including) 1, got %s',
-                            v_settings -> 'capacity_margin'));
-                END IF;
-                v_new.capacity_margin := (v_settings ->> 'capacity_margin')::numeric;
-            WHEN 'alert_after' THEN
-                v_new.alert_after := tickq.registry_count(v_settings -> 'alert_after', 1, NULL, 'alert_after');
-            WHEN 'housekeeping_every' THEN
-                v_new.housekeeping_every := tickq.registry_seconds(
-                    v_settings -> 'housekeeping_every', NULL, 'housekeeping_every');
-            WHEN 'retention' THEN
-                v_new.retention := tickq.registry_seconds(v_settings -> 'retention', NULL, 'retention');
-            WHEN 'keep_runs' THEN
-                v_new.keep_runs := tickq.registry_count(v_settings -> 'keep_runs', 1, NULL, 'keep_runs');
-            WHEN 'timezone' THEN
-                IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
-                    OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
-                    PERFORM tickq.registry_error(NULL, 'timezone',
-                        format('unknown time zone %s (use an IANA name such as Europe/London)',
-                            v_settings -> 'timezone'));
-                END IF;
-                v_new.timezone := v_settings ->> 'timezone';
-            ELSE
-                -- Keys a later feature reads are accepted here and checked where they are used.
-                NULL;
-        END CASE;
-    END LOOP;
-    IF v_new.retry_max < v_new.retry_base THEN
-        PERFORM tickq.registry_error(NULL, 'retry_max',
-            format('must not be shorter than retry_base (%s), got %s', v_new.retry_base, v_new.retry_max));
-    END IF;
+    v_new := tickq.parse_settings(v_settings, v_old);
     -- Before the first sync (no kind at all, not even the built-in one) the stored settings are
     -- the defaults, which no registry wrote: the registry's settings replace them without drift.
     IF EXISTS (SELECT FROM tickq.job_kind) THEN
@@ -355,6 +425,7 @@ BEGIN
     -- Kinds in the registry: insert new ones, overwrite drifted ones, bring retired ones back.
     FOR v_name IN SELECT jsonb_object_keys(v_kinds) ORDER BY 1 LOOP
         v_incoming := tickq.parse_kind(v_name, v_kinds -> v_name, v_new.timezone);
+        v_own_lease := greatest(v_own_lease, v_incoming.timeout);
         v_in_entry := tickq.registry_entry(v_incoming);
         SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = v_name FOR UPDATE;
         IF NOT FOUND THEN
@@ -446,6 +517,31 @@ BEGIN
             updated_at = p_now;
     END IF;
 
+    -- The dispatcher that sent this registry (the "dispatcher" key; a script's JSON may leave it
+    -- out): its claims are leased at least its own longest timeout plus its own margin, and
+    -- another host's different registry synced within the last three ticks is reported as one
+    -- drift row (field "registry") naming both, where the settings and kinds flap between them.
+    IF v_dispatcher IS NOT NULL THEN
+        v_fingerprint := encode(sha256(convert_to((p_registry - 'dispatcher')::text, 'UTF8')), 'hex');
+        SELECT d.* INTO v_other FROM tickq.dispatcher AS d
+        WHERE d.synced_at > p_now - 3 * v_new.tick AND d.fingerprint <> v_fingerprint
+            AND regexp_replace(d.name, ':[0-9]+$', '') <> regexp_replace(v_dispatcher, ':[0-9]+$', '')
+        ORDER BY d.synced_at DESC
+        LIMIT 1;
+        IF FOUND THEN
+            v_drift := v_drift || jsonb_build_object('field', 'registry',
+                'stored_value', jsonb_build_object('dispatcher', v_other.name,
+                    'fingerprint', v_other.fingerprint, 'synced_at', v_other.synced_at),
+                'registry_value', jsonb_build_object('dispatcher', v_dispatcher, 'fingerprint', v_fingerprint));
+        END IF;
+        INSERT INTO tickq.dispatcher AS d (name, fingerprint, lease, synced_at)
+        VALUES (v_dispatcher, v_fingerprint, v_own_lease + v_new.lease_margin, p_now)
+        ON CONFLICT (name) DO UPDATE SET
+            fingerprint = excluded.fingerprint, lease = excluded.lease, synced_at = excluded.synced_at;
+        -- Older than any run of any registry could last (a 7-day timeout plus a 1-day margin).
+        DELETE FROM tickq.dispatcher AS d WHERE d.synced_at < p_now - interval '8 days';
+    END IF;
+
     -- One row per slot: add missing ones; drop free ones past the limit (a busy one past the
     -- limit is left to finish, claims use only slots up to the limit, and a later sync drops it).
     INSERT INTO tickq.slot (n)
@@ -464,3 +560,82 @@ COMMENT ON FUNCTION tickq.sync_registry(jsonb, timestamptz) IS
 'Makes the queue match the registry (JSON, durations in seconds): upserts kinds, retires kinds '
 'that left it, sets the settings and the lease (longest timeout + lease_margin). The registry '
 'wins on every field; each difference found is recorded in tickq.drift and returned.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_problems(
+    p_registry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, key text, problem text)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_settings jsonb := coalesce(p_registry -> 'settings', '{}'::jsonb);
+    v_kinds jsonb := coalesce(p_registry -> 'kinds', '{}'::jsonb);
+    v_defaults tickq.settings;
+    v_loose tickq.settings;
+    v_zone text;
+    v_key text;
+    v_name text;
+    v_message text;
+    v_settings_ok boolean := true;
+BEGIN
+    -- The rules of tickq.sync_registry (the same functions), each setting and each kind checked
+    -- on its own, so that one answer lists every problem where sync_registry stops at the first.
+    -- Changes nothing. A problem's text is registry_error's message less its "where" prefix.
+    IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' OR jsonb_typeof(v_settings) <> 'object'
+        OR jsonb_typeof(v_kinds) <> 'object' THEN
+        RETURN QUERY SELECT NULL::text, '*'::text,
+            'the registry must be a JSON object whose "settings" and "kinds" are objects'::text;
+        RETURN;
+    END IF;
+    SELECT * INTO STRICT v_defaults FROM tickq.settings;
+    v_zone := v_defaults.timezone;
+    -- Each setting alone, against a backoff range as wide as the bounds allow, so that the rule
+    -- between retry_base and retry_max is not charged to one of them (it is checked below).
+    v_loose := v_defaults;
+    v_loose.retry_base := make_interval(secs => (SELECT l.low FROM tickq.registry_limits() AS l
+        WHERE l.key = 'retry_base')::double precision);
+    v_loose.retry_max := make_interval(secs => (SELECT l.high FROM tickq.registry_limits() AS l
+        WHERE l.key = 'retry_max')::double precision);
+    FOR v_key IN SELECT jsonb_object_keys(v_settings) ORDER BY 1 LOOP
+        BEGIN
+            PERFORM tickq.parse_settings(jsonb_build_object(v_key, v_settings -> v_key), v_loose);
+            IF v_key = 'timezone' THEN
+                v_zone := v_settings ->> 'timezone';
+            END IF;
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            v_settings_ok := false;
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
+            RETURN QUERY SELECT NULL::text, v_key,
+                substr(v_message, length(format('registry: settings, key "%s": ', v_key)) + 1);
+        END;
+    END LOOP;
+    -- The one rule between settings (retry_max >= retry_base), once each is fine on its own.
+    IF v_settings_ok THEN
+        BEGIN
+            PERFORM tickq.parse_settings(v_settings, v_defaults);
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
+            RETURN QUERY SELECT NULL::text, v_key,
+                substr(v_message, length(format('registry: settings, key "%s": ', v_key)) + 1);
+        END;
+    END IF;
+    FOR v_name IN SELECT jsonb_object_keys(v_kinds) ORDER BY 1 LOOP
+        IF v_name LIKE 'tickq.%' THEN
+            RETURN QUERY SELECT v_name, 'name'::text,
+                'names starting with "tickq." are reserved for built-in kinds'::text;
+            CONTINUE;
+        END IF;
+        BEGIN
+            PERFORM tickq.parse_kind(v_name, v_kinds -> v_name, v_zone);
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
+            RETURN QUERY SELECT v_name, v_key,
+                substr(v_message, length(format('registry: kind "%s", key "%s": ', v_name, v_key)) + 1);
+        END;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
+'Every value tickq.sync_registry would refuse in p_registry, one row per setting or kind at '
+'fault (kind NULL for a setting), by the same rules; changes nothing.';

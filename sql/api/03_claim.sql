@@ -67,11 +67,18 @@ BEGIN
             -- Not the command's fault: due again at once (a manual run keeps the kind's slot).
             WHEN p_outcome = 'interrupted' THEN
                 CASE WHEN v_run.run_trigger = 'manual' THEN k.due_at ELSE least(k.due_at, p_now) END
-            -- Exponential backoff: retry_base, then twice that, ... capped at retry_max.
+            -- Exponential backoff: retry_base, then twice that, ... capped at retry_max. Worked
+            -- in seconds as a double and capped before it becomes an interval: retry_base * 2^n
+            -- as an interval overflows near n = 40, and that error stopped every claim.
             WHEN v_failed AND v_run.attempt <= k.retries THEN
-                p_now + least(s.retry_max, s.retry_base * power(2, v_run.attempt - 1))
+                p_now + make_interval(secs => least(extract(EPOCH FROM s.retry_max)::double precision,
+                    extract(EPOCH FROM s.retry_base)::double precision
+                        * power(2::double precision, least(v_run.attempt - 1, 60))))
             -- The next slot strictly after now: slots missed while asleep collapse into one run.
-            ELSE tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now)
+            -- A schedule with no slot ahead (none can be written today) waits a day rather than
+            -- raise on due_at's NOT NULL in the middle of every claim's lease expiry.
+            ELSE coalesce(tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now),
+                p_now + interval '1 day')
         END,
         updated_at = p_now
     FROM tickq.settings AS s
@@ -97,6 +104,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_kind record;
+    v_error text;
 BEGIN
     FOR v_kind IN
         -- Expired leases are found among the slot rows; the kind's own lease decides.
@@ -108,10 +116,29 @@ BEGIN
         ORDER BY k.leased_until
         FOR UPDATE OF k SKIP LOCKED
     LOOP
-        PERFORM tickq.finish_run(v_kind.run_id, 'lost', NULL,
-            format('[tickq: lease expired at %s without a report from dispatcher %s]',
-                v_kind.leased_until, v_kind.leased_by),
-            NULL, p_now);
+        -- Every claim calls this when a lease expired, so an error on one kind's data would stop
+        -- the claims of all kinds: such a run is still recorded as lost and its lease released,
+        -- the kind waits retry_max, and the error goes to the server log.
+        BEGIN
+            PERFORM tickq.finish_run(v_kind.run_id, 'lost', NULL,
+                format('[tickq: lease expired at %s without a report from dispatcher %s]',
+                    v_kind.leased_until, v_kind.leased_by),
+                NULL, p_now);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS v_error = MESSAGE_TEXT;
+            RAISE WARNING 'tickq.expire_leases: run % of kind "%": %; released without rescheduling',
+                v_kind.run_id, v_kind.name, v_error;
+            UPDATE tickq.job_run AS r SET finished_at = p_now, outcome = 'lost',
+                output_tail = format('[tickq: lease expired at %s without a report from dispatcher %s; %s]',
+                    v_kind.leased_until, v_kind.leased_by, left(v_error, 1000))
+            WHERE r.id = v_kind.run_id;
+            UPDATE tickq.job_kind AS k SET run_id = NULL, leased_by = NULL, leased_until = NULL,
+                last_run_id = v_kind.run_id, attempts = 0, next_trigger = 'schedule',
+                due_at = p_now + s.retry_max, updated_at = p_now
+            FROM tickq.settings AS s
+            WHERE k.name = v_kind.name;
+            UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id = v_kind.run_id;
+        END;
         RETURN QUERY SELECT v_kind.run_id, v_kind.name, v_kind.leased_by, v_kind.leased_until;
     END LOOP;
 END
@@ -176,8 +203,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- One statement for the settings and the two rare cases: a lease expired without a report,
-    -- and runs still holding slots past a lowered limit.
-    SELECT s.slots, s.lease, p_now - s.stale_after,
+    -- and runs still holding slots past a lowered limit. The lease also covers the claimer's
+    -- own registry (its longest timeout plus margin, recorded by its last sync), which may
+    -- differ from the one that synced last: its watchdog, not the last registry's, decides
+    -- how long the command may run.
+    SELECT s.slots, greatest(s.lease, (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = p_dispatcher)),
+        p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
     INTO STRICT v_limit, v_lease, v_stale, v_expired, v_over_limit
@@ -320,8 +351,12 @@ DECLARE
     v_kind tickq.job_kind;
     v_slot integer;
     v_run_id bigint;
+    v_lease interval;
 BEGIN
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    -- As in claim_jobs: the lease covers the claimer's own registry too.
+    v_lease := greatest(v_settings.lease,
+        (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = p_dispatcher));
     PERFORM tickq.expire_leases(p_now);
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
     IF NOT FOUND OR v_kind.retired_at IS NOT NULL THEN
@@ -346,13 +381,13 @@ BEGIN
     INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
     VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot)
     RETURNING r.id INTO v_run_id;
-    UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_settings.lease
+    UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_lease
     WHERE sl.n = v_slot;
     RETURN QUERY
     UPDATE tickq.job_kind AS k SET
         run_id = v_run_id,
         leased_by = p_dispatcher,
-        leased_until = p_now + v_settings.lease,
+        leased_until = p_now + v_lease,
         attempts = v_kind.attempts + 1,
         updated_at = p_now
     WHERE k.name = p_kind

@@ -1,2 +1,3 @@
-SELECT run_id, kind, attempt, leased_until, run_trigger::text
+SELECT run_id, kind, attempt, leased_until, run_trigger::text,
+    extract(EPOCH FROM leased_until - now())::float8 AS lease_s
 FROM tickq.claim_jobs(%(limit)s, %(dispatcher)s)

@@ -1,0 +1,2 @@
+SELECT kind, key, problem
+FROM tickq.registry_problems(%(registry)s::jsonb)
