@@ -113,9 +113,11 @@ def test_a_grandchild_escaping_the_group_with_stdout_open_does_not_hang(tmp_path
         assert time.monotonic() - started < 5
         assert result.outcome == "ok"
         assert "parent done" in result.output_tail
+        assert not is_alive(int(wait_for_file(pidfile)))  # and it did not outlive the run
     finally:
         escaped = int(wait_for_file(pidfile))
-        os.kill(escaped, signal.SIGKILL)
+        if is_alive(escaped):
+            os.kill(escaped, signal.SIGKILL)
 
 
 def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
