@@ -216,7 +216,9 @@ def test_stop_event_already_set_starts_nothing() -> None:
     assert "should not run" not in result.output_tail
 
 
-def test_env_is_merged_and_cwd_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_is_given_not_inherited_and_cwd_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TICKQ_TEST_INHERITED", "from parent")
     result = run_command(
         ["sh", "-c", 'echo "$TICKQ_TEST_INHERITED|$JOB_MODE|$(pwd -P)"'],
@@ -224,7 +226,8 @@ def test_env_is_merged_and_cwd_applied(tmp_path: Path, monkeypatch: pytest.Monke
         env={"JOB_MODE": "full"},
         timeout=10,
     )
-    assert result.output_tail == f"from parent|full|{tmp_path.resolve()}\n"
+    # Only the documented minimal set is inherited (tickq.process.INHERITED).
+    assert result.output_tail == f"|full|{tmp_path.resolve()}\n"
 
 
 def test_concurrent_runs_in_threads_are_independent() -> None:

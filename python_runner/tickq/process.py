@@ -42,6 +42,20 @@ class StopEvent(threading.Event):
         self.set()
 
 
+# What a command inherits from the dispatcher's environment: enough to find programs, write
+# temporary files and format text; never the database URL, PG* variables or tickq's settings.
+# Everything else comes from the registry's `env` (and TICKQ_KIND, TICKQ_RUN_ID, ...).
+INHERITED = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME", "TMPDIR")
+INHERITED_PREFIXES = ("LC_",)
+
+
+def inherited_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default os.environ) a command gets (INHERITED)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items()
+            if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
+
+
 @dataclass(frozen=True)
 class RunResult:
     outcome: Outcome
@@ -66,6 +80,9 @@ def run_command(
 ) -> RunResult:
     """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
 
+    The command's environment is `inherited_environment()` plus `env`: nothing else of this
+    process's environment reaches it.
+
     `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
     its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
     holds an entry for the command's process group (with `labels`) while the group lives, so
@@ -85,7 +102,7 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env={**os.environ, **(env or {}), descendants.TOKEN_VARIABLE: token},
+            env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
         )
     except (OSError, ValueError, IndexError) as e:
         note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"

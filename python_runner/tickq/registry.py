@@ -7,6 +7,7 @@ one RegistryError, each naming the file, the kind and the key it is about.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import tomllib
 import zoneinfo
@@ -135,8 +136,15 @@ class Kind:
         if self.cwd is not None:
             out["cwd"] = str(self.cwd)
         if self.env:
-            out["env"] = dict(self.env)
+            out["env"] = {name: env_digest(self.name, name, value)
+                          for name, value in self.env.items()}
         return out
+
+
+def env_digest(kind: str, name: str, value: str) -> str:
+    """What the database keeps of an env value: enough to see that it changed, not the value
+    (tickq.env_digests in sql/api/12_spool.sql computes the same for JSON sent directly)."""
+    return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
