@@ -62,6 +62,9 @@ def observed_durations(conn: psycopg.Connection) -> dict[str, float]:
     return dict(conn.execute(db.load_query("observed_durations")).fetchall())
 
 
+SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
+
+
 def simulate(
     server_url: str, registry: Registry, hours: float, durations: dict[str, float] | None
 ) -> list[tuple[Any, ...]]:
@@ -70,7 +73,8 @@ def simulate(
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
-        with db.connect(url) as conn:
+        # A simulation is one long statement by design, watched by whoever started it.
+        with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
             db.migrate(conn)
             with conn.transaction():
                 conn.execute(

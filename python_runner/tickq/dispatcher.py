@@ -35,6 +35,8 @@ INVALID_REGISTRY = "TQ002"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
+QUERY_CANCELED = "57014"  # statement_timeout
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
@@ -76,6 +78,11 @@ class TickSummary:
     interrupted: bool = False
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _changed_names(stored: Any, wanted: Any) -> list[str]:
     """The env names whose (digested) values differ between two env tables."""
     old = stored if isinstance(stored, dict) else {}
@@ -112,6 +119,7 @@ class Dispatcher:
         self.reconnect_delay = reconnect_delay
         self.refill_every = refill_every
         self.ledger = ledger or Ledger()
+        self.timeouts = db.timeouts_of(registry.settings)
         self._conn: psycopg.Connection | None = None
 
     # ------------------------------------------------------------ the database
@@ -119,7 +127,7 @@ class Dispatcher:
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             try:
-                self._conn = db.connect(self.url)
+                self._conn = db.connect(self.url, timeouts=self.timeouts)
             except psycopg.OperationalError as exc:
                 raise DatabaseUnavailable(str(exc).strip()) from exc
         return self._conn
@@ -128,6 +136,9 @@ class Dispatcher:
         try:
             return self._connection().execute(db.load_query(name), params).fetchall()
         except psycopg.OperationalError as exc:
+            if exc.sqlstate in (QUERY_CANCELED, LOCK_NOT_AVAILABLE):
+                # statement_timeout or lock_timeout (the registry's db_* settings) fired.
+                raise DatabaseUnavailable(f"no answer in time: {_first_line(exc)}") from exc
             if self._conn is not None and not self._conn.broken and not self._conn.closed:
                 raise  # a server-side error, not a lost connection
             raise DatabaseUnavailable(str(exc).strip()) from exc
@@ -151,7 +162,10 @@ class Dispatcher:
             self._conn.close()
 
     def migrate(self) -> list[str]:
-        applied = db.migrate(self._connection())
+        try:
+            applied = db.migrate(self._connection())
+        except psycopg.OperationalError as exc:  # a timeout, or the connection went away
+            raise DatabaseUnavailable(f"while migrating: {_first_line(exc)}") from exc
         for step in applied:
             self.log.event("db.migrated", step=step)
         return applied
@@ -259,7 +273,7 @@ class Dispatcher:
         """The built-in kind: SQL on a connection of its own, bounded like a watchdog would."""
         started = time.monotonic()
         try:
-            with db.connect(self.url) as conn:
+            with db.connect(self.url, timeouts=self.timeouts) as conn:
                 conn.execute("SELECT set_config('statement_timeout', '60s', false)")
                 lost, runs, drift, alerts = conn.execute(db.load_query("housekeeping")).fetchone()
         except psycopg.Error as exc:

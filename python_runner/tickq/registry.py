@@ -31,6 +31,7 @@ _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
     "housekeeping_every", "retention", "keep_runs",
+    "db_connect_timeout", "db_statement_timeout", "db_lock_timeout",
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "at", "on", "timezone", "timeout", "priority", "retries", "enabled",
@@ -82,6 +83,12 @@ class Settings:
     housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
     retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
+    # The dispatcher's own limits on every database connection (never sent to the database):
+    # a server that never answers, a hung statement or a lock held elsewhere ends the command
+    # with exit 3 instead of hanging it.
+    db_connect_timeout: int = 10
+    db_statement_timeout: int = 60
+    db_lock_timeout: int = 10
 
     def to_sync_json(self) -> dict[str, Any]:
         return {
@@ -258,6 +265,9 @@ class _Validator:
             housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
             retention=get("retention", _duration, d.retention),
             keep_runs=get("keep_runs", _int_at_least(1), d.keep_runs),
+            db_connect_timeout=get("db_connect_timeout", _duration, d.db_connect_timeout),
+            db_statement_timeout=get("db_statement_timeout", _duration, d.db_statement_timeout),
+            db_lock_timeout=get("db_lock_timeout", _duration, d.db_lock_timeout),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
