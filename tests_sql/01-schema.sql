@@ -13,7 +13,7 @@ SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
-    'parse_kind', 'sync_registry', 'env_digests',
+    'parse_kind', 'sync_registry', 'env_digests', 'report_late_run',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',

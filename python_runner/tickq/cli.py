@@ -120,7 +120,8 @@ def cmd_tick(args: argparse.Namespace) -> int:
     dispatcher.log.event(
         "tick.done", claimed=summary.claimed, outcomes=dict(summary.outcomes),
         drift=summary.drift, stale=summary.stale, unreported=summary.unreported,
-        orphans_stopped=summary.orphans, interrupted=summary.interrupted,
+        orphans_stopped=summary.orphans, late_reports=summary.late_reports,
+        interrupted=summary.interrupted,
     )
     return 128 + got["signal"] if "signal" in got else EXIT_OK
 

@@ -28,6 +28,7 @@ from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
 from tickq.registry import Registry
+from tickq.spool import Spool
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql)
 RUN_NOT_LIVE = "TQ001"
@@ -75,6 +76,7 @@ class TickSummary:
     stale: int = 0
     unreported: int = 0
     orphans: int = 0
+    late_reports: int = 0
     interrupted: bool = False
 
 
@@ -119,6 +121,7 @@ class Dispatcher:
         self.reconnect_delay = reconnect_delay
         self.refill_every = refill_every
         self.ledger = ledger or Ledger()
+        self.spool = Spool(self.ledger.folder)
         self.timeouts = db.timeouts_of(registry.settings)
         self._conn: psycopg.Connection | None = None
 
@@ -354,10 +357,18 @@ class Dispatcher:
         except DatabaseUnavailable as exc:
             if in_transaction:
                 raise
-            # Never silent: the whole result goes to the log; the lease will expire into `lost`.
-            self.log.error(
-                "run.unreported", **fields, error=str(exc), output_tail=result.output_tail[-2000:]
-            )
+            # Kept on the host and reported by the next tick (tickq.spool), even if the lease
+            # expires into `lost` meanwhile.
+            try:
+                path = self.spool.save({**params, "kind": claim.kind})
+            except OSError as spool_error:
+                # Never silent: the whole result goes to the log; the lease will expire.
+                self.log.error(
+                    "run.unreported", **fields, error=str(exc), spool_error=str(spool_error),
+                    output_tail=result.output_tail[-2000:],
+                )
+                return False
+            self.log.error("run.spooled", **fields, error=str(exc), path=str(path))
             return False
         except psycopg.Error as exc:
             # Refused (TQ001: no longer live) or any other database error: logged whole, and the
@@ -375,6 +386,29 @@ class Dispatcher:
             next_due_at=next_due_at.isoformat(), next_trigger=next_trigger,
         )
         return True
+
+    def replay_spool(self) -> int:
+        """Report the results this host kept while the database was away (tickq.spool); return
+        how many. A lost connection stops the replay (the rest stays spooled)."""
+        done = 0
+        for spooled in self.spool.pending():
+            r = spooled.result
+            params = {key: r.get(key) for key in
+                      ("run_id", "dispatcher", "outcome", "exit_code", "output_tail", "duration")}
+            fields = {"kind": r.get("kind"), "run_id": r.get("run_id"), "outcome": r.get("outcome")}
+            try:
+                [row] = self._query("report_late_run", params)
+            except psycopg.Error as exc:
+                # Refused for good (a value the database rejects): logged whole, not retried.
+                self.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,
+                               error=_first_line(exc),
+                               output_tail=str(r.get("output_tail"))[-2000:])
+                self.spool.forget(spooled)
+                continue
+            self.log.warning("run.late_report", **fields, verdict=row[3])
+            self.spool.forget(spooled)
+            done += 1
+        return done
 
     def _report_and_refill(
         self, claim: Claim, result: RunResult, free: int
@@ -418,6 +452,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.orphans = self.stop_orphans()
         summary.drift = len(self.sync())
+        summary.late_reports = self.replay_spool()
         summary.stale = len(self.warn_stale())
         alerts = self.send_alerts()
         slots = self.registry.settings.slots
@@ -440,8 +475,9 @@ class Dispatcher:
                 except DatabaseUnavailable as exc:
                     if not running:
                         raise
+                    # Tried again every refill_every while runs go on: the database may be back.
                     self.log.error("tick.claim_failed", error=str(exc))
-                    claims, can_claim = [], False
+                    claims = []
                 for c in claims:
                     running[c.run_id] = c
                     self._start(c, results)
@@ -475,6 +511,7 @@ class Dispatcher:
         """A manual run of one kind through the same claim path (counted against the slots)."""
         self.stop_orphans()
         self.sync()
+        self.replay_spool()
         claim = self.claim_kind(kind)
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         self._start(claim, results)
