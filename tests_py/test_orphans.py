@@ -155,3 +155,31 @@ def test_a_folder_others_can_write_to_is_never_acted_on(tmp_path: Path, groups: 
     result = run_command(["echo", "hi"], timeout=10, ledger=Ledger(tmp_path / "ledger"))
     assert result.outcome == "ok"
     assert "is not this user's alone" in result.output_tail
+
+
+def test_a_dead_dispatchers_escaped_process_is_stopped_by_its_token(
+    tmp_path: Path, groups: list
+) -> None:
+    """A process that left its run's group (setsid) is found by the token in its environment."""
+    pidfile = tmp_path / "escapee"
+    env = {**os.environ, "TICKQ_RUN_TOKEN": "feedc0de"}
+    proc = subprocess.Popen(
+        ["sh", "-c", f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' & sleep 30"],
+        start_new_session=True, env=env,
+    )
+    groups.append(proc)
+    deadline = time.monotonic() + 5
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    escapee = int(pidfile.read_text())
+    write_entry(tmp_path, proc.pid, token="feedc0de")
+    try:
+        [stopped] = Ledger(tmp_path).reap(grace=2.0)
+        assert stopped.pgid == proc.pid
+        deadline = time.monotonic() + 3
+        while is_alive(escapee) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not is_alive(escapee)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(escapee, signal.SIGKILL)

@@ -113,9 +113,11 @@ def test_a_grandchild_escaping_the_group_with_stdout_open_does_not_hang(tmp_path
         assert time.monotonic() - started < 5
         assert result.outcome == "ok"
         assert "parent done" in result.output_tail
+        assert not is_alive(int(wait_for_file(pidfile)))  # and it did not outlive the run
     finally:
         escaped = int(wait_for_file(pidfile))
-        os.kill(escaped, signal.SIGKILL)
+        if is_alive(escaped):
+            os.kill(escaped, signal.SIGKILL)
 
 
 def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
@@ -214,7 +216,9 @@ def test_stop_event_already_set_starts_nothing() -> None:
     assert "should not run" not in result.output_tail
 
 
-def test_env_is_merged_and_cwd_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_is_given_not_inherited_and_cwd_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TICKQ_TEST_INHERITED", "from parent")
     result = run_command(
         ["sh", "-c", 'echo "$TICKQ_TEST_INHERITED|$JOB_MODE|$(pwd -P)"'],
@@ -222,7 +226,8 @@ def test_env_is_merged_and_cwd_applied(tmp_path: Path, monkeypatch: pytest.Monke
         env={"JOB_MODE": "full"},
         timeout=10,
     )
-    assert result.output_tail == f"from parent|full|{tmp_path.resolve()}\n"
+    # Only the documented minimal set is inherited (tickq.process.INHERITED).
+    assert result.output_tail == f"|full|{tmp_path.resolve()}\n"
 
 
 def test_concurrent_runs_in_threads_are_independent() -> None:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tickq.durations import format_duration, parse_duration
-from tickq.registry import Problem, RegistryError, load_registry, parse_registry
+from tickq.registry import Problem, RegistryError, env_digest, load_registry, parse_registry
 
 FILE = "registry.toml"
 
@@ -126,7 +126,9 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
                 "retries": 0,
                 "enabled": False,
                 "cwd": str((tmp_path / "jobs").resolve()),
-                "env": {"REPORT_MODE": "full", "EMPTY": ""},
+                # values go to the database as digests only (README: secrets)
+                "env": {"REPORT_MODE": env_digest("twice_daily", "REPORT_MODE", "full"),
+                        "EMPTY": env_digest("twice_daily", "EMPTY", "")},
             },
         },
     }

@@ -15,7 +15,7 @@ SELECT functions_are('tickq', ARRAY[
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
-    'registry_limits', 'within_limit', 'kind_name_ok',
+    'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
@@ -53,7 +53,8 @@ SELECT is_empty(
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
-    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot'
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
+    'late_report_at'
 ]);
 SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p

@@ -76,9 +76,9 @@ def _server(args: argparse.Namespace) -> str:
     return server
 
 
-def _connect(url: str) -> psycopg.Connection:
+def _connect(url: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> psycopg.Connection:
     try:
-        return db.connect(url)
+        return db.connect(url, timeouts=timeouts)
     except psycopg.OperationalError as exc:
         cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Fail(EXIT_DATABASE, f"cannot reach the database: {cause}") from None
@@ -86,7 +86,7 @@ def _connect(url: str) -> psycopg.Connection:
 
 def _dispatcher(args: argparse.Namespace, registry: Registry, **kw: Any) -> Dispatcher:
     url = _url(args)
-    _connect(url).close()
+    _connect(url, db.timeouts_of(registry.settings)).close()
     dispatcher = Dispatcher(url, registry, EventLog(args.log_format), **kw)
     try:
         dispatcher.migrate()
@@ -125,7 +125,8 @@ def cmd_tick(args: argparse.Namespace) -> int:
     dispatcher.log.event(
         "tick.done", claimed=summary.claimed, outcomes=dict(summary.outcomes),
         drift=summary.drift, stale=summary.stale, unreported=summary.unreported,
-        orphans_stopped=summary.orphans, interrupted=summary.interrupted,
+        orphans_stopped=summary.orphans, late_reports=summary.late_reports,
+        interrupted=summary.interrupted,
     )
     return 128 + got["signal"] if "signal" in got else EXIT_OK
 

@@ -59,8 +59,40 @@ def libpq_env(url: str) -> dict[str, str]:
     return {env: params[key] for key, env in names.items() if params.get(key)}
 
 
-def connect(url: str, autocommit: bool = True) -> psycopg.Connection:
-    return psycopg.connect(url, autocommit=autocommit)
+@dataclass(frozen=True)
+class Timeouts:
+    """Limits on every connection, in seconds (the registry's db_* settings): nothing tickq does
+    may wait on the database without bound."""
+
+    connect: int = 10  # libpq's connect_timeout: a server that accepts and never answers
+    statement: int = 60  # statement_timeout
+    lock: int = 10  # lock_timeout: a lock another connection holds
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+MIGRATE_STATEMENT_TIMEOUT = "15min"  # a migration may rewrite a large table
+
+
+def connect(
+    url: str, autocommit: bool = True, timeouts: Timeouts = DEFAULT_TIMEOUTS
+) -> psycopg.Connection:
+    """A connection with `timeouts` set (they replace any the URL gives; other `options` of the
+    URL are kept)."""
+    options = conninfo.conninfo_to_dict(url).get("options") or ""
+    options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
+               f" -c lock_timeout={timeouts.lock * 1000}").strip()
+    return psycopg.connect(
+        url, autocommit=autocommit, connect_timeout=timeouts.connect, options=options
+    )
+
+
+def timeouts_of(settings: object) -> Timeouts:
+    """The Timeouts of a registry's settings (tickq.registry.Settings)."""
+    return Timeouts(
+        connect=getattr(settings, "db_connect_timeout", DEFAULT_TIMEOUTS.connect),
+        statement=getattr(settings, "db_statement_timeout", DEFAULT_TIMEOUTS.statement),
+        lock=getattr(settings, "db_lock_timeout", DEFAULT_TIMEOUTS.lock),
+    )
 
 
 def create_database(server_url: str, name: str, template: str | None = None) -> str:
@@ -204,7 +236,9 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
     api = api_files(sql_dir)
     applied: list[str] = []
 
+    # The connection's lock timeout still bounds the wait for another migrator.
     conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (MIGRATE_STATEMENT_TIMEOUT,))
     try:
         with conn.transaction():
             conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
@@ -244,4 +278,5 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
     finally:
         if not conn.closed and not conn.broken:
             conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+            conn.execute("RESET statement_timeout")  # back to the connection's own
     return applied

@@ -29,6 +29,7 @@ from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
 from tickq.registry import Registry
 from tickq.registry_db import RegistryRefused
+from tickq.spool import Spool
 
 __all__ = ["ClaimRefused", "DatabaseUnavailable", "Dispatcher", "RegistryRefused"]
 
@@ -37,6 +38,8 @@ RUN_NOT_LIVE = "TQ001"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
+QUERY_CANCELED = "57014"  # statement_timeout
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
@@ -72,7 +75,20 @@ class TickSummary:
     stale: int = 0
     unreported: int = 0
     orphans: int = 0
+    late_reports: int = 0
     interrupted: bool = False
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _changed_names(stored: Any, wanted: Any) -> list[str]:
+    """The env names whose (digested) values differ between two env tables."""
+    old = stored if isinstance(stored, dict) else {}
+    new = wanted if isinstance(wanted, dict) else {}
+    return sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
 
 
 def default_name() -> str:
@@ -104,6 +120,8 @@ class Dispatcher:
         self.reconnect_delay = reconnect_delay
         self.refill_every = refill_every
         self.ledger = ledger or Ledger()
+        self.spool = Spool(self.ledger.folder)
+        self.timeouts = db.timeouts_of(registry.settings)
         self._conn: psycopg.Connection | None = None
 
     # ------------------------------------------------------------ the database
@@ -111,7 +129,7 @@ class Dispatcher:
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             try:
-                self._conn = db.connect(self.url)
+                self._conn = db.connect(self.url, timeouts=self.timeouts)
             except psycopg.OperationalError as exc:
                 raise DatabaseUnavailable(str(exc).strip()) from exc
         return self._conn
@@ -120,6 +138,9 @@ class Dispatcher:
         try:
             return self._connection().execute(db.load_query(name), params).fetchall()
         except psycopg.OperationalError as exc:
+            if exc.sqlstate in (QUERY_CANCELED, LOCK_NOT_AVAILABLE):
+                # statement_timeout or lock_timeout (the registry's db_* settings) fired.
+                raise DatabaseUnavailable(f"no answer in time: {_first_line(exc)}") from exc
             if self._conn is not None and not self._conn.broken and not self._conn.closed:
                 raise  # a server-side error, not a lost connection
             raise DatabaseUnavailable(str(exc).strip()) from exc
@@ -143,7 +164,10 @@ class Dispatcher:
             self._conn.close()
 
     def migrate(self) -> list[str]:
-        applied = db.migrate(self._connection())
+        try:
+            applied = db.migrate(self._connection())
+        except psycopg.OperationalError as exc:  # a timeout, or the connection went away
+            raise DatabaseUnavailable(f"while migrating: {_first_line(exc)}") from exc
         for step in applied:
             self.log.event("db.migrated", step=step)
         return applied
@@ -183,6 +207,11 @@ class Dispatcher:
                     hint="dispatchers on two hosts sync different registry files; each sync "
                          "undoes the other's: give them the same file",
                 )
+                continue
+            if fieldname == "env":
+                # Digests only, and even those say nothing to a reader: name what changed.
+                self.log.warning("registry.drift", kind=kind, field=fieldname,
+                                 changed=",".join(_changed_names(stored, wanted)))
                 continue
             self.log.warning(
                 "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
@@ -264,7 +293,7 @@ class Dispatcher:
         """The built-in kind: SQL on a connection of its own, bounded like a watchdog would."""
         started = time.monotonic()
         try:
-            with db.connect(self.url) as conn:
+            with db.connect(self.url, timeouts=self.timeouts) as conn:
                 conn.execute("SELECT set_config('statement_timeout', '60s', false)")
                 lost, runs, drift, alerts = conn.execute(db.load_query("housekeeping")).fetchone()
         except psycopg.Error as exc:
@@ -345,10 +374,18 @@ class Dispatcher:
         except DatabaseUnavailable as exc:
             if in_transaction:
                 raise
-            # Never silent: the whole result goes to the log; the lease will expire into `lost`.
-            self.log.error(
-                "run.unreported", **fields, error=str(exc), output_tail=result.output_tail[-2000:]
-            )
+            # Kept on the host and reported by the next tick (tickq.spool), even if the lease
+            # expires into `lost` meanwhile.
+            try:
+                path = self.spool.save({**params, "kind": claim.kind})
+            except OSError as spool_error:
+                # Never silent: the whole result goes to the log; the lease will expire.
+                self.log.error(
+                    "run.unreported", **fields, error=str(exc), spool_error=str(spool_error),
+                    output_tail=result.output_tail[-2000:],
+                )
+                return False
+            self.log.error("run.spooled", **fields, error=str(exc), path=str(path))
             return False
         except psycopg.Error as exc:
             # Refused (TQ001: no longer live) or any other database error: logged whole, and the
@@ -366,6 +403,29 @@ class Dispatcher:
             next_due_at=next_due_at.isoformat(), next_trigger=next_trigger,
         )
         return True
+
+    def replay_spool(self) -> int:
+        """Report the results this host kept while the database was away (tickq.spool); return
+        how many. A lost connection stops the replay (the rest stays spooled)."""
+        done = 0
+        for spooled in self.spool.pending():
+            r = spooled.result
+            params = {key: r.get(key) for key in
+                      ("run_id", "dispatcher", "outcome", "exit_code", "output_tail", "duration")}
+            fields = {"kind": r.get("kind"), "run_id": r.get("run_id"), "outcome": r.get("outcome")}
+            try:
+                [row] = self._query("report_late_run", params)
+            except psycopg.Error as exc:
+                # Refused for good (a value the database rejects): logged whole, not retried.
+                self.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,
+                               error=_first_line(exc),
+                               output_tail=str(r.get("output_tail"))[-2000:])
+                self.spool.forget(spooled)
+                continue
+            self.log.warning("run.late_report", **fields, verdict=row[3])
+            self.spool.forget(spooled)
+            done += 1
+        return done
 
     def _report_and_refill(
         self, claim: Claim, result: RunResult, free: int
@@ -409,6 +469,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.orphans = self.stop_orphans()
         summary.drift = len(self.sync())
+        summary.late_reports = self.replay_spool()
         summary.stale = len(self.warn_stale())
         alerts = self.send_alerts()
         slots = self.registry.settings.slots
@@ -431,8 +492,9 @@ class Dispatcher:
                 except DatabaseUnavailable as exc:
                     if not running:
                         raise
+                    # Tried again every refill_every while runs go on: the database may be back.
                     self.log.error("tick.claim_failed", error=str(exc))
-                    claims, can_claim = [], False
+                    claims = []
                 for c in claims:
                     running[c.run_id] = c
                     self._start(c, results)
@@ -466,6 +528,7 @@ class Dispatcher:
         """A manual run of one kind through the same claim path (counted against the slots)."""
         self.stop_orphans()
         self.sync()
+        self.replay_spool()
         claim = self.claim_kind(kind)
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         self._start(claim, results)

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tickq import descendants
+
 _KILL_WAIT = 2.0
 
 
@@ -196,17 +198,27 @@ class Ledger:
             if host != self.host or start_time(owner[0]) == owner[1]:
                 continue  # another host's, or its dispatcher still watches it
             leader = start_time(pgid)
+            # Processes that left the group still carry the run's token (tickq.descendants);
+            # with the dispatcher gone they were re-parented to init, so look everywhere.
+            token = entry.get("token")
+            escaped = descendants.Tree(-1, str(token), anywhere=True) if token else None
             if not group_alive(pgid) or (leader is not None and leader != entry["leader_started"]):
                 # Ended (or the pid now names another process: while any member of the old
                 # group lived, the system could not have reused it).
+                if escaped is not None and escaped.kill():
+                    stopped.append(Stopped(pgid, signal.SIGKILL.name, entry))
                 self.forget(pgid)
                 continue
             sent = signal.SIGTERM
             signal_group(pgid, sent)
+            if escaped is not None:
+                escaped.signal(sent)
             if not wait_group_gone(pgid, grace):
                 sent = signal.SIGKILL
                 signal_group(pgid, sent)
                 wait_group_gone(pgid, _KILL_WAIT)
+            if escaped is not None:
+                escaped.kill()
             self.forget(pgid)
             stopped.append(Stopped(pgid, sent.name, entry))
         return stopped

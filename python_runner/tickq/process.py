@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tickq import descendants
 from tickq.orphans import Ledger, group_alive, signal_group, wait_group_gone
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted"]
@@ -26,6 +28,7 @@ READ_CHUNK = 65536
 _POLL = 0.05  # seconds between checks of the child, the clock and the stop event
 _DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
 _KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
+_SCAN_EVERY = 0.5  # seconds between looks at the run's process tree (descendants.Tree)
 
 
 class StopEvent(threading.Event):
@@ -37,6 +40,20 @@ class StopEvent(threading.Event):
     def stop(self, signum: int) -> None:
         self.signum = signal.Signals(signum)
         self.set()
+
+
+# What a command inherits from the dispatcher's environment: enough to find programs, write
+# temporary files and format text; never the database URL, PG* variables or tickq's settings.
+# Everything else comes from the registry's `env` (and TICKQ_KIND, TICKQ_RUN_ID, ...).
+INHERITED = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME", "TMPDIR")
+INHERITED_PREFIXES = ("LC_",)
+
+
+def inherited_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default os.environ) a command gets (INHERITED)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items()
+            if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
 
 
 @dataclass(frozen=True)
@@ -63,11 +80,16 @@ def run_command(
 ) -> RunResult:
     """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
 
+    The command's environment is `inherited_environment()` plus `env`: nothing else of this
+    process's environment reaches it.
+
     `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
     its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
     holds an entry for the command's process group (with `labels`) while the group lives, so
     that if this process dies, the next dispatcher on the host stops the group."""
     started = time.monotonic()
+    descendants.become_subreaper()
+    token = secrets.token_hex(16)
     if stop_event is not None and stop_event.is_set():
         note = "[tickq: not started: dispatcher is shutting down]\n"
         return RunResult("interrupted", None, note, time.monotonic() - started, None)
@@ -80,7 +102,7 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=None if env is None else {**os.environ, **env},
+            env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
         )
     except (OSError, ValueError, IndexError) as e:
         note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
@@ -92,12 +114,13 @@ def run_command(
     if stdin_data is not None:
         threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
     notes: list[str] = []
+    tree = descendants.Tree(proc.pid, token)
     if ledger is not None:
-        problem = ledger.record(proc.pid, **(labels or {}))
+        problem = ledger.record(proc.pid, token=token, **(labels or {}))
         if problem:
             notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
     try:
-        outcome = _watch(proc, started + timeout, stop_event)
+        outcome = _watch(proc, started + timeout, stop_event, tree)
         if outcome == "timeout":
             notes.append(
                 f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]"
@@ -106,22 +129,31 @@ def run_command(
         if outcome == "interrupted":
             sent = getattr(stop_event, "signum", signal.SIGTERM)
             notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
+        escaped: dict[int, descendants.Proc] = {}
         if outcome in ("timeout", "interrupted"):
             signal_group(proc.pid, sent)
-            if not wait_group_gone(proc.pid, grace, proc):
+            escaped.update(_outside(tree.signal(sent), proc.pid))
+            if not _wait_all_gone(proc, tree, grace):
                 notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
         else:
             proc.wait()
             outcome = "ok" if proc.returncode == 0 else "failed"
-        # No member of the group may outlive the run.
+        # No member of the group, and no process that left it, may outlive the run.
         if group_alive(proc.pid):
             signal_group(proc.pid, signal.SIGKILL)
             if outcome in ("ok", "failed"):
                 notes.append("[tickq: killed processes left in the group after the command exited]")
+        escaped.update(_outside(tree.kill(), proc.pid))
+        if escaped:
+            notes.append(
+                f"[tickq: killed {len(escaped)} process(es) outside its process group: "
+                f"{descendants.describe(escaped)}]"
+            )
         wait_group_gone(proc.pid, _KILL_WAIT, proc)
     finally:
         if proc.poll() is None:  # only when something above raised
             signal_group(proc.pid, signal.SIGKILL)
+            tree.kill()
             proc.wait()
         if ledger is not None:
             ledger.forget(proc.pid)
@@ -141,11 +173,39 @@ def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
         proc.stdin.close()
 
 
+def _outside(procs: dict[int, descendants.Proc], pgid: int) -> dict[int, descendants.Proc]:
+    return {pid: p for pid, p in procs.items() if p.pgrp != pgid}
+
+
+def _wait_all_gone(proc: subprocess.Popen[bytes], tree: descendants.Tree, seconds: float) -> bool:
+    """Wait until the group and every process of the run's tree are gone; False after
+    `seconds`."""
+    deadline = time.monotonic() + seconds
+    if not wait_group_gone(proc.pid, seconds, proc):
+        return False
+    while True:
+        tree.reap()
+        if not _outside(tree.scan(), proc.pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
 def _watch(
-    proc: subprocess.Popen[bytes], deadline: float, stop_event: threading.Event | None
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    stop_event: threading.Event | None,
+    tree: descendants.Tree,
 ) -> Outcome | None:
-    """Wait until the child exits (None), the deadline passes or the stop event is set."""
+    """Wait until the child exits (None), the deadline passes or the stop event is set. Looks
+    at the run's process tree now and then, so a process that later clears its environment is
+    still known as the run's."""
+    next_scan = time.monotonic() + _SCAN_EVERY
     while proc.poll() is None:
+        if time.monotonic() >= next_scan:
+            tree.scan()
+            next_scan = time.monotonic() + _SCAN_EVERY
         left = deadline - time.monotonic()
         if left <= 0:
             return "timeout"

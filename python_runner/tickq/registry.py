@@ -12,6 +12,7 @@ key it is about.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import stat
 import tomllib
@@ -31,6 +32,7 @@ _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
     "housekeeping_every", "retention", "keep_runs",
+    "db_connect_timeout", "db_statement_timeout", "db_lock_timeout",
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "offset", "at", "on", "timezone", "timeout", "priority", "retries",
@@ -82,6 +84,12 @@ class Settings:
     housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
     retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
+    # The dispatcher's own limits on every database connection (never sent to the database):
+    # a server that never answers, a hung statement or a lock held elsewhere ends the command
+    # with exit 3 instead of hanging it.
+    db_connect_timeout: int = 10
+    db_statement_timeout: int = 60
+    db_lock_timeout: int = 10
 
     def to_sync_json(self) -> dict[str, Any]:
         # alert_timeout is read by the runner alone; it goes along so that its bounds are
@@ -140,8 +148,15 @@ class Kind:
         if self.cwd is not None:
             out["cwd"] = str(self.cwd)
         if self.env:
-            out["env"] = dict(self.env)
+            out["env"] = {name: env_digest(self.name, name, value)
+                          for name, value in self.env.items()}
         return out
+
+
+def env_digest(kind: str, name: str, value: str) -> str:
+    """What the database keeps of an env value: enough to see that it changed, not the value
+    (tickq.env_digests in sql/api/12_spool.sql computes the same for JSON sent directly)."""
+    return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -279,6 +294,9 @@ class _Validator:
             housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
             retention=get("retention", _duration, d.retention),
             keep_runs=get("keep_runs", _int, d.keep_runs),
+            db_connect_timeout=get("db_connect_timeout", _duration, d.db_connect_timeout),
+            db_statement_timeout=get("db_statement_timeout", _duration, d.db_statement_timeout),
+            db_lock_timeout=get("db_lock_timeout", _duration, d.db_lock_timeout),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
@@ -297,7 +315,7 @@ class _Validator:
         command = get("command", _argv)
         timeout = get("timeout", _duration)
         every = get("every", _duration)
-        offset = get("offset", _offset)
+        offset = get("offset", _duration)
         at = get("at", _clock_times)
         on = get("on", _strings("on", 'days like ["mon", "thu"]'))
         timezone = get("timezone", _string("time zone"))
@@ -364,13 +382,6 @@ def _duration(value: Any) -> int:
         return parse_duration(value)
     except ValueError as e:
         raise _Invalid(str(e)) from None
-
-
-def _offset(value: Any) -> int:
-    # An offset may be zero ("0s"), unlike the durations _duration reads.
-    if value in ("0s", "0m", "0h", "0d"):
-        return 0
-    return _duration(value)
 
 
 def _int(value: Any) -> int:

@@ -1,7 +1,8 @@
 """The `tickq launchd|systemd|cron` commands: what wakes `tickq tick` every `tick` of the registry.
 
 Each timer runs `<this tickq> tick` in the registry's folder with TICKQ_REGISTRY set to the
-registry's absolute path (and DATABASE_URL / TICKQ_DATA_DIR when they are set now).
+registry's absolute path (and DATABASE_URL / TICKQ_DATA_DIR when they are set now). A password
+in DATABASE_URL goes to a libpq passfile (PGPASSFILE, mode 0600), never into the timer.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class _Setup:
         environ = dict(os.environ)
         if args.database_url:
             environ["DATABASE_URL"] = args.database_url
+        passfile = os_timers.keep_password_out(environ)
+        if passfile is not None:
+            print(f"tickq: the database password is kept in {passfile} (mode 0600), "
+                  "not in the timer", file=sys.stderr)
         self.environment = os_timers.timer_environment(
             registry_path=self.registry_path, environ=environ
         )

@@ -67,13 +67,17 @@ class WorstCase:
         return [k for k in self.kinds if k.starved]
 
 
+SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
+
+
 @contextmanager
 def scratch(server_url: str, registry: Registry) -> Iterator[psycopg.Connection]:
     """An autocommit connection to a fresh database holding `registry`; dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
-        with db.connect(url) as conn:
+        # A simulation is one long statement by design, watched by whoever started it.
+        with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
             db.migrate(conn)
             registry_db.sync(conn, registry)
             yield conn

@@ -207,7 +207,7 @@ BEGIN
     END IF;
     v_kind.name := p_name;
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
-        'command', v_item, 'cwd', p_entry -> 'cwd', 'env', p_entry -> 'env'));
+        'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env')));
 
     IF (p_entry ? 'every') = (p_entry ? 'at') THEN
         PERFORM tickq.registry_error(p_name, 'every', 'give exactly one of "every" or "at"');

@@ -1,0 +1,101 @@
+"""A tick never hangs on the database: a server that accepts TCP and never answers, or another
+connection holding a lock the tick needs, ends the tick with exit 3 and one line, within the
+registry's db_* timeouts. Real CLI, real sockets, real PostgreSQL locks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+REGISTRY = """\
+[settings]
+slots = 1
+db_connect_timeout = "2s"
+db_statement_timeout = "5s"
+db_lock_timeout = "1s"
+
+[kinds.job]
+command = ["true"]
+every = "1h"
+timeout = "30s"
+"""
+
+
+def tickq(*args: str, url: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "tickq.cli", *args, "--database-url", url],
+                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    return done, time.monotonic() - started
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts every connection and never says a word."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    for s in held:
+        s.close()
+    listener.close()
+
+
+def test_a_server_that_never_answers_ends_the_tick_with_exit_3(
+    tmp_path: Path, silent_server: int
+) -> None:
+    registry = tmp_path / "registry.toml"
+    registry.write_text(REGISTRY)
+    done, elapsed = tickq("tick", "--registry", str(registry),
+                          url=f"postgresql://tickq@127.0.0.1:{silent_server}/tickq")
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tickq: "), done.stderr
+    assert "Traceback" not in done.stderr
+    assert elapsed < 2 + 6, elapsed  # the connect timeout, plus Python's start on a busy machine
+
+
+def test_a_lock_held_by_another_connection_ends_the_tick_with_exit_3(
+    tmp_path: Path, db_url: str
+) -> None:
+    registry = tmp_path / "registry.toml"
+    registry.write_text(REGISTRY)
+    first, _ = tickq("sync", "--registry", str(registry), url=db_url)
+    assert first.returncode == 0, first.stderr
+    with psycopg.connect(db_url) as holder:
+        # An operator's forgotten transaction: the settings row stays locked.
+        holder.execute("SELECT * FROM tickq.settings FOR UPDATE")
+        holder.execute("LOCK TABLE tickq.job_kind IN EXCLUSIVE MODE")
+        done, elapsed = tickq("tick", "--registry", str(registry), url=db_url)
+        holder.rollback()
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "lock" in lines[0], done.stderr
+    assert elapsed < 1 + 8, elapsed
