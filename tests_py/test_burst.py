@@ -88,9 +88,9 @@ def _kind(extra: str, schedule: str = 'every = "1h"') -> str:
 
 
 @pytest.mark.parametrize(("extra", "schedule", "problem"), [
-    ('offset = "1h"', 'every = "1h"', 'key "offset": must be shorter than every ("1h"), got "1h"'),
+    ('offset = "1h"', 'every = "1h"', 'key "offset": must be shorter than every (1h), got 1h'),
     ('offset = "90m"', 'every = "1h"', 'key "offset": must be shorter than every'),
-    ('offset = "5m"', 'at = "06:00"', 'key "offset": "offset" only applies to "every" cadences'),
+    ('offset = "5m"', 'at = "06:00"', 'key "offset": only an every cadence takes this key'),
     ('offset = 300', 'every = "1h"', 'key "offset": duration must be a string'),
 ])
 def test_an_offset_outside_its_cadence_is_refused(

@@ -224,8 +224,13 @@ BEGIN
             IF jsonb_typeof(p_entry -> 'offset') <> 'number' OR (p_entry ->> 'offset')::numeric < 0
                 OR make_interval(secs => (p_entry ->> 'offset')::double precision) >= v_kind.every THEN
                 PERFORM tickq.registry_error(p_name, 'offset',
-                    format('must be a number of seconds >= 0 and below every (%s), got %s',
-                        extract(EPOCH FROM v_kind.every), p_entry -> 'offset'));
+                    format('must be shorter than every (%s), got %s',
+                        tickq.format_duration(v_kind.every),
+                        CASE WHEN jsonb_typeof(p_entry -> 'offset') = 'number'
+                            AND (p_entry ->> 'offset')::numeric >= 0
+                            THEN tickq.format_duration(make_interval(
+                                secs => (p_entry ->> 'offset')::double precision))
+                            ELSE p_entry ->> 'offset' END));
             END IF;
             v_kind.every_offset := nullif(make_interval(secs => (p_entry ->> 'offset')::double precision),
                 '0'::interval);
