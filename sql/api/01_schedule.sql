@@ -7,6 +7,10 @@
 --   TQ004 lease_too_short  settings.lease would be shorter than a kind's timeout
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
+--   TQ070 bad_access       a role's tickq.access setting is neither dispatcher nor reader (99_privileges)
+--   TQ071 grant_unknown    tickq.access_privileges names a function that does not exist
+--   TQ072 same_role        sql/roles.sql given one role for two of owner, dispatcher, reader
+--   TQ073 schema_owner     sql/roles.sql found schema tickq owned by another role than the owner
 
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_every interval,
