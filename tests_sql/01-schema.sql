@@ -20,7 +20,8 @@ SELECT functions_are('tickq', ARRAY[
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
-    'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows'
+    'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
+    'access_privileges', 'grant_access'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
@@ -56,13 +57,12 @@ SELECT columns_are('tickq', 'job_run', ARRAY[
     'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
     'late_report_at'
 ]);
-SELECT is(
-    (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p
-     WHERE p.pronamespace = 'tickq'::regnamespace
-       AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
-                       WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
-    ARRAY['finish_run', 'live_run', 'slots_left'],
-    'internal functions are revoked from public'
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_proc AS p
+      WHERE p.pronamespace = 'tickq'::regnamespace
+        AND EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                    WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')$$,
+    'no function is executable by public: roles get theirs from tickq.grant_access'
 );
 
 SELECT * FROM finish();

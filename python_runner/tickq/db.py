@@ -188,8 +188,15 @@ def api_checksum(api: list[tuple[str, str]]) -> str:
 
 # ---------------------------------------------------------------- the migrator
 
+# The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs the right to create
+# schemas in the database even when the schema exists, which an owner given the schema by
+# sql/roles.sql does not have.
 _BOOKKEEPING = """
-CREATE SCHEMA IF NOT EXISTS tickq;
+DO $$ BEGIN
+    IF to_regnamespace('tickq') IS NULL THEN
+        CREATE SCHEMA tickq;
+    END IF;
+END $$;
 CREATE TABLE IF NOT EXISTS tickq.migration (
     version int PRIMARY KEY,
     name text NOT NULL,
@@ -222,12 +229,45 @@ def _execute_file(conn: psycopg.Connection, name: str, text: str) -> None:
         raise MigrationError(message) from exc
 
 
+def _unknown_migrations(recorded: dict[int, str], migrations: list[Migration]) -> None:
+    known = {m.version for m in migrations}
+    unknown = sorted(set(recorded) - known)
+    if unknown:
+        names = ", ".join(recorded[v] for v in unknown)
+        raise MigrationError(
+            f"the database has migrations this tickq does not know ({names}): "
+            "it was migrated by a newer tickq"
+        )
+
+
+def _is_current(conn: psycopg.Connection, migrations: list[Migration], checksum: str) -> bool:
+    """Whether every migration is recorded and the API checksum matches, read without a lock
+    or DDL: a dispatcher role may read the bookkeeping but not migrate (sql/roles.sql)."""
+    try:
+        versions, names, stored = conn.execute(
+            "SELECT array(SELECT version FROM tickq.migration ORDER BY version),"
+            " array(SELECT name FROM tickq.migration ORDER BY version),"
+            " (SELECT checksum FROM tickq.api_checksum)"
+        ).fetchone()  # type: ignore[misc]
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        return False  # never migrated
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise MigrationError(
+            f"role {conn.info.user} may not read tickq's migration bookkeeping "
+            f"({exc.diag.message_primary}): give it an access with sql/roles.sql "
+            "(tickq roles print)"
+        ) from None
+    _unknown_migrations(dict(zip(versions, names, strict=True)), migrations)
+    return set(versions) == {m.version for m in migrations} and stored == checksum
+
+
 def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None) -> list[str]:
     """Bring the database up to date with ``sql/``; return what was applied.
 
-    Holds ``pg_advisory_lock(hashtext('tickq.migrate'))`` for the whole run, so concurrent
-    migrators apply each file once. Each migration runs in its own transaction together with its
-    row in ``tickq.migration``; the API files run together in one transaction when their checksum
+    First reads, without a lock or DDL, whether the database is current; only when it is not,
+    holds ``pg_advisory_lock(hashtext('tickq.migrate'))`` for the rest, so concurrent migrators
+    apply each file once. Each migration runs in its own transaction together with its row in
+    ``tickq.migration``; the API files run together in one transaction when their checksum
     differs from ``tickq.api_checksum``. ``conn`` must be in autocommit mode.
     """
     if not conn.autocommit:
@@ -235,48 +275,57 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
     migrations = migration_files(sql_dir)
     api = api_files(sql_dir)
     applied: list[str] = []
+    if _is_current(conn, migrations, api_checksum(api) if api else ""):
+        return applied
 
     # The connection's lock timeout still bounds the wait for another migrator.
     conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
     conn.execute("SELECT set_config('statement_timeout', %s, false)", (MIGRATE_STATEMENT_TIMEOUT,))
     try:
-        with conn.transaction():
-            conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
-        recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
-        known = {m.version for m in migrations}
-        unknown = sorted(set(recorded) - known)
-        if unknown:
-            names = ", ".join(recorded[v] for v in unknown)
+        try:
+            applied = _migrate_locked(conn, migrations, api)
+        except psycopg.errors.InsufficientPrivilege as exc:
             raise MigrationError(
-                f"the database has migrations this tickq does not know ({names}): "
-                "it was migrated by a newer tickq"
-            )
-        for m in migrations:
-            if m.version in recorded:
-                continue
-            with conn.transaction():
-                _execute_file(conn, m.name, m.text)
-                conn.execute(
-                    "INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
-                    (m.version, m.name),
-                )
-            applied.append(f"migration {m.name}")
-
-        checksum = api_checksum(api)
-        row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
-        if api and (row is None or row[0] != checksum):
-            with conn.transaction():
-                for name, text in api:
-                    _execute_file(conn, name, text)
-                conn.execute(
-                    "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
-                    " ON CONFLICT (id) DO UPDATE"
-                    " SET checksum = excluded.checksum, applied_at = now()",
-                    (checksum,),
-                )
-            applied.append(f"api {len(api)} files, checksum {checksum[:12]}")
+                f"the schema is not current and role {conn.info.user} may not migrate it "
+                f"({exc.diag.message_primary}): run `tickq migrate` as the schema's owner"
+            ) from None
     finally:
         if not conn.closed and not conn.broken:
             conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
             conn.execute("RESET statement_timeout")  # back to the connection's own
+    return applied
+
+
+def _migrate_locked(
+    conn: psycopg.Connection, migrations: list[Migration], api: list[tuple[str, str]]
+) -> list[str]:
+    applied: list[str] = []
+    with conn.transaction():
+        conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
+    recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
+    _unknown_migrations(recorded, migrations)
+    for m in migrations:
+        if m.version in recorded:
+            continue
+        with conn.transaction():
+            _execute_file(conn, m.name, m.text)
+            conn.execute(
+                "INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                (m.version, m.name),
+            )
+        applied.append(f"migration {m.name}")
+
+    checksum = api_checksum(api)
+    row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+    if api and (row is None or row[0] != checksum):
+        with conn.transaction():
+            for name, text in api:
+                _execute_file(conn, name, text)
+            conn.execute(
+                "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
+                " ON CONFLICT (id) DO UPDATE"
+                " SET checksum = excluded.checksum, applied_at = now()",
+                (checksum,),
+            )
+        applied.append(f"api {len(api)} files, checksum {checksum[:12]}")
     return applied

@@ -8,6 +8,10 @@
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
 --   TQ080 no_window        a simulation window that is not positive (tickq.simulate)
+--   TQ070 bad_access       a role's tickq.access setting is neither dispatcher nor reader (99_privileges)
+--   TQ071 grant_unknown    tickq.access_privileges names a function that does not exist
+--   TQ072 same_role        sql/roles.sql given one role for two of owner, dispatcher, reader
+--   TQ073 schema_owner     sql/roles.sql found schema tickq owned by another role than the owner
 
 -- An every cadence may be shifted by an offset (job_kind.every_offset, migration 0011): the
 -- schedule functions take it right after p_every.

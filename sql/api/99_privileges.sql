@@ -1,0 +1,147 @@
+-- Who may call what. Applied last (API files run in name order), so it covers every function the
+-- other files define, and re-applied with them, so nothing here is lost when a file drops and
+-- recreates a function or a view (report_run, queue_status...).
+--
+-- Three kinds of role (sql/roles.sql creates them): the owner of the schema, who migrates; a
+-- dispatcher, who calls exactly the functions the runner calls and holds no right on any table;
+-- a reader, who selects from the views. Functions a dispatcher or reader calls run as their owner
+-- (SECURITY DEFINER) with a pinned search_path, so they are the only way to the tables.
+
+-- Nothing in the schema is callable by every role; grants below name roles one by one.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM public;
+
+CREATE OR REPLACE FUNCTION tickq.access_privileges(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (access text, privilege text, object_name text)
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- Functions are named without arguments: every signature of the name is granted, so a
+    -- change of arguments (with its DROP of the old signature) needs no change here.
+    VALUES
+        -- what `tickq tick`, `run`, `sync`, `check` and `status` call (python_runner/tickq/queries)
+        ('dispatcher', 'EXECUTE', 'sync_registry'),
+        ('dispatcher', 'EXECUTE', 'claim_jobs'),
+        ('dispatcher', 'EXECUTE', 'claim_kind'),
+        ('dispatcher', 'EXECUTE', 'start_run'),
+        ('dispatcher', 'EXECUTE', 'report_run'),
+        ('dispatcher', 'EXECUTE', 'take_alerts'),
+        ('dispatcher', 'EXECUTE', 'housekeeping'),
+        ('dispatcher', 'EXECUTE', 'capacity_total_at'),
+        ('dispatcher', 'EXECUTE', 'queue_status_at'),
+        ('dispatcher', 'EXECUTE', 'stale_due_at'),
+        ('dispatcher', 'EXECUTE', 'capacity_at'),
+        ('dispatcher', 'SELECT', 'queue_status'),
+        ('dispatcher', 'SELECT', 'stale_due'),
+        ('dispatcher', 'SELECT', 'capacity'),
+        -- the migrator's bookkeeping: read to see that the schema is current, without DDL
+        ('dispatcher', 'SELECT', 'migration'),
+        ('dispatcher', 'SELECT', 'api_checksum'),
+        -- a view calls its function with the privileges of the role that selects from it
+        ('reader', 'EXECUTE', 'queue_status_at'),
+        ('reader', 'EXECUTE', 'stale_due_at'),
+        ('reader', 'EXECUTE', 'capacity_at'),
+        ('reader', 'SELECT', 'queue_status'),
+        ('reader', 'SELECT', 'stale_due'),
+        ('reader', 'SELECT', 'capacity'),
+        ('reader', 'SELECT', 'migration'),
+        ('reader', 'SELECT', 'api_checksum')
+$$;
+COMMENT ON FUNCTION tickq.access_privileges(timestamptz) IS
+'What each access (dispatcher, reader) is granted: EXECUTE on functions of schema tickq (by name, '
+'every signature) and SELECT on its views and the migrator''s bookkeeping tables. Nothing else.';
+
+-- Every function a dispatcher or reader may call runs as its owner, with a search_path that no
+-- caller can put objects in ahead of the schema's own (pg_temp last). So does the deferred
+-- constraint trigger: it fires at the commit of a dispatcher's transaction, as the dispatcher.
+DO $$
+DECLARE
+    v_function regprocedure;
+BEGIN
+    FOR v_function IN
+        SELECT p.oid::regprocedure
+        FROM pg_catalog.pg_proc AS p
+        WHERE p.pronamespace = 'tickq'::regnamespace
+            AND (p.proname IN (
+                SELECT a.object_name FROM tickq.access_privileges() AS a WHERE a.privilege = 'EXECUTE'
+            ) OR p.proname = 'check_lease_covers_timeouts')
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = pg_catalog, tickq, pg_temp',
+            v_function);
+    END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION tickq.grant_access(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (role_name text, access text)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_role record;
+    v_grant record;
+    v_function regprocedure;
+    v_found integer;
+BEGIN
+    -- A role's access in this database is its setting tickq.access (ALTER ROLE ... IN DATABASE
+    -- ... SET tickq.access = 'dispatcher'): kept by PostgreSQL per database, outside the schema,
+    -- so it is there before the first migration and after every re-applied API file.
+    FOR v_role IN
+        SELECT r.rolname::text AS rolname, substr(c.setting, length('tickq.access=') + 1) AS access
+        FROM pg_catalog.pg_db_role_setting AS s
+        INNER JOIN pg_catalog.pg_database AS d ON s.setdatabase = d.oid
+        INNER JOIN pg_catalog.pg_roles AS r ON s.setrole = r.oid
+        CROSS JOIN LATERAL unnest(s.setconfig) AS c (setting)
+        WHERE d.datname = current_database() AND c.setting LIKE 'tickq.access=%'
+        ORDER BY r.rolname
+    LOOP
+        IF v_role.access NOT IN ('dispatcher', 'reader') THEN
+            RAISE EXCEPTION 'role "%" has tickq.access = "%" in this database', v_role.rolname, v_role.access
+                USING ERRCODE = 'TQ070',
+                DETAIL = 'tickq.access is dispatcher or reader.',
+                HINT = format('ALTER ROLE %I IN DATABASE %I SET tickq.access = ''dispatcher'' (or '
+                    '''reader''), or RESET tickq.access; see sql/roles.sql.', v_role.rolname, current_database());
+        END IF;
+        -- Exactly the access's privileges: whatever the role held in the schema before goes.
+        EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM %I', v_role.rolname);
+        EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA tickq FROM %I', v_role.rolname);
+        EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA tickq FROM %I', v_role.rolname);
+        EXECUTE format('REVOKE CREATE ON SCHEMA tickq FROM %I', v_role.rolname);
+        EXECUTE format('GRANT USAGE ON SCHEMA tickq TO %I', v_role.rolname);
+        FOR v_grant IN
+            SELECT a.privilege, a.object_name FROM tickq.access_privileges() AS a
+            WHERE a.access = v_role.access
+        LOOP
+            IF v_grant.privilege = 'SELECT' THEN
+                EXECUTE format('GRANT SELECT ON tickq.%I TO %I', v_grant.object_name, v_role.rolname);
+                CONTINUE;
+            END IF;
+            v_found := 0;
+            FOR v_function IN
+                SELECT p.oid::regprocedure FROM pg_catalog.pg_proc AS p
+                WHERE p.pronamespace = 'tickq'::regnamespace AND p.proname = v_grant.object_name
+            LOOP
+                EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', v_function, v_role.rolname);
+                v_found := v_found + 1;
+            END LOOP;
+            IF v_found = 0 THEN
+                RAISE EXCEPTION 'tickq.access_privileges names function tickq.%, which does not exist',
+                    v_grant.object_name
+                    USING ERRCODE = 'TQ071', HINT = 'Keep the list in sql/api/99_privileges.sql current.';
+            END IF;
+        END LOOP;
+        role_name := v_role.rolname;
+        access := v_role.access;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.grant_access(timestamptz) IS
+'Gives every role whose setting tickq.access is dispatcher or reader in this database exactly the '
+'privileges tickq.access_privileges lists for it (and takes away any other right in the schema). '
+'Run by the migrator each time the API is applied, and by sql/roles.sql. Returns the roles.';
+
+REVOKE ALL ON FUNCTION tickq.access_privileges(timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.grant_access(timestamptz) FROM public;
+
+SELECT count(*) FROM tickq.grant_access();
