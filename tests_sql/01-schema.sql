@@ -3,7 +3,8 @@ BEGIN;
 SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
-    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum',
+    'job_step'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -17,7 +18,9 @@ SELECT functions_are('tickq', ARRAY[
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
-    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
+    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
+    'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
+    'chain_start', 'chain_summary'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
@@ -50,14 +53,14 @@ SELECT is_empty(
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
-    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot'
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot', 'run_by'
 ]);
 SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace
        AND NOT EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
-    ARRAY['finish_run', 'live_run', 'slots_left'],
+    ARRAY['arm_kind', 'finish_run', 'live_run', 'slots_left'],
     'internal functions are revoked from public'
 );
 

@@ -35,6 +35,7 @@ INVALID_REGISTRY = "TQ002"
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
+NOT_ARMED = "TQ030"  # an unarmed irreversible kind: its first run needs a person
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
@@ -198,11 +199,15 @@ class Dispatcher:
             )
         return claims
 
-    def claim_kind(self, kind: str) -> Claim:
+    def claim_kind(self, kind: str, run_by: str | None = None) -> Claim:
+        """A manual run; `run_by` is the person who confirmed it at a terminal, which the first
+        run of an irreversible kind needs (and whose success arms the kind)."""
         try:
-            rows = self._query("claim_kind", {"kind": kind, "dispatcher": self.name})
+            rows = self._query(
+                "claim_kind", {"kind": kind, "dispatcher": self.name, "run_by": run_by}
+            )
         except psycopg.Error as exc:
-            if exc.sqlstate in (UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY):
+            if exc.sqlstate in (UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY, NOT_ARMED):
                 raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
             raise
         c = Claim(*rows[0])
@@ -445,11 +450,20 @@ class Dispatcher:
         self._join_alerts(alerts)
         return summary
 
-    def run_now(self, kind: str) -> RunResult:
-        """A manual run of one kind through the same claim path (counted against the slots)."""
+    def run_now(
+        self, kind: str, confirm: Callable[[str], str | None] | None = None
+    ) -> RunResult:
+        """A manual run of one kind through the same claim path (counted against the slots).
+        When the database refuses it because the kind is irreversible and unarmed, `confirm`
+        (given the refusal) names the person who confirmed the run, or refuses by raising."""
         self.stop_orphans()
         self.sync()
-        claim = self.claim_kind(kind)
+        try:
+            claim = self.claim_kind(kind)
+        except ClaimRefused as exc:
+            if exc.sqlstate != NOT_ARMED or confirm is None:
+                raise
+            claim = self.claim_kind(kind, run_by=confirm(str(exc)))
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         self._start(claim, results)
         _claim, result = results.get()

@@ -25,6 +25,7 @@ DECLARE
     v_keep_finish timestamptz[];
     v_claim record;
     v_hold interval;
+    v_due timestamptz;
 BEGIN
     -- Meant for a scratch database inside a transaction the caller rolls back: it claims and
     -- reports as dispatcher 'simulator' on whatever queue it is given.
@@ -33,6 +34,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    -- The question is whether the schedule fits once everything runs: each unarmed irreversible
+    -- kind is armed first by a manual run through the real path, keeping its due time.
+    FOR v_claim IN
+        SELECT k.name AS kind, k.due_at FROM tickq.job_kind AS k
+        WHERE k.irreversible AND k.armed_at IS NULL AND k.enabled AND k.run_id IS NULL
+        ORDER BY k.name
+    LOOP
+        v_due := v_claim.due_at;
+        PERFORM tickq.report_run(c.run_id, 'simulator: first run', 'ok', 0, NULL, '0'::interval, p_now)
+        FROM tickq.claim_manual(v_claim.kind, 'simulator: first run', 'simulator', p_now) AS c;
+        UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
+    END LOOP;
     -- Events in time order: every tick the OS timer wakes a dispatcher that claims the free
     -- slots; every finished run is reported and its slot claimed again at once.
     LOOP
@@ -93,7 +106,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.simulate(numeric, jsonb, timestamptz) IS
 'Runs the queue for p_hours from p_now with a moved clock through the real claim_jobs and '
-'report_run: a claim at every tick and whenever a run finishes; each run holds its slot for '
+'report_run: a claim at every tick and whenever a run finishes (unarmed irreversible kinds are '
+'armed first by a manual run, keeping their due time); each run holds its slot for '
 'p_durations->kind seconds, else its timeout. Per kind: runs, longest wait from due to claim, and '
 'starved (waited longer than stale_after). Use it in a scratch database, in a transaction that '
 'is rolled back.';

@@ -1,2 +1,2 @@
 SELECT run_id, kind, attempt, leased_until, run_trigger::text
-FROM tickq.claim_kind(%(kind)s, %(dispatcher)s)
+FROM tickq.claim_manual(%(kind)s, %(dispatcher)s, %(run_by)s)
