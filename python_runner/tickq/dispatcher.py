@@ -237,6 +237,10 @@ class Dispatcher:
         }
         # Relative command paths and the default working directory are the registry's folder.
         cwd = kind.cwd or self.registry.path.resolve().parent
+        if kind.steps:
+            from tickq.chain import run_chain
+
+            return run_chain(self, claim, kind, env, cwd)
         return run_command(
             kind.command,
             cwd=cwd,
