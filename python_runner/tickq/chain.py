@@ -85,6 +85,11 @@ def _steps(
             parts.append(f"[tickq: step {n} {step.name}: ended ok in an earlier try; resumed "
                          "after it]\n")
             continue
+        if d.stop_event.is_set():
+            parts.append(f"[tickq: interrupted by dispatcher shutdown before step {n} "
+                         f"{step.name}; later steps not started]\n")
+            outcome, exit_code = "interrupted", None
+            break
         left = deadline - time.monotonic()
         if left <= 0:
             parts.append(f"[tickq: chain timed out after {kind.timeout}s before step {n} "
