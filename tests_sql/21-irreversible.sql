@@ -1,7 +1,7 @@
 -- Irreversible kinds: never claimed by a schedule until a person's successful manual run arms
 -- them; a failed one leaves them unarmed; a new command disarms them (logged as drift).
 BEGIN;
-SELECT plan(22);
+SELECT plan(25);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
@@ -76,6 +76,19 @@ SELECT throws_ok($$UPDATE tickq.job_kind SET armed_at = now(), armed_by = 'alice
     armed_run_id = (SELECT max(id) FROM tickq.job_run WHERE kind = 'payout' AND run_trigger = 'manual')
     WHERE name = 'payout'$$,
     '23514', NULL, 'the old command''s first run cannot arm the new one');
+
+-- a new first run by hand arms the new command; the arming run may be pruned later
+SELECT is((SELECT outcome::text FROM tickq.report_run(
+    (SELECT run_id FROM tickq.claim_manual('payout', 'me', 'bob', '2026-06-01 14:01Z')),
+    'me', 'ok', 0, NULL, NULL, '2026-06-01 14:02Z')), 'ok', 'a first run by hand of the new command');
+DELETE FROM tickq.job_run WHERE id = (SELECT armed_run_id FROM tickq.job_kind WHERE name = 'payout');
+SELECT results_eq($$SELECT field FROM tickq.sync_registry('{"settings": {"slots": 3}, "kinds": {
+    "payout": {"command": ["bin/payout", "--all"], "every": 60, "timeout": 60, "irreversible": true,
+               "priority": "high"},
+    "plain": {"command": ["x"], "every": 60, "timeout": 60, "priority": "low"}}}', '2026-06-01 14:30Z')
+    WHERE kind = 'payout'$$, $$VALUES ('priority')$$,
+    'a sync that changes something else keeps it armed, even once the arming run is pruned');
+SELECT is((SELECT armed_by FROM tickq.job_kind WHERE name = 'payout'), 'bob', 'armed by the second person');
 
 SELECT * FROM finish();
 ROLLBACK;

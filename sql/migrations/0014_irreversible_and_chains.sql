@@ -49,6 +49,12 @@ BEGIN
     IF (NEW.armed_at IS NULL) AND (NEW.armed_by IS NULL) AND (NEW.armed_run_id IS NULL) THEN
         RETURN NEW;
     END IF;
+    -- Checked when the arming changes, not at every sync that rewrites the same values: the
+    -- arming run may since have been pruned by housekeeping.
+    IF TG_OP = 'UPDATE' AND (NEW.armed_at, NEW.armed_by, NEW.armed_run_id, NEW.irreversible, NEW.command_since)
+        IS NOT DISTINCT FROM (OLD.armed_at, OLD.armed_by, OLD.armed_run_id, OLD.irreversible, OLD.command_since) THEN
+        RETURN NEW;
+    END IF;
     IF NOT NEW.irreversible THEN
         RAISE EXCEPTION 'kind "%" is not irreversible and cannot be armed', NEW.name
             USING ERRCODE = 'check_violation', CONSTRAINT = 'armed_by_a_run', SCHEMA = 'tickq',
