@@ -5,6 +5,7 @@ killing that step's process tree, and every step recorded in tickq.job_step.
 
 from __future__ import annotations
 
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import psycopg
 from processes import is_alive
-from test_dispatcher import run_tickq, wait_for, write_script
+from test_dispatcher import run_tickq, start_tickq, wait_for, write_script
 
 # Each step appends "NAME" to steps.log; FAIL_<NAME>=1 in its env makes it fail once (a marker
 # file remembers it failed), FAIL_<NAME>=always makes it fail every time.
@@ -173,3 +174,29 @@ def test_check_counts_a_chain_as_one_kind_for_its_total_timeout(
     line = next(x for x in result.stdout.splitlines() if x.startswith("core "))
     assert "30m" in line.split(), line
     assert result.stdout.count("\ncore ") == 1
+
+
+def test_a_stop_signal_in_a_step_interrupts_the_chain_and_starts_no_later_step(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    write_script(tmp_path, "step.sh", STEP)
+    write_script(tmp_path, "hang.sh", "#!/bin/sh\necho $$ > child.pid\nexec sleep 300\n")
+    path = registry(tmp_path, chain_toml("core", [
+        {"name": "pull"}, {"name": "stuck", "command": '["./hang.sh"]'}, {"name": "push"}]))
+    tick = start_tickq("tick", path, db_url)
+    try:
+        pid = int(wait_for("child.pid", lambda: (tmp_path / "child.pid").exists()
+                           and (tmp_path / "child.pid").read_text().strip()))
+        tick.send_signal(signal.SIGTERM)
+        tick.communicate(timeout=20)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+            tick.communicate()
+
+    assert tick.returncode == 128 + signal.SIGTERM
+    assert not is_alive(pid)
+    assert steps_log(tmp_path) == ["pull"], "push never started"
+    assert [r[1:4] for r in job_steps(conn, "core")] == [
+        (1, "pull", "ok"), (2, "stuck", "interrupted")]
+    assert chain_runs(conn, "core")[0][:2] == ("schedule", "interrupted")
