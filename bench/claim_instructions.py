@@ -13,7 +13,8 @@ shutdown cancel out. Two runs of the same sql/ agree to within 0.1%.
 Table: 10,000 kinds due an hour and more before the fixed clock (2026-11-29 12:00 UTC), every
 1 second, 100,000 finished runs of history, --slots slot rows (default 100). Workloads:
 
-- bare: ``SELECT name FROM tickq.job_kind WHERE enabled AND run_id IS NULL AND due_at <= T
+- bare: ``SELECT name FROM tickq.job_kind WHERE enabled AND (NOT irreversible OR armed_at IS
+  NOT NULL) AND run_id IS NULL AND due_at <= T
   ORDER BY priority, due_at LIMIT 3 FOR UPDATE SKIP LOCKED`` in a transaction rolled back (the
   reference: finds work, leases nothing);
 - claim3: ``claim_jobs(3, 'x', T)`` in a transaction rolled back (what claim_latency.py times);
@@ -45,7 +46,8 @@ HISTORY = 100_000
 CLOCK = "2026-11-29 12:00Z"
 DUE = f"timestamptz '{CLOCK}' - interval '1 hour' - make_interval(secs => i)"
 BARE = (
-    "SELECT count(*) FROM (SELECT name FROM tickq.job_kind WHERE enabled AND run_id IS NULL"
+    "SELECT count(*) FROM (SELECT name FROM tickq.job_kind WHERE enabled"
+    " AND (NOT irreversible OR armed_at IS NOT NULL) AND run_id IS NULL"
     f" AND due_at <= '{CLOCK}' ORDER BY priority, due_at LIMIT 3 FOR UPDATE SKIP LOCKED) AS b"
 )
 WORKLOADS = {

@@ -11,7 +11,8 @@ repetition sees the same table. Reported per cell, in ms:
   network, no planning);
 - claim client: wall time of the same SELECT as the client sees it (one round trip);
 - bare server: the same server time for a bare
-  ``SELECT ... WHERE enabled AND run_id IS NULL AND due_at <= now() ORDER BY priority, due_at
+  ``SELECT ... WHERE enabled AND (NOT irreversible OR armed_at IS NOT NULL) AND run_id IS NULL
+  AND due_at <= now() ORDER BY priority, due_at
   LIMIT 3 FOR UPDATE SKIP LOCKED`` (the least any claim can cost), and claim/bare.
 
 At the largest size it prints EXPLAIN (ANALYZE, BUFFERS) of the candidate and pick queries of
@@ -33,7 +34,8 @@ TARGET_MS = 1.0
 CLAIM = "SELECT * FROM tickq.claim_jobs(3, 'bench', now())"
 BARE = (
     "SELECT name FROM tickq.job_kind"
-    " WHERE enabled AND run_id IS NULL AND due_at <= now()"
+    " WHERE enabled AND (NOT irreversible OR armed_at IS NOT NULL) AND run_id IS NULL"
+    " AND due_at <= now()"
     " ORDER BY priority, due_at LIMIT 3 FOR UPDATE SKIP LOCKED"
 )
 SHAPE_LABEL = {"all": "all due", "pct1": "1% due", "none": "none due"}

@@ -370,3 +370,88 @@ def test_parse_then_format_is_canonical(d: int, h: int, m: int, s: int) -> None:
     canonical = format_duration(seconds)
     assert parse_duration(canonical) == seconds
     assert format_duration(parse_duration(canonical)) == canonical
+
+
+CHAIN = """
+[kinds.payout]
+command = ["bin/payout"]
+every = "1h"
+timeout = "10m"
+irreversible = true
+legacy = "timeout 10m bin/payout"
+
+[kinds.core]
+every = "1h"
+resume = true
+
+[[kinds.core.steps]]
+name = "sf_pull"
+command = ["bin/sf", "pull"]
+timeout = "25m"
+env = { A = "b" }
+legacy = "timeout 25m bin/sf pull"
+
+[[kinds.core.steps]]
+name = "ingest"
+command = ["bin/ingest"]
+timeout = "5m"
+continue_on_failure = true
+"""
+
+
+def test_irreversible_kinds_and_chains_round_trip_without_legacy_lines() -> None:
+    registry = parse(CHAIN)
+    payout, core = registry.kinds["payout"], registry.kinds["core"]
+    assert payout.irreversible and payout.legacy == "timeout 10m bin/payout"
+    assert core.timeout == 30 * 60, "a chain's timeout defaults to the sum of its steps'"
+    assert core.command == () and core.resume
+    assert [(s.name, s.timeout, s.continue_on_failure, s.legacy) for s in core.steps] == [
+        ("sf_pull", 1500, False, "timeout 25m bin/sf pull"), ("ingest", 300, True, None)]
+    sync = registry.to_sync_json()["kinds"]
+    assert sync["payout"] == {"command": ["bin/payout"], "every": 3600, "timeout": 600,
+                              "irreversible": True, "priority": "normal", "retries": 0,
+                              "enabled": True}
+    assert sync["core"] == {
+        "steps": [
+            {"name": "sf_pull", "command": ["bin/sf", "pull"], "timeout": 1500,
+             "env": {"A": env_digest("core.sf_pull", "A", "b")}},
+            {"name": "ingest", "command": ["bin/ingest"], "timeout": 300,
+             "continue_on_failure": True},
+        ],
+        "resume": True, "every": 3600, "timeout": 1800, "priority": "normal", "retries": 0,
+        "enabled": True,
+    }
+
+
+@pytest.mark.parametrize(("change", "key", "words"), [
+    (('resume = true', 'resume = true\ntimeout = "29m"'), "timeout", "sum of its steps"),
+    (('name = "ingest"', 'name = "sf_pull"'), "steps", 'step name "sf_pull" is used twice'),
+    (('name = "ingest"', 'name = 7'), "steps[2].name", "step name must be a string"),
+    (('continue_on_failure = true', 'shell = "sh"'), "steps[2].shell", "unknown key"),
+    (('timeout = "5m"\ncontinue', 'continue'), "steps[2].timeout", "missing"),
+    (('resume = true', 'resume = true\ncommand = ["x"]'), "steps", "not both"),
+    (('irreversible = true', 'irreversible = "yes"'), "irreversible", "true or false"),
+    (('legacy = "timeout 10m bin/payout"', 'legacy = 3'), "legacy", "must be a string"),
+    (('legacy = "timeout 25m bin/sf pull"', 'legacy = ["x"]'), "steps[1].legacy",
+     "must be a string"),
+])
+def test_chain_and_irreversible_mistakes_name_the_key(
+    change: tuple[str, str], key: str, words: str
+) -> None:
+    found = problems(CHAIN.replace(*change, 1))
+    assert [p.key for p in found] == [key], found
+    assert words in found[0].message
+
+
+def test_resume_is_for_chains_only() -> None:
+    found = problems(KIND_RESUME)
+    assert [(p.kind, p.key) for p in found] == [("a", "resume")]
+
+
+KIND_RESUME = """
+[kinds.a]
+command = ["x"]
+every = "1h"
+timeout = "1m"
+resume = true
+"""

@@ -3,7 +3,8 @@ BEGIN;
 SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
-    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher'
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
+    'job_step'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -21,7 +22,9 @@ SELECT functions_are('tickq', ARRAY[
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
-    'access_privileges', 'grant_access'
+    'access_privileges', 'grant_access',
+    'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
+    'chain_start', 'chain_summary'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
@@ -55,7 +58,7 @@ SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
     'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
-    'late_report_at'
+    'late_report_at', 'run_by'
 ]);
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_proc AS p

@@ -132,13 +132,21 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from tickq import arming
+
     registry = _registry(args)
     stop = StopEvent()
     got = _on_signals(stop)
     dispatcher = _dispatcher(args, registry, stop_event=stop)
+    confirmed: list[str] = []
+
+    def confirm(refusal: str) -> str:
+        confirmed.append(arming.confirm_first_run(args.kind, refusal, args.yes_i_ran_this_by_hand))
+        return confirmed[0]
+
     try:
-        result = dispatcher.run_now(args.kind)
-    except ClaimRefused as exc:
+        result = dispatcher.run_now(args.kind, confirm)
+    except (ClaimRefused, arming.NotConfirmed) as exc:
         print(f"tickq: {exc}", file=sys.stderr)
         return EXIT_NO
     finally:
@@ -146,6 +154,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.output_tail:
         sys.stdout.write(result.output_tail if result.output_tail.endswith("\n")
                          else result.output_tail + "\n")
+    if confirmed:
+        print(f"tickq: {args.kind}: first run by {confirmed[0]} ended {result.outcome}: "
+              + ("armed for its schedule" if result.outcome == "ok" else "still unarmed"),
+              file=sys.stderr)
     return 128 + got["signal"] if "signal" in got else EXIT_OK
 
 
@@ -201,9 +213,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"WARNING stale: {kind} ({priority}) due since {due_at:%Y-%m-%d %H:%M:%S%z}, "
               f"unclaimed for {_human(waiting.total_seconds())}")
     print(_table(
-        ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished"],
+        ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished",
+         "steps"],
         [
-            [r[0], r[1], r[2], r[3], _when(r[7]), str(r[12]), r[13] or "-", _when(r[14])]
+            [r[0], r[1], r[2], r[3], _when(r[7]), str(r[12]), r[13] or "-", _when(r[14]),
+             r[19] or "-"]
             for r in rows
         ],
     ))
@@ -384,7 +398,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("status", cmd_status, "the queue, with stale-due warnings on top").add_argument(
         "--json", action="store_true", help="print JSON"
     )
-    add("run", cmd_run, "run one kind now (counted against the slots)").add_argument("kind")
+    run = add("run", cmd_run, "run one kind now (counted against the slots)")
+    run.add_argument("kind")
+    run.add_argument("--yes-i-ran-this-by-hand", action="store_true",
+                     help="confirm the first run of an irreversible kind without a terminal")
     add("sync", cmd_sync, "sync the registry into the queue and show the drift")
     add("migrate", cmd_migrate, "apply the schema to the database")
     add("psql", cmd_psql, "open psql on the configured database").add_argument(

@@ -40,6 +40,7 @@ NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"
 QUERY_CANCELED = "57014"  # statement_timeout
 LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout
+NOT_ARMED = "TQ030"  # an unarmed irreversible kind: its first run needs a person
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
@@ -236,11 +237,15 @@ class Dispatcher:
             )
         return claims
 
-    def claim_kind(self, kind: str) -> Claim:
+    def claim_kind(self, kind: str, run_by: str | None = None) -> Claim:
+        """A manual run; `run_by` is the person who confirmed it at a terminal, which the first
+        run of an irreversible kind needs (and whose success arms the kind)."""
         try:
-            rows = self._query("claim_kind", {"kind": kind, "dispatcher": self.name})
+            rows = self._query(
+                "claim_kind", {"kind": kind, "dispatcher": self.name, "run_by": run_by}
+            )
         except psycopg.Error as exc:
-            if exc.sqlstate in (UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY):
+            if exc.sqlstate in (UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY, NOT_ARMED):
                 raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
             raise
         c = Claim(*rows[0])
@@ -278,6 +283,10 @@ class Dispatcher:
         }
         # Relative command paths and the default working directory are the registry's folder.
         cwd = kind.cwd or self.registry.path.resolve().parent
+        if kind.steps:
+            from tickq.chain import run_chain
+
+            return run_chain(self, claim, kind, env, cwd)
         return run_command(
             kind.command,
             cwd=cwd,
@@ -524,12 +533,21 @@ class Dispatcher:
         self._join_alerts(alerts)
         return summary
 
-    def run_now(self, kind: str) -> RunResult:
-        """A manual run of one kind through the same claim path (counted against the slots)."""
+    def run_now(
+        self, kind: str, confirm: Callable[[str], str | None] | None = None
+    ) -> RunResult:
+        """A manual run of one kind through the same claim path (counted against the slots).
+        When the database refuses it because the kind is irreversible and unarmed, `confirm`
+        (given the refusal) names the person who confirmed the run, or refuses by raising."""
         self.stop_orphans()
         self.sync()
         self.replay_spool()
-        claim = self.claim_kind(kind)
+        try:
+            claim = self.claim_kind(kind)
+        except ClaimRefused as exc:
+            if exc.sqlstate != NOT_ARMED or confirm is None:
+                raise
+            claim = self.claim_kind(kind, run_by=confirm(str(exc)))
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         self._start(claim, results)
         _claim, result = results.get()

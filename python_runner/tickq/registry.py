@@ -36,8 +36,9 @@ _SETTINGS_KEYS = (
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "offset", "at", "on", "timezone", "timeout", "priority", "retries",
-    "enabled", "cwd", "env",
+    "enabled", "cwd", "env", "irreversible", "legacy", "steps", "resume",
 )  # fmt: skip
+_STEP_KEYS = ("name", "command", "timeout", "cwd", "env", "continue_on_failure", "legacy")
 
 
 @dataclass(frozen=True)
@@ -112,12 +113,38 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of a chain: run in order, each under its own watchdog (`timeout`)."""
+
+    name: str
+    command: tuple[str, ...]
+    timeout: int
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    continue_on_failure: bool = False
+    legacy: str | None = None  # the old orchestrator's line; never sent to the database
+
+    def to_sync_json(self, kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "command": list(self.command),
+                               "timeout": self.timeout}
+        if self.cwd is not None:
+            out["cwd"] = str(self.cwd)
+        if self.env:  # digests only, as for a kind's env: the values are often secrets
+            out["env"] = {name: env_digest(f"{kind}.{self.name}", name, value)
+                          for name, value in self.env.items()}
+        if self.continue_on_failure:
+            out["continue_on_failure"] = True
+        return out
+
+
+@dataclass(frozen=True)
 class Kind:
     """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
     clock times with `on` and `timezone`) are None when the file leaves them out, except that a
     kind with `at` gets the settings' zone by default. Which of them go together is checked by
-    the database (tickq.parse_kind). `offset`
-    (seconds) shifts an every cadence off its clock-aligned slots."""
+    the database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
+    clock-aligned slots. A chain has `steps` and an empty `command`; its `timeout` is at least
+    the sum of its steps'."""
 
     name: str
     command: tuple[str, ...]
@@ -132,9 +159,20 @@ class Kind:
     enabled: bool = True
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    irreversible: bool = False  # never claimed by a schedule until a person's run arms it
+    legacy: str | None = None  # the old orchestrator's line; never sent to the database
+    steps: tuple[Step, ...] = ()
+    resume: bool = False  # a retry of a failed chain starts at the failed step
 
     def to_sync_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"command": list(self.command)}
+        out: dict[str, Any] = (
+            {"steps": [s.to_sync_json(self.name) for s in self.steps]} if self.steps
+            else {"command": list(self.command)}
+        )
+        if self.resume:
+            out["resume"] = True
+        if self.irreversible:
+            out["irreversible"] = True
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
                     "timezone": self.timezone}
         out |= {k: list(v) if isinstance(v, tuple) else v
@@ -309,11 +347,22 @@ class _Validator:
         def get(key: str, convert: Callable[[Any], Any], default: Any = None) -> Any:
             return self.check(name, key, table.get(key, _MISSING), convert, default)
 
-        for key in ("command", "timeout"):
-            if key not in table:
-                self.report(name, key, f"missing; every kind needs {key}")
-        command = get("command", _argv)
-        timeout = get("timeout", _duration)
+        if "steps" in table:
+            steps = self.steps(name, table)
+            command = ()
+            timeout = get("timeout", _duration, sum(s.timeout for s in steps))
+            if steps and timeout < sum(s.timeout for s in steps):
+                self.report(name, "timeout", "a chain's timeout must not be shorter than the sum"
+                            f" of its steps' ({sum(s.timeout for s in steps)}s), got {timeout}s")
+        else:
+            steps = ()
+            for key in ("command", "timeout"):
+                if key not in table:
+                    self.report(name, key, f"missing; every kind needs {key} (or steps)")
+            command = get("command", _argv)
+            timeout = get("timeout", _duration)
+            if "resume" in table:
+                self.report(name, "resume", 'only a chain (a kind with "steps") takes "resume"')
         every = get("every", _duration)
         offset = get("offset", _duration)
         at = get("at", _clock_times)
@@ -334,8 +383,48 @@ class _Validator:
             enabled=get("enabled", _bool, True),
             cwd=get("cwd", self.directory),
             env=get("env", _env, MappingProxyType({})),
+            irreversible=get("irreversible", _bool, False),
+            legacy=get("legacy", _legacy),
+            steps=steps,
+            resume=get("resume", _bool, False),
         )
         return kind if len(self.problems) == before else None
+
+    def steps(self, kind: str, table: dict[str, Any]) -> tuple[Step, ...]:
+        if "command" in table:
+            self.report(kind, "steps", 'give either "command" or "steps", not both')
+        value = table["steps"]
+        if not isinstance(value, list) or not value:
+            self.report(kind, "steps", "must be a non-empty array of tables ([[kinds.NAME.steps]])")
+            return ()
+        steps: list[Step] = []
+        for i, item in enumerate(value):
+            where = f"steps[{i + 1}]"
+            if not isinstance(item, dict):
+                self.report(kind, where, f"a step must be a table, got {_type(item)}")
+                continue
+            self.unknown_keys(item, _STEP_KEYS, kind, prefix=where + ".")
+            for key in ("name", "command", "timeout"):
+                if key not in item:
+                    self.report(kind, f"{where}.{key}", f"missing; every step needs {key}")
+
+            def get(key: str, convert: Callable[[Any], Any], default: Any = None,
+                    item: dict[str, Any] = item, where: str = where) -> Any:
+                return self.check(kind, f"{where}.{key}", item.get(key, _MISSING), convert, default)
+
+            steps.append(Step(
+                name=get("name", _step_name, ""),
+                command=get("command", _argv, ()),
+                timeout=get("timeout", _duration, 0),
+                cwd=get("cwd", self.directory),
+                env=get("env", _env, MappingProxyType({})),
+                continue_on_failure=get("continue_on_failure", _bool, False),
+                legacy=get("legacy", _legacy),
+            ))
+        names = [s.name for s in steps if s.name]
+        for dup in sorted({n for n in names if names.count(n) > 1}):
+            self.report(kind, "steps", f'step name "{dup}" is used twice')
+        return tuple(steps)
 
     def directory(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:
@@ -375,6 +464,19 @@ def _argv(value: Any) -> tuple[str, ...]:
         if "\0" in arg:
             raise _Invalid(f"command[{i}] must not contain a NUL character")
     return tuple(value)
+
+
+def _step_name(value: Any) -> str:
+    # Its shape (the kind-name rule) is the database's to check (tickq.parse_chain).
+    if not isinstance(value, str):
+        raise _Invalid(f"a step name must be a string, got {_type(value)}")
+    return value
+
+
+def _legacy(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Invalid(f"legacy must be a string (the old line verbatim), got {_type(value)}")
+    return value
 
 
 def _duration(value: Any) -> int:

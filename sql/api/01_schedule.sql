@@ -7,6 +7,9 @@
 --   TQ004 lease_too_short  settings.lease would be shorter than a kind's timeout
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
+--   TQ030 not_armed        a manual run of an unarmed irreversible kind names no person
+--   TQ031 unknown_step     a step report names no step of the run's chain
+--   TQ032 step_reported    a step report for a step already reported
 --   TQ080 no_window        a simulation window that is not positive (tickq.simulate)
 --   TQ070 bad_access       a role's tickq.access setting is neither dispatcher nor reader (99_privileges)
 --   TQ071 grant_unknown    tickq.access_privileges names a function that does not exist

@@ -118,6 +118,9 @@ AS $$
     -- mirror), so a stored row and an incoming entry compare field by field.
     SELECT jsonb_strip_nulls(jsonb_build_object(
         'command', p_kind.registry -> 'command',
+        'steps', p_kind.registry -> 'steps',
+        'resume', p_kind.registry -> 'resume',
+        'irreversible', CASE WHEN p_kind.irreversible THEN true END,
         'cwd', p_kind.registry -> 'cwd',
         'env', p_kind.registry -> 'env',
         'every', extract(EPOCH FROM p_kind.every)::bigint,
@@ -176,6 +179,7 @@ DECLARE
     v_key text;
     v_item jsonb;
     v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    v_steps_timeout interval;
 BEGIN
     IF NOT tickq.kind_name_ok(p_name) THEN
         PERFORM tickq.registry_error(p_name, 'name',
@@ -186,15 +190,17 @@ BEGIN
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
         IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'timezone',
-            'timeout', 'priority', 'retries', 'enabled']) THEN
+            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
 
     v_item := p_entry -> 'command';
-    IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+    -- A chain (steps, sql/api/08_chain.sql) has no command of its own.
+    v_steps_timeout := tickq.parse_chain(p_name, p_entry);
+    IF v_steps_timeout IS NULL AND (jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
         OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (arg)
-            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '') THEN
+            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '')) THEN
         PERFORM tickq.registry_error(p_name, 'command', 'must be a non-empty list of non-empty strings');
     END IF;
     IF p_entry ? 'cwd' AND jsonb_typeof(p_entry -> 'cwd') <> 'string' THEN
@@ -207,7 +213,20 @@ BEGIN
     END IF;
     v_kind.name := p_name;
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
-        'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env')));
+        'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env'),
+        -- a step's env is kept as digests too (its values are as secret as a kind's)
+        'steps', (SELECT jsonb_agg(CASE WHEN e.step ? 'env' THEN jsonb_set(e.step, '{env}',
+                coalesce(tickq.env_digests(p_name || '.' || (e.step ->> 'name'), e.step -> 'env'),
+                    e.step -> 'env'))
+                ELSE e.step END ORDER BY e.n)
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_entry -> 'steps') = 'array'
+                THEN p_entry -> 'steps' END) WITH ORDINALITY AS e (step, n)),
+        'resume', CASE WHEN p_entry -> 'resume' = 'true' THEN true END));
+    v_kind.irreversible := coalesce(p_entry -> 'irreversible', 'false') = 'true';
+    IF p_entry ? 'irreversible' AND jsonb_typeof(p_entry -> 'irreversible') <> 'boolean' THEN
+        PERFORM tickq.registry_error(p_name, 'irreversible',
+            format('must be true or false, got %s', p_entry -> 'irreversible'));
+    END IF;
 
     IF (p_entry ? 'every') = (p_entry ? 'at') THEN
         PERFORM tickq.registry_error(p_name, 'every', 'give exactly one of "every" or "at"');
@@ -277,7 +296,16 @@ BEGIN
         END IF;
     END IF;
 
-    v_kind.timeout := tickq.registry_seconds(p_entry -> 'timeout', p_name, 'timeout');
+    IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
+        v_kind.timeout := v_steps_timeout;
+    ELSE
+        v_kind.timeout := tickq.registry_seconds(p_entry -> 'timeout', p_name, 'timeout');
+    END IF;
+    IF v_kind.timeout < v_steps_timeout THEN
+        PERFORM tickq.registry_error(p_name, 'timeout',
+            format('a chain''s timeout must not be shorter than the sum of its steps'' (%s), got %s',
+                v_steps_timeout, v_kind.timeout));
+    END IF;
 
     v_item := coalesce(p_entry -> 'priority', '"normal"');
     IF jsonb_typeof(v_item) <> 'string'
@@ -386,6 +414,7 @@ DECLARE
     v_stored tickq.job_kind;
     v_in_entry jsonb;
     v_stored_entry jsonb;
+    v_new_command boolean;
     -- Differences found, as a JSON array of {kind, field, stored_value, registry_value}.
     v_drift jsonb := '[]'::jsonb;
     v_dispatcher text := p_registry ->> 'dispatcher';
@@ -436,12 +465,12 @@ BEGIN
         IF NOT FOUND THEN
             INSERT INTO tickq.job_kind AS k (
                 name, registry, every, every_offset, at_times, on_days, timezone, timeout, priority,
-                retries, enabled, due_at, created_at, updated_at
+                retries, enabled, irreversible, command_since, due_at, created_at, updated_at
             ) VALUES (
                 v_name, v_in_entry, v_incoming.every, v_incoming.every_offset, v_incoming.at_times,
                 v_incoming.on_days,
                 v_incoming.timezone, v_incoming.timeout, v_incoming.priority, v_incoming.retries,
-                v_incoming.enabled,
+                v_incoming.enabled, v_incoming.irreversible, p_now,
                 -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
                 CASE WHEN v_incoming.every IS NOT NULL THEN p_now
                     ELSE tickq.next_slot(NULL, NULL, v_incoming.at_times, v_incoming.on_days,
@@ -467,9 +496,21 @@ BEGIN
                     'stored_value', v_stored.registry, 'registry_value', v_in_entry);
             END IF;
         END IF;
+        -- A new command (or steps, cwd, env) needs a new first run by hand: disarmed, and logged.
+        v_new_command := tickq.command_changed(v_stored, v_incoming);
+        IF v_new_command AND v_stored.armed_at IS NOT NULL THEN
+            v_drift := v_drift || jsonb_build_object('kind', v_name, 'field', 'armed',
+                'stored_value', jsonb_build_object('armed_at', v_stored.armed_at,
+                    'armed_by', v_stored.armed_by, 'run_id', v_stored.armed_run_id));
+        END IF;
         IF v_stored_entry IS DISTINCT FROM v_in_entry OR v_stored.registry IS DISTINCT FROM v_in_entry
             OR v_stored.retired_at IS NOT NULL THEN
             UPDATE tickq.job_kind AS k SET
+                irreversible = v_incoming.irreversible,
+                command_since = CASE WHEN v_new_command THEN p_now ELSE k.command_since END,
+                armed_at = CASE WHEN v_new_command THEN NULL ELSE k.armed_at END,
+                armed_by = CASE WHEN v_new_command THEN NULL ELSE k.armed_by END,
+                armed_run_id = CASE WHEN v_new_command THEN NULL ELSE k.armed_run_id END,
                 registry = v_in_entry,
                 every = v_incoming.every,
                 every_offset = v_incoming.every_offset,

@@ -41,6 +41,10 @@ BEGIN
         duration = coalesce(p_duration, greatest(p_now - coalesce(r.started_at, r.claimed_at), '0'::interval))
     WHERE r.id = p_run_id
     RETURNING r.* INTO STRICT v_run;
+    -- A successful manual run a person started arms an irreversible kind (sql/api/08_chain.sql).
+    IF p_outcome = 'ok' AND v_run.run_by IS NOT NULL THEN
+        PERFORM tickq.arm_kind(v_run, p_now);
+    END IF;
 
     UPDATE tickq.job_kind AS k SET
         run_id = NULL,
@@ -238,24 +242,30 @@ BEGIN
     -- stale_after goes before fresher kinds of any priority (aging): while the capacity
     -- invariant holds nothing waits much past stale_after, and when it does not, every lane is
     -- late rather than the lower lanes starving. The stale kinds of a lane are the first of its
-    -- range, so the oldest stale kinds of all lanes are among the rows read.
+    -- range, so the oldest stale kinds of all lanes are among the rows read. An irreversible
+    -- kind nobody has armed by hand is outside the index (its predicate is repeated here): a
+    -- schedule never runs it, whatever its other columns say.
     v_candidates := ARRAY(
         SELECT c.name
         FROM (
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
+                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                    AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
+                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                    AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
+                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                    AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
+                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                    AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
         ) AS c
         ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
@@ -269,7 +279,8 @@ BEGIN
     -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
-        WHERE k.name = ANY(v_candidates) AND k.enabled AND k.run_id IS NULL AND k.due_at <= p_now
+        WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+            AND k.run_id IS NULL AND k.due_at <= p_now
         ORDER BY array_position(v_candidates, k.name)
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
@@ -336,9 +347,10 @@ COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
 'Expired leases are turned into lost runs first. Returns no command: commands come only from '
 'the registry file.';
 
-CREATE OR REPLACE FUNCTION tickq.claim_kind(
+CREATE OR REPLACE FUNCTION tickq.claim_manual(
     p_kind text,
     p_dispatcher text DEFAULT 'unnamed',
+    p_run_by text DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
     run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
@@ -368,6 +380,13 @@ BEGIN
             p_kind, v_kind.run_id, v_kind.leased_by, v_kind.leased_until
             USING ERRCODE = 'TQ006', HINT = 'A kind never runs twice at once; wait for the run to finish.';
     END IF;
+    IF v_kind.irreversible AND v_kind.armed_at IS NULL AND nullif(btrim(p_run_by), '') IS NULL THEN
+        RAISE EXCEPTION 'kind "%" is irreversible and not armed: its first run needs a person', p_kind
+            USING ERRCODE = 'TQ030',
+            DETAIL = 'An irreversible kind is armed by one successful manual run started by a person.',
+            HINT = 'Run tickq run KIND from a terminal and type the kind''s name back, '
+                'or pass --yes-i-ran-this-by-hand.';
+    END IF;
     SELECT sl.n INTO v_slot FROM tickq.slot AS sl
     WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
     ORDER BY sl.n
@@ -378,8 +397,10 @@ BEGIN
             USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
     END IF;
     -- A manual run stands for no scheduled slot, and the kind keeps its due time.
-    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
-    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot)
+    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+        run_by)
+    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot,
+        nullif(btrim(p_run_by), ''))
     RETURNING r.id INTO v_run_id;
     UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_lease
     WHERE sl.n = v_slot;
@@ -394,10 +415,27 @@ BEGIN
     RETURNING k.run_id, k.name, k.attempts::integer, k.leased_until, 'manual'::tickq.run_trigger;
 END
 $$;
-COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'A manual run: leases the named kind now, due or not, enabled or not (a person may run a disabled '
-'kind by hand), counted against the slots. Raises TQ003 unknown kind, TQ006 already running, '
-'TQ005 no free slot.';
+'kind by hand), counted against the slots. p_run_by is the person who started it from a '
+'terminal; an unarmed irreversible kind needs one, and its successful run arms the kind. Raises '
+'TQ003 unknown kind, TQ006 already running, TQ005 no free slot, TQ030 unarmed irreversible kind '
+'without a person.';
+
+CREATE OR REPLACE FUNCTION tickq.claim_kind(
+    p_kind text,
+    p_dispatcher text DEFAULT 'unnamed',
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+)
+LANGUAGE sql
+AS $$
+    SELECT * FROM tickq.claim_manual(p_kind, p_dispatcher, NULL, p_now)
+$$;
+COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
+'A manual run nobody in particular started (tickq.claim_manual without a person): refused for an '
+'unarmed irreversible kind (TQ030).';
 
 DROP FUNCTION IF EXISTS tickq.live_run(bigint, text, timestamptz);
 

@@ -3,6 +3,30 @@
 
 DROP VIEW IF EXISTS tickq.queue_status;
 DROP VIEW IF EXISTS tickq.stale_due;
+-- queue_status_at gained irreversible, armed_at, armed_by and steps.
+DROP FUNCTION IF EXISTS tickq.queue_status_at(timestamptz);
+
+-- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
+CREATE OR REPLACE FUNCTION tickq.chain_summary(
+    p_run_id bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql STABLE
+AS $$
+    -- e.g. "3/5 ok, failed at sf_push" or "2/5 ok from step 3 (resumed), timeout at ingest".
+    SELECT format('%s/%s ok', count(*) FILTER (WHERE s.outcome = 'ok'), jsonb_array_length(k.registry -> 'steps'))
+        || CASE WHEN min(s.n) > 1 THEN format(' from step %s (resumed)', min(s.n)) ELSE '' END
+        || coalesce(', ' || string_agg(s.outcome || ' at ' || s.name, ', ' ORDER BY s.n)
+            FILTER (WHERE s.outcome <> 'ok'), '')
+    FROM tickq.job_run AS r
+    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+    LEFT JOIN tickq.job_step AS s ON r.id = s.run_id
+    WHERE r.id = p_run_id AND k.registry ? 'steps'
+    GROUP BY k.registry
+$$;
+COMMENT ON FUNCTION tickq.chain_summary(bigint, timestamptz) IS
+'One line on the steps of a chain''s run: how many of the chain''s steps ended ok, where a '
+'resumed run started, and each step that did not end ok; null for a run of a plain kind.';
 
 CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     p_now timestamptz DEFAULT now()
@@ -22,7 +46,11 @@ CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     failure_streak integer,
     last_outcome tickq.outcome,
     last_finished_at timestamptz,
-    last_duration interval
+    last_duration interval,
+    irreversible boolean,
+    armed_at timestamptz,
+    armed_by text,
+    steps text
 )
 LANGUAGE sql STABLE
 AS $$
@@ -34,14 +62,16 @@ AS $$
             WHEN k.retired_at IS NOT NULL THEN 'retired'
             WHEN k.run_id IS NOT NULL THEN 'running'
             WHEN NOT k.enabled THEN 'disabled'
+            WHEN k.irreversible AND k.armed_at IS NULL THEN 'unarmed'
             WHEN k.due_at <= p_now - s.stale_after THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now,
+        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND (NOT k.irreversible OR k.armed_at IS NOT NULL),
         k.run_id IS NOT NULL,
         k.due_at,
-        CASE WHEN k.enabled AND k.run_id IS NULL THEN k.due_at END,
+        CASE WHEN k.enabled AND k.run_id IS NULL AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+            THEN k.due_at END,
         k.run_id,
         k.leased_by,
         k.leased_until,
@@ -49,7 +79,12 @@ AS $$
         k.failure_streak,
         last_run.outcome,
         last_run.finished_at,
-        last_run.duration
+        last_run.duration,
+        k.irreversible,
+        k.armed_at,
+        k.armed_by,
+        -- Only chains pay for the summary of their last run's steps.
+        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
@@ -64,8 +99,10 @@ AS $$
     ORDER BY k.retired_at IS NOT NULL, k.priority, k.name
 $$;
 COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
-'One row per kind as of p_now: state (running, due, stale, waiting, disabled, retired), due and '
-'running flags, next due time, lease, failure streak, and the last finished run.';
+'One row per kind as of p_now: state (running, due, stale, waiting, disabled, retired, unarmed: '
+'an irreversible kind no person has run by hand yet), due and running flags, next due time, '
+'lease, failure streak, the last finished run, who armed an irreversible kind and when, and for '
+'a chain a summary of its last run''s steps.';
 
 CREATE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());
@@ -80,11 +117,13 @@ AS $$
     SELECT k.name, k.priority, k.due_at, p_now - k.due_at
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
-    WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - s.stale_after
+    WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
+        AND k.due_at <= p_now - s.stale_after
     ORDER BY k.due_at, k.name
 $$;
 COMMENT ON FUNCTION tickq.stale_due_at(timestamptz) IS
-'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first.';
+'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first '
+'(an unarmed irreversible kind waits for a person, not a slot: queue_status shows it as unarmed).';
 
 CREATE VIEW tickq.stale_due AS
 SELECT * FROM tickq.stale_due_at(now());

@@ -35,6 +35,7 @@ DECLARE
     v_keep_finish timestamptz[];
     v_claim record;
     v_events integer := 0;
+    v_due timestamptz;
 BEGIN
     -- Meant for a scratch database: it claims and reports as dispatcher 'simulator' on whatever
     -- queue it is given. It goes on where an earlier call stopped (the simulator's runs still
@@ -42,6 +43,18 @@ BEGIN
     -- transaction every claim and report adds a version of the same few kind and slot rows that
     -- nothing can prune, and each step gets slower than the last.
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    -- The question is whether the schedule fits once everything runs: each unarmed irreversible
+    -- kind is armed first by a manual run through the real path, keeping its due time.
+    FOR v_claim IN
+        SELECT k.name AS kind, k.due_at FROM tickq.job_kind AS k
+        WHERE k.irreversible AND k.armed_at IS NULL AND k.enabled AND k.run_id IS NULL
+        ORDER BY k.name
+    LOOP
+        v_due := v_claim.due_at;
+        PERFORM tickq.report_run(c.run_id, 'simulator: first run', 'ok', 0, NULL, '0'::interval, p_now)
+        FROM tickq.claim_manual(v_claim.kind, 'simulator: first run', 'simulator', p_now) AS c;
+        UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
+    END LOOP;
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'),
         coalesce(array_agg(r.claimed_at + tickq.simulated_hold(k, p_durations) ORDER BY r.id), '{}')
     INTO v_run_ids, v_finish
@@ -190,7 +203,8 @@ COMMENT ON FUNCTION tickq.simulate(numeric, jsonb, timestamptz) IS
 'Runs the queue for p_hours from p_now with a moved clock (tickq.simulate_events) in one '
 'transaction and reports per kind (tickq.simulation_report): runs, longest wait, starved, when '
 'the worst wait began and what a starved kind waited behind. TQ080 for a window that is not '
-'positive. Use it in a scratch database, in a transaction that is rolled back; for windows of '
+'positive. Unarmed irreversible kinds are armed first by a manual run, keeping their due time. '
+'Use it in a scratch database, in a transaction that is rolled back; for windows of '
 'days, call simulate_events part by part with commits between.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_start(

@@ -1,3 +1,3 @@
 SELECT run_id, kind, attempt, leased_until, run_trigger::text,
     extract(EPOCH FROM leased_until - now())::float8 AS lease_s
-FROM tickq.claim_kind(%(kind)s, %(dispatcher)s)
+FROM tickq.claim_manual(%(kind)s, %(dispatcher)s, %(run_by)s)

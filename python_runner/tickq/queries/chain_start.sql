@@ -1,0 +1,1 @@
+SELECT tickq.chain_start(%(run_id)s, %(dispatcher)s)
