@@ -368,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tickq import timers_cli
 
     timers_cli.add_commands(sub, common)
+    __import__("tickq.legacy_cli").legacy_cli.add_commands(sub, common)
     return parser
 
 

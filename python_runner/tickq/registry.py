@@ -33,7 +33,7 @@ _SETTINGS_KEYS = (
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "at", "on", "timezone", "timeout", "priority", "retries", "enabled",
-    "cwd", "env",
+    "cwd", "env", "irreversible", "legacy",
 )  # fmt: skip
 
 
@@ -116,6 +116,10 @@ class Kind:
     enabled: bool = True
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    irreversible: bool = False
+    # The old orchestrator's line this kind replaces, verbatim; only `tickq legacy check` reads
+    # it, so it is never sent to the database.
+    legacy: str | None = None
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"command": list(self.command)}
@@ -296,6 +300,8 @@ class _Validator:
             enabled=get("enabled", _bool, True),
             cwd=get("cwd", self.directory),
             env=get("env", _env, MappingProxyType({})),
+            irreversible=get("irreversible", _bool, False),
+            legacy=get("legacy", _legacy_line),
         )
         return kind if len(self.problems) == before else None
 
@@ -426,6 +432,12 @@ def _weekdays(value: Any) -> tuple[str, ...]:
     if len(set(value)) != len(value):
         raise _Invalid(f"days must not repeat, got {value!r}")
     return tuple(value)
+
+
+def _legacy_line(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid(f"legacy must be the old line as a non-empty string, got {_type(value)}")
+    return value
 
 
 def _env(value: Any) -> Mapping[str, str]:
