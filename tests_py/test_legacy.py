@@ -95,7 +95,7 @@ def test_an_imported_kind_run_by_tickq_prints_what_bash_printed(folder: Path, db
     registry.write_text("[settings]\nslots = 1\n")
     assert tickq("legacy", "import", str(old), "--registry", str(registry),
                  "--write").returncode == 0
-    run = tickq("run", "argv_five", "--registry", str(registry), "--database-url", db_url)
+    run = tickq("run", "argv", "--registry", str(registry), "--database-url", db_url)
     assert run.returncode == 0, run.stderr
     by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
                              check=True).stdout
@@ -198,7 +198,7 @@ def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"{crontab}:1: left as it is: sets variables" in result.stderr
     kinds = tomllib.loads(result.stdout)["kinds"]
-    assert kinds["argv_sync"] | {} == {
+    assert kinds["argv_sync"] == {
         "every": "15m", "command": ["bin/argv", "sync"], "timeout": "10m",
         "legacy": "*/15 * * * * timeout 10m bin/argv sync"}
     assert kinds["argv_report"]["at"] == ["06:30"]
@@ -207,7 +207,8 @@ def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
 
 
 def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
-    assert legacy.kind_name(["bin/sf", "pull", "--all"]) == "sf_pull_all"
+    assert legacy.kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
+    assert legacy.kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
     assert legacy.kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"
     assert legacy.kind_name(["bin/sf", "pull"], {"sf_pull", "sf_pull_2"}) == "sf_pull_3"
     assert legacy.kind_name(["./@@@"]) == "job"
@@ -246,8 +247,8 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
     after = old.read_text()
     assert after.split("\n")[3:11] == [
         "#tickq:core/sf_pull# timeout 25m bin/sf pull",
-        "#tickq:core/sf_push_all# timeout 25m bin/sf \\",
-        "#tickq:core/sf_push_all#   push --all",
+        "#tickq:core/sf_push# timeout 25m bin/sf \\",
+        "#tickq:core/sf_push#   push --all",
         '#tickq:core/ingest# cd jobs && LEGACY_X=1 timeout 20m bin/ingest "a b" || true',
         "#tickq:slack_sweep# timeout -s KILL 30m bin/slack sweep",
         "bin/report | mail -s report ops",
@@ -262,7 +263,7 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
     assert list(doc["kinds"]) == ["sf_pull", "core", "slack_sweep", "payout_live",
                                   "argv_indented"]
     core = doc["kinds"]["core"]
-    assert [s["name"] for s in core["steps"]] == ["sf_pull", "sf_push_all", "ingest"]
+    assert [s["name"] for s in core["steps"]] == ["sf_pull", "sf_push", "ingest"]
     assert core["timeout"] == "1h10m"
     assert core["steps"][1]["legacy"] == "timeout 25m bin/sf \\\n  push --all"
     assert core["steps"][2]["continue_on_failure"] is True
@@ -482,19 +483,28 @@ def test_the_orchestrator_example_passes_its_parity_check(tmp_path: Path) -> Non
     result = tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml",
                    cwd=EXAMPLE)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "legacy parity holds: 32 kind(s) and step(s)" in result.stdout
     assert "note:" not in result.stdout
-    # The example's "before" file imports into the same registry the example ships.
+
+
+def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(tmp_path: Path) -> None:
+    """Roll the example back (take the markers off), import it again as its README says, and
+    get the same commented file; the fresh registry passes the check too."""
     work = tmp_path / "orchestrator"
     shutil.copytree(EXAMPLE, work)
-    (work / "registry.toml").write_text((EXAMPLE / "registry.toml").read_text().split(
-        "# Moved from")[0])
-    shutil.copy(EXAMPLE / "before" / "orchestrator.sh", work / "orchestrator.sh")
+    moved = (EXAMPLE / "orchestrator.sh").read_text()
+    (work / "orchestrator.sh").write_text(re.sub(r"(?m)^#tickq:[^#\s]+# ", "", moved))
+    settings = (EXAMPLE / "registry.toml").read_text().split("\n# Moved from")[0]
+    (work / "registry.toml").write_text(settings)
     imported = tickq("legacy", "import", "orchestrator.sh", "--registry", "registry.toml",
-                     "--write", *IMPORT_ARGS, cwd=work)
+                     "--write", "--chain", "core", "9", "16", "--irreversible", "45",
+                     "--irreversible", "46", cwd=work)
     assert imported.returncode == 0, imported.stderr
-    assert (work / "orchestrator.sh").read_text() == (EXAMPLE / "orchestrator.sh").read_text()
-    assert tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml",
-                 cwd=work).returncode == 0
-
-
-IMPORT_ARGS: list[str] = []  # filled in with the example
+    assert (work / "orchestrator.sh").read_text() == moved
+    check = tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml", cwd=work)
+    assert check.returncode == 0, check.stdout
+    # Every command the example moves exists and runs.
+    for kind in tomllib.loads((work / "registry.toml").read_text())["kinds"].values():
+        for step in kind.get("steps", [kind]):
+            subprocess.run(step["command"], cwd=work / step.get("cwd", "."), check=True,
+                           capture_output=True)

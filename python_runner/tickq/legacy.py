@@ -475,21 +475,24 @@ def _cron_values(text: str, low: int, high: int, what: str,
 
 
 def kind_name(argv: Sequence[str], taken: Iterable[str] = ()) -> str:
-    """A kind name from the command: the program's name and up to two words after it, made to
-    fit the kind-name pattern and not in `taken`."""
+    """A kind name from the command: the program's name and up to two subcommand words after
+    it, made to fit the kind-name pattern and not in `taken`."""
     words = list(argv)
     while len(words) > 1 and Path(words[0]).name in _INTERPRETERS:
         words.pop(0)
         while len(words) > 1 and words[0].startswith("-"):
             words.pop(0)
     program = re.sub(r"\.(sh|py|rb|js|pl|bash)$", "", Path(words[0]).name)
+    # The subcommand words name the job; options and their values do not, unless there are
+    # no subcommand words at all (`bin/ingest --weekly`).
     parts = [program]
-    for word in words[1:]:
-        if len(parts) == 3:
+    for word in words[1:3]:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", word):
             break
-        plain = word.lstrip("-")
-        if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", plain):
-            parts.append(plain)
+        parts.append(word)
+    if len(parts) == 1 and len(words) > 1 and re.fullmatch(r"--?[A-Za-z][A-Za-z0-9_-]*",
+                                                           words[1]):
+        parts.append(words[1].lstrip("-"))
     name = re.sub(r"[^a-z0-9_.-]+", "_", "_".join(parts).lower())
     name = re.sub(r"_+", "_", name).lstrip("_.-")[:90].rstrip("_") or "job"
     if not KIND_NAME.fullmatch(name) or name.startswith("tickq."):
