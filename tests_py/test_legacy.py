@@ -419,6 +419,9 @@ FAILURES = {
         REGISTRY.replace('legacy = "bin/publish"', 'legacy = "bin/publish | tee x"'),
         OLD_MOVED.replace("# bin/publish", "# bin/publish | tee x"),
         'kind "core", step "publish": its legacy line cannot be run without a shell: a pipe'),
+    "env that differs from the old line's, without printing values": (
+        REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
+        'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),
     "cwd that differs from the old cd": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
         'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),
@@ -431,6 +434,7 @@ def test_check_fails_with_its_message(folder: Path, case: str) -> None:
     result = run_check(folder, registry, old)
     assert result.returncode == 1, result.stdout
     assert message in result.stdout
+    assert "s3cret" not in result.stdout
     assert "legacy check failed" in result.stderr
 
 

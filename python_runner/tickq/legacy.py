@@ -886,8 +886,9 @@ def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
         failures.append(f"{label}: cwd {entry.cwd or '(the registry folder)'} differs from the "
                         f"old line's cd {old.cwd or '(none)'}")
     if dict(entry.env) != dict(old.env):
-        failures.append(f"{label}: env {dict(entry.env)} differs from the old line's "
-                        f"{dict(old.env)}")
+        # Names only: env values may be secrets, and this output lands in CI logs.
+        names = sorted(k for k in {*entry.env, *old.env} if entry.env.get(k) != old.env.get(k))
+        failures.append(f"{label}: env differs from the old line's in {', '.join(names)}")
     return failures
 
 
