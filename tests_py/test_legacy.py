@@ -102,6 +102,18 @@ def test_an_imported_kind_run_by_tickq_prints_what_bash_printed(folder: Path, db
     assert json.loads(run.stdout.strip().splitlines()[-1]) == json.loads(by_bash)
 
 
+def test_old_lines_end_where_bash_ends_them() -> None:
+    text = ("bin/a one \\\n  two # a comment \\\nbin/b 'open\nquote' \\\\\n"
+            "#tickq:c# bin/c \\\n#tickq:c#   more\n#tickq:d# bin/d\n")
+    lines = legacy.read_old_file(text)
+    assert [(ln.first, ln.last, ln.moved_to) for ln in lines] == [
+        (1, 2, None), (3, 4, None), (5, 6, "c"), (7, 7, "d")]
+    assert lines[0].text == "bin/a one \\\n  two # a comment \\"
+    assert legacy.translate(lines[0].text).argv == ("bin/a", "one", "two")
+    assert legacy.translate(lines[1].text).argv == ("bin/b", "open\nquote", "\\")
+    assert legacy.translate(lines[2].text).argv == ("bin/c", "more")
+
+
 REFUSED = {
     "echo $HOME": "variable expansion",
     'bin/x "$HOME"': "variable expansion",

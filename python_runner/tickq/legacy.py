@@ -149,6 +149,7 @@ def _scan(text: str) -> _Scan:
     current: list[str] = []
     quote: str | None = None
     word_start = True
+    in_comment = False
     i, n = 0, len(text)
 
     def problem(message: str) -> None:
@@ -196,7 +197,14 @@ def _scan(text: str) -> _Scan:
             word_start = False
             current.append(c)
         elif c == "#" and word_start:
-            break  # a comment runs to the end of the (logical) line
+            # A comment runs to the end of its physical line; a backslash in it continues
+            # nothing.
+            end = text.find("\n", i)
+            if end < 0:
+                in_comment = True
+                break
+            i = end
+            continue
         elif c == "\n":
             problem("a second command on the next line")
             break
@@ -219,7 +227,7 @@ def _scan(text: str) -> _Scan:
         i += 1
     segments.append("".join(current))
     # An odd run of trailing backslashes outside quotes continues the line, as an open quote does.
-    trailing = len(text) - len(text.rstrip("\\"))
+    trailing = 0 if in_comment else len(text) - len(text.rstrip("\\"))
     return _Scan(segments, operators, problems, quote is not None or trailing % 2 == 1)
 
 
