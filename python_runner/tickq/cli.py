@@ -420,10 +420,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--durations", choices=("timeout", "observed"), default="timeout",
             help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
         )
-    from tickq import roles_cli, timers_cli
+    from tickq import legacy_cli, roles_cli, timers_cli
 
     timers_cli.add_commands(sub, common)
     roles_cli.add_commands(sub)
+    legacy_cli.add_commands(sub, common)
     return parser
 
 

@@ -1,0 +1,526 @@
+"""`tickq legacy import|check`: an old orchestrator's lines become kinds that run exactly what
+bash ran, the old file keeps them commented as the rollback path, and the parity check fails on
+every way the two can drift apart."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tickq import legacy
+from tickq.registry import parse_registry
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "orchestrator"
+
+ARGV_PROGRAM = f"""\
+#!{sys.executable}
+import json, os, sys
+print(json.dumps({{"argv": sys.argv[1:], "cwd": os.path.basename(os.getcwd()),
+                  "x": os.environ.get("LEGACY_X"), "y": os.environ.get("LEGACY_Y")}}))
+"""
+
+
+def tickq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
+    )
+    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder with bin/argv (prints its argv, folder and two variables as JSON), also in jobs/."""
+    for where in (tmp_path, tmp_path / "jobs"):
+        (where / "bin").mkdir(parents=True)
+        program = where / "bin" / "argv"
+        program.write_text(ARGV_PROGRAM)
+        program.chmod(0o755)
+    return tmp_path
+
+
+# ---------------------------------------------------------------- import: argv as bash runs it
+
+ROUND_TRIPS = [
+    "bin/argv plain 'single quoted' \"double quoted\" escaped\\ space",
+    "timeout 25m bin/argv \"it's\" 'say \"hi\"' a\\\\b \"back\\\\slash\" \"x\\y\"",
+    "cd jobs && LEGACY_X='v w' timeout -s KILL 30m bin/argv --flag=1 \"x\"",
+    "LEGACY_X=1 LEGACY_Y=two bin/argv x || true",
+    "env LEGACY_X=1 bin/argv a#b 'c#' # a trailing comment",
+    "bin/argv \"tab\tinside\" 'new\nline' end",
+    "timeout --signal=INT 90 bin/argv é ünïcode \\\n    continued 'on the next line'",
+    "  bin/argv   leading   spaces  ",
+    "timeout -k 5s 1.5m bin/argv -- --not-an-option",
+]
+
+
+@pytest.mark.parametrize("line", ROUND_TRIPS)
+def test_import_runs_the_argv_bash_runs(folder: Path, line: str) -> None:
+    old = folder / "old.sh"
+    old.write_text(f"#!/bin/bash\n{line}\n")
+    result = tickq("legacy", "import", str(old), "--registry", str(folder / "registry.toml"))
+    assert result.returncode == 0, result.stderr
+    kinds = tomllib.loads(result.stdout)["kinds"]
+    [(name, kind)] = kinds.items()
+    assert kind["legacy"] == line
+    by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
+                             check=True).stdout
+    by_kind = subprocess.run(
+        kind["command"], cwd=folder / kind.get("cwd", "."), capture_output=True, text=True,
+        env={**os.environ, **kind.get("env", {})}, check=True,
+    ).stdout
+    assert json.loads(by_kind) == json.loads(by_bash)
+    # What import wrote is a registry tickq accepts.
+    parse_registry(result.stdout.replace(f"[kinds.{name}]", "[settings]\n\n[kinds.k]"),
+                   "import", folder)
+
+
+def test_an_imported_kind_run_by_tickq_prints_what_bash_printed(folder: Path, db_url: str) -> None:
+    line = "cd jobs && LEGACY_Y=\"a b\" timeout 1m bin/argv 'one two' three\\ four \"five\""
+    old = folder / "old.sh"
+    old.write_text(line + "\n")
+    registry = folder / "registry.toml"
+    registry.write_text("[settings]\nslots = 1\n")
+    assert tickq("legacy", "import", str(old), "--registry", str(registry),
+                 "--write").returncode == 0
+    run = tickq("run", "argv", "--registry", str(registry), "--database-url", db_url)
+    assert run.returncode == 0, run.stderr
+    by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
+                             check=True).stdout
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == json.loads(by_bash)
+
+
+def test_old_lines_end_where_bash_ends_them() -> None:
+    text = ("bin/a one \\\n  two # a comment \\\nbin/b 'open\nquote' \\\\\n"
+            "#tickq:c# bin/c \\\n#tickq:c#   more\n#tickq:d# bin/d\n")
+    lines = legacy.read_old_file(text)
+    assert [(ln.first, ln.last, ln.moved_to) for ln in lines] == [
+        (1, 2, None), (3, 4, None), (5, 6, "c"), (7, 7, "d")]
+    assert lines[0].text == "bin/a one \\\n  two # a comment \\"
+    assert legacy.translate(lines[0].text).argv == ("bin/a", "one", "two")
+    assert legacy.translate(lines[1].text).argv == ("bin/b", "open\nquote", "\\")
+    assert legacy.translate(lines[2].text).argv == ("bin/c", "more")
+
+
+REFUSED = {
+    "echo $HOME": "variable expansion",
+    'bin/x "$HOME"': "variable expansion",
+    "bin/x $'a\\tb'": "ANSI-C quoting",
+    "bin/x `date`": "backticks",
+    "bin/x $(date)": "command substitution",
+    "bin/x | grep y": "a pipe",
+    "bin/x > out.log": "a redirection",
+    "bin/x 2>&1": "a redirection",
+    "bin/x <<EOF": "here-document",
+    "bin/x; bin/y": "several commands",
+    "bin/x && bin/y": "a command list",
+    "bin/x || bin/y": "a command list",
+    "(bin/x)": "subshell",
+    "bin/x *.csv": "a glob",
+    "bin/x ~/data": "tilde",
+    "bin/x {a,b}": "brace",
+    "bin/x &": "background",
+    "set -e": "shell builtin",
+    "export A=b": "shell builtin",
+    "A=b": "runs nothing",
+    "bin/x ''": "an empty argument",
+    'bin/x "unclosed': "ends inside quotes",
+    "timeout bin/x": "is not a number",
+    "bin/x\r": "carriage return",
+}
+
+
+@pytest.mark.parametrize("line", REFUSED)
+def test_lines_that_need_a_shell_are_refused_with_the_reason(line: str) -> None:
+    with pytest.raises(legacy.Untranslatable, match=re.escape(REFUSED[line])):
+        legacy.translate(line)
+
+
+def test_unparseable_lines_are_reported_by_number_and_left_untouched(folder: Path) -> None:
+    text = ("#!/bin/bash\nset -euo pipefail\ntimeout 25m bin/sf pull\nbin/report | mail -s x\n"
+            "# a comment\n\nbin/argv $HOME\n")
+    old = folder / "old.sh"
+    old.write_text(text)
+    result = tickq("legacy", "import", str(old), "--registry", str(folder / "r.toml"), "--write")
+    assert result.returncode == 0, result.stderr
+    assert f"{old}:2: left as it is: " in result.stderr
+    assert f"{old}:4: left as it is: a pipe (|)" in result.stderr
+    assert f"{old}:7: left as it is: variable expansion ($)" in result.stderr
+    lines = old.read_text().split("\n")
+    assert lines[2] == "#tickq:sf_pull# timeout 25m bin/sf pull"
+    assert [lines[i] for i in (0, 1, 3, 4, 5, 6)] == [text.split("\n")[i] for i in
+                                                       (0, 1, 3, 4, 5, 6)]
+
+
+CRONTAB = {
+    "*/5 * * * * bin/x": {"every": 300},
+    "* * * * * bin/x": {"every": 60},
+    "0 * * * * bin/x": {"every": 3600},
+    "@hourly bin/x": {"every": 3600},
+    "30 6 * * 1-5 bin/x": {"at": ("06:30",), "on": ("mon", "tue", "wed", "thu", "fri")},
+    "0 6,18 * * sun bin/x": {"at": ("06:00", "18:00"), "on": ("sun",)},
+    "15 */8 * * * bin/x": {"at": ("00:15", "08:15", "16:15")},
+    "0 9 * * 0,6 bin/x": {"at": ("09:00",), "on": ("sat", "sun")},
+    "@daily bin/x": {"at": ("00:00",)},
+    "@weekly bin/x": {"at": ("00:00",), "on": ("sun",)},
+}
+
+CRONTAB_REFUSED = {
+    "0 0 1 * * bin/x": "day-of-month or month",
+    "0 0 * 6 * bin/x": "day-of-month or month",
+    "*/7 * * * * bin/x": "not a fixed cadence",
+    "@reboot bin/x": "no tickq schedule",
+    "0 25 * * * bin/x": "not a number from 0 to 23",
+    "0 * * * * bin/x 50%": "unescaped %",
+}
+
+
+@pytest.mark.parametrize("line", CRONTAB)
+def test_crontab_schedules_become_every_or_at(line: str) -> None:
+    t = legacy.translate(line)
+    assert t.argv == ("bin/x",)
+    got = {"every": t.every} if t.every is not None else {"at": t.at, **({"on": t.on} if t.on
+                                                                        else {})}
+    assert got == CRONTAB[line]
+
+
+@pytest.mark.parametrize("line", CRONTAB_REFUSED)
+def test_crontab_schedules_tickq_cannot_express_say_why(line: str) -> None:
+    with pytest.raises(legacy.Untranslatable, match=re.escape(CRONTAB_REFUSED[line])):
+        legacy.translate(line)
+
+
+def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
+    crontab = folder / "crontab"
+    crontab.write_text("MAILTO=ops@example.com\n*/15 * * * * timeout 10m bin/argv sync\n"
+                       "30 6 * * 1-5 cd jobs && bin/argv report\n")
+    result = tickq("legacy", "import", str(crontab), "--registry", str(folder / "r.toml"))
+    assert result.returncode == 0, result.stderr
+    assert f"{crontab}:1: left as it is: sets variables" in result.stderr
+    kinds = tomllib.loads(result.stdout)["kinds"]
+    assert kinds["argv_sync"] == {
+        "every": "15m", "command": ["bin/argv", "sync"], "timeout": "10m",
+        "legacy": "*/15 * * * * timeout 10m bin/argv sync"}
+    assert kinds["argv_report"]["at"] == ["06:30"]
+    assert kinds["argv_report"]["on"] == ["mon", "tue", "wed", "thu", "fri"]
+    assert kinds["argv_report"]["cwd"] == "jobs"
+
+
+def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
+    assert legacy.kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
+    assert legacy.kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
+    assert legacy.kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"
+    assert legacy.kind_name(["bin/sf", "pull"], {"sf_pull", "sf_pull_2"}) == "sf_pull_3"
+    assert legacy.kind_name(["./@@@"]) == "job"
+    assert legacy.kind_name(["/opt/tickq.x"]) == "job_tickq_x"
+
+
+# ---------------------------------------------------------------- --write and the rollback
+
+OLD_SCRIPT = """\
+#!/bin/bash
+# the hourly orchestrator
+set -euo pipefail
+timeout 25m bin/sf pull
+timeout 25m bin/sf \\
+  push --all
+cd jobs && LEGACY_X=1 timeout 20m bin/ingest "a b" || true
+timeout -s KILL 30m bin/slack sweep
+bin/report | mail -s report ops
+# timeout 10m bin/payout --live
+   timeout 5m bin/argv  indented"""  # no newline at the end: kept as it is
+
+
+def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restores(
+    folder: Path,
+) -> None:
+    old = folder / "old.sh"
+    old.write_text(OLD_SCRIPT)
+    old.chmod(0o750)
+    registry = folder / "registry.toml"
+    registry.write_text('[settings]\nslots = 3\n\n[kinds.sf_pull]\ncommand = ["bin/other"]\n'
+                        'every = "1h"\ntimeout = "1m"\nenabled = false\n')
+    before = registry.read_text()
+    result = tickq("legacy", "import", str(old), "--registry", str(registry), "--write",
+                   "--chain", "core", "4", "7", "--irreversible", "10")
+    assert result.returncode == 0, result.stderr
+    after = old.read_text()
+    assert after.split("\n")[3:11] == [
+        "#tickq:core/sf_pull# timeout 25m bin/sf pull",
+        "#tickq:core/sf_push# timeout 25m bin/sf \\",
+        "#tickq:core/sf_push#   push --all",
+        '#tickq:core/ingest# cd jobs && LEGACY_X=1 timeout 20m bin/ingest "a b" || true',
+        "#tickq:slack_sweep# timeout -s KILL 30m bin/slack sweep",
+        "bin/report | mail -s report ops",
+        "#tickq:payout_live# # timeout 10m bin/payout --live",
+        "#tickq:argv_indented#    timeout 5m bin/argv  indented",
+    ]
+    assert old.stat().st_mode & 0o777 == 0o750
+    # The registry keeps what it had and gains the kinds, the chain's steps in file order.
+    text = registry.read_text()
+    assert text.startswith(before)
+    doc = tomllib.loads(text)
+    assert list(doc["kinds"]) == ["sf_pull", "core", "slack_sweep", "payout_live",
+                                  "argv_indented"]
+    core = doc["kinds"]["core"]
+    assert [s["name"] for s in core["steps"]] == ["sf_pull", "sf_push", "ingest"]
+    assert core["timeout"] == "1h10m"
+    assert core["steps"][1]["legacy"] == "timeout 25m bin/sf \\\n  push --all"
+    assert core["steps"][2]["continue_on_failure"] is True
+    assert core["steps"][2]["env"] == {"LEGACY_X": "1"}
+    assert doc["kinds"]["payout_live"]["irreversible"] is True
+    assert doc["kinds"]["slack_sweep"]["timeout"] == "30m"
+    # The rollback: take the markers off, and the old file is back byte for byte.
+    assert re.sub(r"(?m)^#tickq:[^#\s]+# ", "", after) == OLD_SCRIPT
+    # And the pair passes its own parity check.
+    check = tickq("legacy", "check", str(old), "--registry", str(registry))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_without_write_nothing_changes(folder: Path) -> None:
+    old = folder / "old.sh"
+    old.write_text(OLD_SCRIPT)
+    result = tickq("legacy", "import", str(old), "--registry", str(folder / "registry.toml"))
+    assert result.returncode == 0, result.stderr
+    assert "[kinds.sf_pull]" in result.stdout
+    assert old.read_text() == OLD_SCRIPT
+    assert not (folder / "registry.toml").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--chain", "core", "3", "5"], "line 3 cannot be a step"),
+    (["--chain", "core", "9", "4"], "FROM-LINE <= TO-LINE"),
+    (["--chain", "Bad Name", "4", "5"], "not a kind name"),
+    (["--chain", "a", "4", "5", "--chain", "b", "5", "6"], "already in --chain a"),
+    (["--irreversible", "9"], "--irreversible 9: a pipe"),
+    (["--irreversible", "6"], "no old line starts there"),
+])
+def test_import_requests_that_cannot_be_done_write_nothing(
+    folder: Path, args: list[str], message: str,
+) -> None:
+    old = folder / "old.sh"
+    old.write_text(OLD_SCRIPT)
+    result = tickq("legacy", "import", str(old), "--registry", str(folder / "r.toml"), "--write",
+                   *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert old.read_text() == OLD_SCRIPT
+    assert not (folder / "r.toml").exists()
+
+
+# ---------------------------------------------------------------- the parity check
+
+REGISTRY = """\
+[kinds.sf_pull]
+command = ["bin/sf", "pull"]
+every = "1h"
+timeout = "25m"
+legacy = "timeout 25m bin/sf pull"
+
+[kinds.payout]
+command = ["bin/payout", "--live"]
+every = "1h"
+timeout = "10m"
+irreversible = true
+legacy = "# timeout 10m bin/payout --live"
+
+[kinds.core]
+every = "1h"
+timeout = "1h"
+
+[[kinds.core.steps]]
+name = "ingest"
+command = ["bin/ingest", "a b"]
+timeout = "20m"
+cwd = "jobs"
+legacy = 'cd jobs && timeout 20m bin/ingest "a b"'
+
+[[kinds.core.steps]]
+name = "publish"
+command = ["bin/publish"]
+timeout = "5m"
+legacy = "bin/publish"
+"""
+
+OLD_MOVED = """\
+#tickq:sf_pull# timeout 25m bin/sf pull
+#tickq:payout# # timeout 10m bin/payout --live
+#tickq:core/ingest# cd jobs && timeout 20m bin/ingest "a b"
+#tickq:core/publish# bin/publish
+bin/still-by-the-old-script
+"""
+
+
+def run_check(folder: Path, registry: str, old: str) -> subprocess.CompletedProcess[str]:
+    (folder / "registry.toml").write_text(registry)
+    (folder / "old.sh").write_text(old)
+    return tickq("legacy", "check", "old.sh", "--registry", "registry.toml", cwd=folder)
+
+
+def test_check_passes_when_registry_and_old_file_agree(folder: Path) -> None:
+    result = run_check(folder, REGISTRY, OLD_MOVED)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "legacy parity holds: 4 kind(s) and step(s)" in result.stdout
+
+
+def test_check_marks_the_first_differing_character(folder: Path) -> None:
+    result = run_check(folder, REGISTRY.replace('["bin/sf", "pull"]', '["bin/sf", "pul"]'),
+                       OLD_MOVED)
+    assert result.returncode == 1
+    out = result.stdout.split("\n")
+    i = out.index('FAIL kind "sf_pull": the command differs from its legacy line at character 11')
+    assert out[i + 1:i + 4] == ["  tickq:  bin/sf pul", "  legacy: bin/sf pull",
+                                "                    ^"]
+
+
+def test_check_compares_the_joined_argv_so_quoting_matters_only_where_bash_sees_it(
+    folder: Path,
+) -> None:
+    same = REGISTRY.replace('legacy = "bin/publish"', "legacy = \"'bin/publish'\"")
+    assert run_check(folder, same, OLD_MOVED.replace("# bin/publish", "# 'bin/publish'")
+                     ).returncode == 0
+    split_differently = REGISTRY.replace('["bin/ingest", "a b"]', '["bin/ingest", "a", "b"]')
+    result = run_check(folder, split_differently, OLD_MOVED)
+    assert result.returncode == 1
+    assert "  tickq:  bin/ingest a b\n  legacy: bin/ingest 'a b'\n" in result.stdout
+    assert 'kind "core", step "ingest": the command differs' in result.stdout
+
+
+FAILURES = {
+    "marker names a missing kind": (
+        REGISTRY, OLD_MOVED.replace("#tickq:sf_pull#", "#tickq:sf_pul#"),
+        'old.sh:1: moved to kind "sf_pul", which is not in the registry: nothing runs this line'),
+    "marker names a missing step": (
+        REGISTRY, OLD_MOVED.replace("core/publish", "core/publsh"),
+        'old.sh:4: moved to kind "core", step "publsh", which is not in the registry'),
+    "moved to a disabled kind": (
+        REGISTRY.replace('timeout = "25m"\n', 'timeout = "25m"\nenabled = false\n'), OLD_MOVED,
+        'old.sh:1: moved to kind "sf_pull", which is disabled: nothing runs this line now'),
+    "active line while its kind is enabled": (
+        REGISTRY, OLD_MOVED.replace("#tickq:sf_pull# ", ""),
+        'old.sh:1: still active while kind "sf_pull" is enabled: both would run it'),
+    "active step line while its chain is enabled": (
+        REGISTRY, OLD_MOVED.replace("#tickq:core/publish# ", ""),
+        'old.sh:4: still active while kind "core", step "publish" is enabled'),
+    "timeout shorter than the old watchdog": (
+        REGISTRY.replace('timeout = "25m"', 'timeout = "20m"'), OLD_MOVED,
+        'kind "sf_pull": timeout 20m is shorter than the old line\'s 25m'),
+    "step timeout shorter than its old line's": (
+        REGISTRY.replace('timeout = "20m"', 'timeout = "15m"'), OLD_MOVED,
+        'kind "core", step "ingest": timeout 15m is shorter than the old line\'s 20m'),
+    "irreversible kind's old line active": (
+        REGISTRY, OLD_MOVED.replace("#tickq:payout# # ", ""),
+        'old.sh:2: the old line of irreversible kind "payout" is active'),
+    "moved line differs from the kind's legacy": (
+        REGISTRY, OLD_MOVED.replace("# bin/publish", "# bin/publish --all"),
+        'old.sh:4: the moved line differs from the legacy line of kind "core", step "publish" '
+        "at character 12"),
+    "legacy line that needs a shell": (
+        REGISTRY.replace('legacy = "bin/publish"', 'legacy = "bin/publish | tee x"'),
+        OLD_MOVED.replace("# bin/publish", "# bin/publish | tee x"),
+        'kind "core", step "publish": its legacy line cannot be run without a shell: a pipe'),
+    "env that differs from the old line's, without printing values": (
+        REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
+        'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),
+    "cwd that differs from the old cd": (
+        REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
+        'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),
+}
+
+
+@pytest.mark.parametrize("case", FAILURES)
+def test_check_fails_with_its_message(folder: Path, case: str) -> None:
+    registry, old, message = FAILURES[case]
+    result = run_check(folder, registry, old)
+    assert result.returncode == 1, result.stdout
+    assert message in result.stdout
+    assert "s3cret" not in result.stdout
+    assert "legacy check failed" in result.stderr
+
+
+def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -> None:
+    registry = REGISTRY.replace("irreversible = true\n", "irreversible = true\nenabled = false\n")
+    assert run_check(folder, registry, OLD_MOVED).returncode == 0
+
+
+@pytest.mark.parametrize(("registry", "old", "message"), [
+    ("[kinds.a\n", OLD_MOVED, "invalid TOML"),
+    ('[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\n', OLD_MOVED,
+     'key "command" must be a non-empty list of strings'),
+    ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n', OLD_MOVED,
+     'key "legacy" has the wrong type'),
+    ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "10"\n', OLD_MOVED, "needs a unit"),
+    (REGISTRY, None, "old.sh: file not found"),
+])
+def test_check_exits_2_on_invalid_input(folder: Path, registry: str, old: str | None,
+                                        message: str) -> None:
+    result = run_check(folder, registry, old or "")
+    if old is None:
+        (folder / "old.sh").unlink()
+        result = tickq("legacy", "check", "old.sh", "--registry", "registry.toml", cwd=folder)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_registry_accepts_legacy_and_irreversible_but_does_not_sync_them(tmp_path: Path) -> None:
+    registry = parse_registry(textwrap.dedent("""\
+        [kinds.payout]
+        command = ["bin/payout"]
+        every = "1h"
+        timeout = "10m"
+        irreversible = true
+        legacy = "timeout 10m bin/payout"
+        """), "r.toml", tmp_path)
+    kind = registry.kinds["payout"]
+    assert (kind.legacy, kind.irreversible) == ("timeout 10m bin/payout", True)
+    assert "legacy" not in registry.to_sync_json()["kinds"]["payout"]
+    with pytest.raises(Exception, match='key "legacy": legacy must be the old line'):
+        parse_registry('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 1\n',
+                       "r.toml", tmp_path)
+
+
+# ---------------------------------------------------------------- the example
+
+
+def test_the_orchestrator_example_passes_its_parity_check(tmp_path: Path) -> None:
+    result = tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml",
+                   cwd=EXAMPLE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "legacy parity holds: 32 kind(s) and step(s)" in result.stdout
+    assert "note:" not in result.stdout
+
+
+def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(tmp_path: Path) -> None:
+    """Roll the example back (take the markers off), import it again as its README says, and
+    get the same commented file; the fresh registry passes the check too."""
+    work = tmp_path / "orchestrator"
+    shutil.copytree(EXAMPLE, work)
+    moved = (EXAMPLE / "orchestrator.sh").read_text()
+    (work / "orchestrator.sh").write_text(re.sub(r"(?m)^#tickq:[^#\s]+# ", "", moved))
+    settings = (EXAMPLE / "registry.toml").read_text().split("\n# Moved from")[0]
+    (work / "registry.toml").write_text(settings)
+    imported = tickq("legacy", "import", "orchestrator.sh", "--registry", "registry.toml",
+                     "--write", "--chain", "core", "9", "16", "--irreversible", "45",
+                     "--irreversible", "46", cwd=work)
+    assert imported.returncode == 0, imported.stderr
+    assert (work / "orchestrator.sh").read_text() == moved
+    check = tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml", cwd=work)
+    assert check.returncode == 0, check.stdout
+    # Every command the example moves exists and runs.
+    for kind in tomllib.loads((work / "registry.toml").read_text())["kinds"].values():
+        for step in kind.get("steps", [kind]):
+            subprocess.run(step["command"], cwd=work / step.get("cwd", "."), check=True,
+                           capture_output=True)
