@@ -487,7 +487,7 @@ def test_registry_accepts_legacy_and_irreversible_but_does_not_sync_them(tmp_pat
     kind = registry.kinds["payout"]
     assert (kind.legacy, kind.irreversible) == ("timeout 10m bin/payout", True)
     assert "legacy" not in registry.to_sync_json()["kinds"]["payout"]
-    with pytest.raises(Exception, match='key "legacy": legacy must be the old line'):
+    with pytest.raises(Exception, match='key "legacy": legacy must be a string'):
         parse_registry('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 1\n',
                        "r.toml", tmp_path)
 
