@@ -3,11 +3,13 @@ BEGIN;
 SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
-    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum'
+    'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum',
+    'agent', 'agent_settings', 'agent_turn'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
-    'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number'
+    'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number',
+    'agent_turn_entry'
 ]);
 SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'refuse_deleting_running_runs',
@@ -17,7 +19,11 @@ SELECT functions_are('tickq', ARRAY[
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run',
     'queue_status_at', 'stale_due_at',
-    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
+    'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
+    'check_agent', 'agent_changed', 'agent_error', 'apply_agent_kind', 'retire_agent_kind', 'agent_json_text',
+    'agent_json_seconds', 'save_agent', 'pause_agent', 'resume_agent', 'remove_agent', 'sync_agents',
+    'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
+    'agent_transcript'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
