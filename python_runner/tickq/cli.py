@@ -365,9 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--durations", choices=("timeout", "observed"), default="timeout",
         help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
     )
-    from tickq import timers_cli
+    from tickq import agents_cli, timers_cli
 
     timers_cli.add_commands(sub, common)
+    agents_cli.add_commands(sub, common)
     return parser
 
 
