@@ -3,8 +3,10 @@ server on 127.0.0.1 for `agent run`."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +97,27 @@ def test_add_show_list_edit_pause_run_history_remove(tmp_path: Path, db_url: str
         retired = conn.execute("SELECT retired_at IS NOT NULL FROM tickq.job_kind"
                                " WHERE name = 'agent.morning-brief'").fetchone()[0]
     assert retired
+
+
+def test_the_example_runs_end_to_end_without_network_or_key(tmp_path: Path, db_url: str):
+    folder = tmp_path / "agents"
+    shutil.copytree(REPO / "examples" / "agents", folder)
+    server = subprocess.Popen([sys.executable, str(folder / "bin" / "fake-model-server"),
+                               "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        base_url = server.stdout.readline().split()[-1]
+        registry = folder / "registry.toml"
+        registry.write_text(registry.read_text().replace("http://127.0.0.1:8765/v1", base_url))
+        added = tickq(folder, db_url, "add", "notes-digest", "--prompt",
+                      "Summarise what the notes say about Acme", "--every", "1d",
+                      "--tools", "search_notes")
+        assert added.returncode == 0, added.stderr
+        ran = tickq(folder, db_url, "run", "notes-digest")
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == ("From the notes:\nAcme renewal call moved to Thursday.\n"
+                          "Acme wants the new pricing sheet.\n")
+    delivered = json.loads((folder / "delivered.jsonl").read_text().splitlines()[0])
+    assert delivered["agent"] == "notes-digest" and delivered["answer"] == ran.stdout
