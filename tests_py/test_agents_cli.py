@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 from chat_server import ChatServer, answer, tool_call
-from test_agents import KEY, KEY_ENV, write_registry
+from test_agents import KEY, KEY_ENV, save_agent, write_registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -121,3 +121,16 @@ def test_the_example_runs_end_to_end_without_network_or_key(tmp_path: Path, db_u
                           "Acme wants the new pricing sheet.\n")
     delivered = json.loads((folder / "delivered.jsonl").read_text().splitlines()[0])
     assert delivered["agent"] == "notes-digest" and delivered["answer"] == ran.stdout
+
+
+def test_simulate_counts_the_queues_agents(tmp_path: Path, db_url: str):
+    registry = write_registry(tmp_path, "http://127.0.0.1:9/v1")
+    save_agent(db_url, registry, "hourly", every=3600, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    done = subprocess.run(
+        [sys.executable, "-m", "tickq", "simulate", "--hours", "3", "--registry", str(registry),
+         "--database-url", db_url], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row = re.search(r"^agent\.hourly\s+normal\s+(\d+)\s", done.stdout, re.M)
+    assert row and int(row.group(1)) >= 3, done.stdout

@@ -62,11 +62,18 @@ def observed_durations(conn: psycopg.Connection) -> dict[str, float]:
     return dict(conn.execute(db.load_query("observed_durations")).fetchall())
 
 
+def live_agents(conn: psycopg.Connection) -> list[tuple[str, Any]]:
+    """The queue's user-built agents (name and saved fields), to simulate beside the registry:
+    they take slots like any kind."""
+    return conn.execute(db.load_query("agents_export")).fetchall()
+
+
 def simulate(
-    server_url: str, registry: Registry, hours: float, durations: dict[str, float] | None
+    server_url: str, registry: Registry, hours: float, durations: dict[str, float] | None,
+    agents: list[tuple[str, Any]] | None = None,
 ) -> list[tuple[Any, ...]]:
-    """Run the registry for `hours` with a moved clock in a scratch database; per kind:
-    kind, lane, runs, longest wait, starved."""
+    """Run the registry (and `agents`, from `live_agents`) for `hours` with a moved clock in a
+    scratch database; per kind: kind, lane, runs, longest wait, starved."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
@@ -76,6 +83,9 @@ def simulate(
                 conn.execute(
                     db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())}
                 )
+                for name, fields in agents or ():
+                    conn.execute(db.load_query("save_agent_fields"),
+                                 {"name": name, "fields": Jsonb(fields)})
                 rows = conn.execute(
                     db.load_query("simulate"),
                     {"hours": hours, "durations": Jsonb(durations) if durations else None},

@@ -269,13 +269,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     registry = _registry(args)
     durations = None
-    if args.durations == "observed":
-        with _connect(_url(args)) as conn:
-            _migrate(conn)
+    with _connect(_url(args)) as conn:
+        _migrate(conn)
+        agents = capacity.live_agents(conn)  # user-built agents take slots too
+        if args.durations == "observed":
             durations = capacity.observed_durations(conn)
     server = _server(args)
     started = time.monotonic()
-    rows = capacity.simulate(server, registry, args.hours, durations)
+    rows = capacity.simulate(server, registry, args.hours, durations, agents)
     elapsed = time.monotonic() - started
     print(_table(
         ["kind", "lane", "runs", "longest wait", "starved"],
