@@ -232,6 +232,8 @@ def test_a_stalled_server_meets_the_agents_watchdog(tmp_path: Path, db_url: str,
     assert run["outcome"] == "timeout", run["output_tail"]
     assert "timed out after 3s" in run["output_tail"]
     assert 3 <= run["secs"] < 10 and elapsed < 20
+    [turn] = run["turns"]
+    assert turn["error"] == "stopped by SIGTERM (the agent's watchdog) during this turn"
     assert marked_processes(marker) == []
 
 

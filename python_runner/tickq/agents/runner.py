@@ -112,6 +112,8 @@ class AgentRun:
         self.ledger = ledger
         self.tools = tool_definitions(agent, registry)
         self.folder = registry.path.resolve().parent
+        # The turn in progress, recorded as stopped if the watchdog ends the run during it.
+        self.pending: tuple[int, dict[str, Any]] | None = None
 
     def run(self) -> Outcome:
         max_turns = min(int(self.agent["max_turns"]), self.settings.max_turns)
@@ -132,6 +134,7 @@ class AgentRun:
                             "tools": list(self.tools)},
             }
             outcome.turns = turn
+            self.pending = (turn, entry)
             try:
                 completion = self.client.complete(messages, definitions)
             except ModelError as exc:
@@ -217,9 +220,18 @@ class AgentRun:
         return f"error: the tool failed (exit {result.exit_code}); its output:\n{output}", record
 
     def _record(self, turn: int, entry: dict[str, Any], outcome: Outcome) -> None:
+        self.pending = None
         entry = bounded(json.loads(self.client.scrub(json.dumps(entry))), ENTRY_BYTES)
         outcome.transcript.append(entry)
         self.record(turn, entry)
+
+    def record_stopped(self, signum: signal.Signals) -> None:
+        """Keep the turn the watchdog interrupted, so the history shows where the time went."""
+        if self.pending is None:
+            return
+        turn, entry = self.pending
+        entry["error"] = f"stopped by {signum.name} (the agent's watchdog) during this turn"
+        self._record(turn, entry, Outcome(EXIT_FAILED))
 
 
 def bounded(entry: Any, limit: int) -> Any:
@@ -319,7 +331,13 @@ def execute(
                           file=err)
 
             run = AgentRun(agent, registry, client, record=record, stop=stop, ledger=ledger)
-            outcome = run.run()
+            try:
+                outcome = run.run()
+            except Stopped:
+                # Signals stay blocked from here: the note below must not be cut short too.
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+                run.record_stopped(stop.signum)
+                raise
             if outcome.status == EXIT_OK:
                 answer = client.scrub(outcome.answer or "")
                 out.write(answer[-ANSWER_CHARS:] + ("" if answer.endswith("\n") else "\n"))
