@@ -70,6 +70,8 @@ def write_registry(folder: Path, base_url: str, **agents: Any) -> Path:
         'parameters = { type = "object", properties = { query = { type = "string" } } }',
         "", "[agents.tools.slow]", 'command = ["./slow"]', 'description = "Takes forever"',
         'timeout = "1s"',
+        "", "[agents.tools.patient]", 'command = ["./slow"]', 'description = "Takes its time"',
+        'timeout = "5m"',
     ]
     path = folder / "registry.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -295,6 +297,22 @@ def test_a_tool_that_hangs_is_stopped_by_its_own_watchdog(tmp_path: Path, db_url
     assert server.requests[1]["body"]["messages"][-1]["content"].startswith(
         "error: the tool timed out after 1s")
     assert run["secs"] < 15
+    assert marked_processes(marker) == []
+
+
+def test_the_agents_watchdog_stops_the_tool_it_is_running(tmp_path: Path, db_url: str,
+                                                          marker: str):
+    with ChatServer([tool_call("patient", {})]) as server:
+        registry = write_registry(tmp_path, server.base_url)
+        save_agent(db_url, registry, "overrun", tools=["patient"], timeout=3)
+        done = tick(registry, db_url, marker)
+    assert done.returncode == 0, done.stderr
+    run = last_run(db_url, "overrun")
+    assert run["outcome"] == "timeout", run["output_tail"]
+    assert run["secs"] < 10
+    [turn] = run["turns"]
+    assert turn["error"].startswith("stopped by SIGTERM")
+    assert [(c["name"], c["outcome"]) for c in turn["tool_calls"]] == [("patient", "running")]
     assert marked_processes(marker) == []
 
 

@@ -171,36 +171,39 @@ class AgentRun:
             messages.append({"role": "assistant", "content": content, "tool_calls": calls})
             entry["tool_calls"] = []
             for index, call in enumerate(calls):
-                result, record = self._call_tool(call, index)
+                # In the entry before it runs: a run stopped during a tool shows which one.
+                record: dict[str, Any] = {"outcome": "running"}
                 entry["tool_calls"].append(record)
+                result = self._call_tool(call, index, record)
                 messages.append({"role": "tool", "tool_call_id": str(call.get("id") or index),
                                  "content": result})
             self._record(turn, entry, outcome)
         raise AssertionError("unreachable: the last turn returns")
 
-    def _call_tool(self, call: dict[str, Any], index: int) -> tuple[str, dict[str, Any]]:
+    def _call_tool(self, call: dict[str, Any], index: int, record: dict[str, Any]) -> str:
+        """Run one tool call (filling in `record`); the text that goes back to the model."""
         function = call["function"]
         name = function.get("name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {})
-        record: dict[str, Any] = {"id": call.get("id"), "name": name, "arguments": arguments}
+        record |= {"id": call.get("id"), "name": name, "arguments": arguments}
         tool = self.tools.get(name) if isinstance(name, str) else None
         if index >= TOOL_CALLS_PER_TURN:
             record["outcome"] = "not run"
-            return f"error: at most {TOOL_CALLS_PER_TURN} tool calls per turn", record
+            return f"error: at most {TOOL_CALLS_PER_TURN} tool calls per turn"
         if tool is None:
             record["outcome"] = "unknown tool"
             offered = ", ".join(self.tools) or "none"
-            return f"error: there is no tool {name!r}; the tools are: {offered}", record
+            return f"error: there is no tool {name!r}; the tools are: {offered}"
         if len(arguments) > TOOL_ARGUMENTS_MAX:
             record["outcome"] = "arguments too long"
-            return f"error: arguments longer than {TOOL_ARGUMENTS_MAX} characters", record
+            return f"error: arguments longer than {TOOL_ARGUMENTS_MAX} characters"
         try:
             json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
             record["outcome"] = "arguments not JSON"
-            return f"error: the arguments are not JSON: {exc}", record
+            return f"error: the arguments are not JSON: {exc}"
         # The model's text reaches the tool on stdin only: the argv is the registry's.
         result = run_command(
             tool.command, cwd=tool.cwd or self.folder, timeout=tool.timeout, grace=2.0,
@@ -214,10 +217,10 @@ class AgentRun:
         record |= {"outcome": result.outcome, "exit_code": result.exit_code,
                    "output_tail": output, "duration_s": round(result.duration, 3)}
         if result.outcome == "ok":
-            return output, record
+            return output
         if result.outcome == "timeout":
-            return f"error: the tool timed out after {tool.timeout}s; its output:\n{output}", record
-        return f"error: the tool failed (exit {result.exit_code}); its output:\n{output}", record
+            return f"error: the tool timed out after {tool.timeout}s; its output:\n{output}"
+        return f"error: the tool failed (exit {result.exit_code}); its output:\n{output}"
 
     def _record(self, turn: int, entry: dict[str, Any], outcome: Outcome) -> None:
         self.pending = None
