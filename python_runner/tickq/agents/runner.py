@@ -368,8 +368,11 @@ def _run_id() -> int | None:
 
 
 def database_url(explicit: str | None) -> str:
-    """The dispatcher's URL (TICKQ_AGENT_DATABASE_URL, taken out of the environment so tools do
-    not inherit it), else what any tickq command would use."""
+    """The dispatcher's URL (TICKQ_AGENT_DATABASE_URL), else what any tickq command would use;
+    both variables are taken out of the environment, so no tool inherits them."""
     handed = os.environ.pop(DATABASE_ENV, None)
-    return handed or db.resolve_url(explicit)
+    url = handed or db.resolve_url(explicit)
+    # Tools and deliver are registry commands that have no business with the queue's database.
+    os.environ.pop("DATABASE_URL", None)
+    return url
 
