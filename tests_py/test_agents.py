@@ -253,6 +253,7 @@ def test_500_then_success_is_retried_within_the_run(tmp_path: Path, db_url: str,
     assert turn["retried"] == ["HTTP 500: overloaded", "HTTP 429: slow down, key [redacted]"]
     assert len(server.requests) == 3
     assert KEY not in everything_stored(db_url)
+    assert KEY not in done.stdout + done.stderr
 
 
 def test_a_malformed_body_fails_the_run_with_the_reason(tmp_path: Path, db_url: str, marker: str):
