@@ -4,11 +4,13 @@ SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
-    'job_step'
+    'job_step',
+    'agent', 'agent_settings', 'agent_turn'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
-    'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number'
+    'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number',
+    'agent_turn_entry'
 ]);
 SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'check_lease_covers_timeouts', 'check_kind', 'check_kind_offset',
@@ -24,7 +26,11 @@ SELECT functions_are('tickq', ARRAY[
     'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
-    'chain_start', 'chain_summary'
+    'chain_start', 'chain_summary',
+    'check_agent', 'agent_changed', 'agent_error', 'apply_agent_kind', 'retire_agent_kind', 'agent_json_text',
+    'agent_json_seconds', 'save_agent', 'pause_agent', 'resume_agent', 'remove_agent', 'sync_agents',
+    'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
+    'agent_transcript'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

@@ -55,3 +55,9 @@ def check(conn: psycopg.Connection, registry: Registry) -> CapacityReport:
 def observed_durations(conn: psycopg.Connection) -> dict[str, float]:
     """Expected durations the queue has history for (p95 of recent successful runs)."""
     return dict(conn.execute(db.load_query("observed_durations")).fetchall())
+
+
+def live_agents(conn: psycopg.Connection) -> list[tuple[str, Any]]:
+    """The queue's user-built agents (name and saved fields), to simulate beside the registry:
+    they take slots like any kind."""
+    return conn.execute(db.load_query("agents_export")).fetchall()

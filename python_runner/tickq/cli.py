@@ -260,6 +260,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _migrate(conn)
         report = capacity.check(conn, registry)
         durations = capacity.observed_durations(conn) if args.durations == "observed" else None
+        agents = capacity.live_agents(conn)  # user-built agents take slots too
     print(_table(
         ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
         [[k, p, sch, f"{rpt:.4f}", _human(exp.total_seconds()), src, f"{share:.4f}"]
@@ -281,7 +282,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"the {worst[0]} lane takes the most ({worst[3]:.2f} slots): slow its cadences, "
               "shorten its timeouts, or add slots", file=sys.stderr)
     server = _server(args)
-    result = worst_case.worst_case(server, registry, durations)
+    result = worst_case.worst_case(server, registry, durations, agents)
     print(f"\nworst case, every run taking its {args.durations}:")
     for window in result.windows:
         print(f"  simulated {worst_case.describe(window)}")
@@ -311,13 +312,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
     registry = _registry(args)
     durations = None
-    if args.durations == "observed":
-        with _connect(_url(args)) as conn:
-            _migrate(conn)
+    with _connect(_url(args)) as conn:
+        _migrate(conn)
+        agents = capacity.live_agents(conn)  # user-built agents take slots too
+        if args.durations == "observed":
             durations = capacity.observed_durations(conn)
     server = _server(args)
     started = time.monotonic()
-    result = worst_case.replay(server, registry, args.hours, durations)
+    result = worst_case.replay(server, registry, args.hours, durations, agents)
     elapsed = time.monotonic() - started
     window = result.windows[0]
     print(f"simulated {worst_case.utc(window.starts_at)} to {worst_case.utc(window.ends_at)}"
@@ -420,11 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--durations", choices=("timeout", "observed"), default="timeout",
             help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
         )
-    from tickq import legacy_cli, roles_cli, timers_cli
+    from tickq import agents_cli, legacy_cli, roles_cli, timers_cli
 
     timers_cli.add_commands(sub, common)
     roles_cli.add_commands(sub)
     legacy_cli.add_commands(sub, common)
+    agents_cli.add_commands(sub, common)
     return parser
 
 

@@ -27,7 +27,7 @@ from tickq import db, registry_db
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
-from tickq.registry import Registry
+from tickq.registry import AGENT_PREFIX, Registry
 from tickq.registry_db import RegistryRefused
 from tickq.spool import Spool
 
@@ -44,6 +44,9 @@ NOT_ARMED = "TQ030"  # an unarmed irreversible kind: its first run needs a perso
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
+UNKNOWN_AGENT = "TQ041"
+# The database URL handed to the agent runner alone (tickq.agents.runner.DATABASE_ENV).
+AGENT_DATABASE_ENV = "TICKQ_AGENT_DATABASE_URL"
 
 
 class DatabaseUnavailable(Exception):
@@ -258,6 +261,8 @@ class Dispatcher:
         """Run the registry's command for a claim (this is the only place a command starts)."""
         if claim.kind == HOUSEKEEPING:
             return self._housekeeping()
+        if claim.kind.startswith(AGENT_PREFIX):
+            return self._agent(claim)
         kind = self.registry.kinds.get(claim.kind)
         if kind is None:
             note = (
@@ -292,6 +297,50 @@ class Dispatcher:
             cwd=cwd,
             env=env,
             timeout=kind.timeout,
+            grace=self.grace,
+            stop_event=self.stop_event,
+            ledger=self.ledger,
+            labels={"kind": claim.kind, "run_id": claim.run_id, "dispatcher": self.name},
+        )
+
+    def _agent(self, claim: Claim) -> RunResult:
+        """An agent's run: the registry's agent runner with the agent's id as its one argument.
+        The id and the watchdog are all that comes from the database, checked here; the prompt
+        and the rest of the agent are data the runner reads itself."""
+        agents = self.registry.agents
+        if agents is None:
+            note = (f"[tickq: {claim.kind} is an agent but the registry {self.registry.path} has "
+                    "no [agents] section; nothing was run]\n")
+            return RunResult("failed", None, note, 0.0, None)
+        try:
+            # A connection of its own: this runs in the run's thread, beside the tick's queries.
+            with db.connect(self.url) as conn:
+                row = conn.execute(db.load_query("agent_for_kind"), {"kind": claim.kind}).fetchone()
+        except psycopg.Error as exc:
+            if exc.sqlstate != UNKNOWN_AGENT:
+                raise
+            note = f"[tickq: {claim.kind} has no agent (removed?); nothing was run]\n"
+            return RunResult("failed", None, note, 0.0, None)
+        agent_id, timeout = row if row else (None, None)
+        if type(agent_id) is not int or agent_id <= 0 or type(timeout) is not int or timeout <= 0:
+            note = f"[tickq: {claim.kind}: agent id {agent_id!r} is not valid; nothing was run]\n"
+            return RunResult("failed", None, note, 0.0, None)
+        env = {
+            "TICKQ_KIND": claim.kind,
+            "TICKQ_RUN_ID": str(claim.run_id),
+            "TICKQ_ATTEMPT": str(claim.attempt),
+            "TICKQ_TRIGGER": claim.trigger,
+            "TICKQ_REGISTRY": str(self.registry.path.resolve()),
+            AGENT_DATABASE_ENV: self.url,
+        }
+        if agents.api_key_env and agents.api_key_env in os.environ:
+            env[agents.api_key_env] = os.environ[agents.api_key_env]
+        return run_command(
+            [*agents.runner, str(agent_id)],
+            cwd=self.registry.path.resolve().parent,
+            env=env,
+            # The registry's cap holds even if the kind's row was edited by hand.
+            timeout=min(timeout, agents.timeout),
             grace=self.grace,
             stop_event=self.stop_event,
             ledger=self.ledger,

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
+import re
 import stat
+import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,12 +25,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from tickq.durations import parse_duration
+from tickq.durations import format_duration, parse_duration
 
 # A registry is a text file a person writes; anything larger is a mistake (or /dev/zero).
 MAX_FILE_BYTES = 1024 * 1024
 
-_TOP_KEYS = ("settings", "kinds")
+_TOP_KEYS = ("settings", "kinds", "agents")
 _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
@@ -197,18 +200,89 @@ def env_digest(kind: str, name: str, value: str) -> str:
     return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
 
 
+# User-built agents (tickq.agents): the caps the database also holds, and the tools' shape.
+AGENT_MAX_TURNS = 6
+AGENT_MAX_TIMEOUT = 600
+AGENT_TOOL_MAX_TIMEOUT = 300
+AGENT_PREFIX = "agent."
+TOOL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AGENTS_KEYS = (
+    "base_url", "model", "api_key_env", "max_turns", "timeout", "priority", "retries", "runner",
+    "deliver", "deliver_timeout", "request_timeout", "http_attempts", "tools",
+)  # fmt: skip
+_TOOL_KEYS = ("command", "description", "parameters", "timeout", "cwd")
+
+
+def default_agent_runner() -> tuple[str, ...]:
+    """tickq's own `tickq agent exec`, run by the interpreter that runs this tickq."""
+    return (sys.executable, "-m", "tickq", "agent", "exec")
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """A registry command an agent may call. The model's arguments reach it as JSON on stdin,
+    never in its argv. `parameters` is a JSON schema (an object), kept as canonical JSON text so
+    the tool stays immutable."""
+
+    name: str
+    command: tuple[str, ...]
+    description: str
+    parameters_json: str
+    timeout: int = 30
+    cwd: Path | None = None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return json.loads(self.parameters_json)
+
+
+@dataclass(frozen=True)
+class Agents:
+    """The [agents] section: the model endpoint and the bounds of every user-built agent."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    max_turns: int = AGENT_MAX_TURNS
+    timeout: int = AGENT_MAX_TIMEOUT
+    priority: str = "normal"
+    retries: int = 0
+    runner: tuple[str, ...] = field(default_factory=default_agent_runner)
+    deliver: tuple[str, ...] | None = None
+    deliver_timeout: int = 30
+    request_timeout: int = 120  # one model call, within the agent's own watchdog
+    http_attempts: int = 4  # tries of one model call on 429, 5xx, timeouts, malformed JSON
+    tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_sync_json(self) -> dict[str, Any]:
+        """What the database holds of the section: the lane and the caps, and the tool names
+        (so a saved agent can only name tools that exist). Commands stay in this file."""
+        return {
+            "priority": self.priority,
+            "max_turns": self.max_turns,
+            "timeout": self.timeout,
+            "retries": self.retries,
+            "tools": list(self.tools),
+        }
+
+
 @dataclass(frozen=True)
 class Registry:
     path: Path
     settings: Settings
     kinds: Mapping[str, Kind]  # in file order
+    agents: Agents | None = None
 
     def to_sync_json(self) -> dict[str, Any]:
         """The JSON `tickq.sync_registry` takes (see ARCHITECTURE.md)."""
-        return {
+        doc = {
             "settings": self.settings.to_sync_json(),
             "kinds": {name: kind.to_sync_json() for name, kind in self.kinds.items()},
         }
+        if self.agents is not None:
+            doc["agents"] = self.agents.to_sync_json()
+        return doc
 
 
 def load_registry(path: str | Path) -> Registry:
@@ -308,7 +382,10 @@ class _Validator:
             kind = self.kind(name, table, settings.timezone)
             if kind is not None:
                 kinds[name] = kind
-        return Registry(Path(self.file), settings, MappingProxyType(kinds))
+        agents = None
+        if "agents" in doc:
+            agents = self.agents(_table(self, doc, "agents"))
+        return Registry(Path(self.file), settings, MappingProxyType(kinds), agents)
 
     def settings(self, table: dict[str, Any]) -> Settings:
         self.unknown_keys(table, _SETTINGS_KEYS, None, prefix="settings.")
@@ -426,6 +503,74 @@ class _Validator:
             self.report(kind, "steps", f'step name "{dup}" is used twice')
         return tuple(steps)
 
+    def agents(self, table: dict[str, Any]) -> Agents | None:
+        before = len(self.problems)
+        if "api_key" in table:
+            self.report(None, "agents.api_key", "never put a key in the registry: set it in an "
+                        "environment variable and name that variable in agents.api_key_env")
+        self.unknown_keys({k: v for k, v in table.items() if k != "api_key"}, _AGENTS_KEYS, None,
+                          prefix="agents.")
+
+        def get(key: str, convert: Callable[[Any], Any], default: Any = None) -> Any:
+            return self.check(None, f"agents.{key}", table.get(key, _MISSING), convert, default)
+
+        for key in ("base_url", "model"):
+            if key not in table:
+                self.report(None, f"agents.{key}", f"missing; the [agents] section needs {key}")
+        tools = {}
+        tool_tables = table.get("tools", {})
+        if not isinstance(tool_tables, dict):
+            self.report(None, "agents.tools", f"must be a table of tools, got {_type(tool_tables)}")
+            tool_tables = {}
+        for name, tool_table in tool_tables.items():
+            tool = self.tool(name, tool_table)
+            if tool is not None:
+                tools[name] = tool
+        agents = Agents(
+            base_url=get("base_url", _http_url, ""),
+            model=get("model", _text(200), ""),
+            api_key_env=get("api_key_env", _env_name),
+            max_turns=get("max_turns", _int_between(1, AGENT_MAX_TURNS), AGENT_MAX_TURNS),
+            timeout=get("timeout", _duration_at_most(AGENT_MAX_TIMEOUT), AGENT_MAX_TIMEOUT),
+            priority=get("priority", _string("priority"), "normal"),  # the database holds the lanes
+            retries=get("retries", _int_between(0, 10), 0),
+            runner=get("runner", _argv, default_agent_runner()),
+            deliver=get("deliver", _argv),
+            deliver_timeout=get("deliver_timeout", _duration_at_most(AGENT_TOOL_MAX_TIMEOUT), 30),
+            request_timeout=get("request_timeout", _duration_at_most(AGENT_MAX_TIMEOUT), 120),
+            http_attempts=get("http_attempts", _int_between(1, 10), 4),
+            tools=MappingProxyType(tools),
+        )
+        return agents if len(self.problems) == before else None
+
+    def tool(self, name: str, table: Any) -> AgentTool | None:
+        before = len(self.problems)
+        key = f"agents.tools.{name}"
+        if not TOOL_NAME.fullmatch(name):
+            self.report(None, key, "a tool name is 1-63 characters of a-z 0-9 _ - starting with a "
+                        "letter or digit")
+        if not isinstance(table, dict):
+            self.report(None, key, f"must be a table ([{key}]), got {_type(table)}")
+            return None
+        self.unknown_keys(table, _TOOL_KEYS, None, prefix=key + ".")
+
+        def get(sub: str, convert: Callable[[Any], Any], default: Any = None) -> Any:
+            return self.check(None, f"{key}.{sub}", table.get(sub, _MISSING), convert, default)
+
+        for sub in ("command", "description"):
+            if sub not in table:
+                self.report(None, f"{key}.{sub}", f"missing; every tool needs {sub}")
+        tool = AgentTool(
+            name=name,
+            command=get("command", _argv, ()),
+            description=get("description", _text(1000), ""),
+            parameters_json=get("parameters", _json_schema,
+                                '{"properties":{},"type":"object"}'),
+            timeout=get("timeout", _duration_at_most(AGENT_TOOL_MAX_TIMEOUT), 30),
+            cwd=get("cwd", self.directory),
+        )
+        return tool if len(self.problems) == before else None
+
     def directory(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:
             raise _Invalid(f"must be a directory path (string), got {_type(value)}")
@@ -490,6 +635,67 @@ def _int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _Invalid(f"must be an integer, got {_type(value)}")
     return value
+
+
+def _int_between(low: int, high: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            shown = value if isinstance(value, int) else _type(value)
+            raise _Invalid(f"must be a whole number from {low} to {high}, got {shown}")
+        return value
+
+    return convert
+
+
+def _duration_at_most(cap: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        seconds = _duration(value)
+        if seconds > cap:
+            raise _Invalid(f'must be at most {format_duration(cap)}, got "{value}"')
+        return seconds
+
+    return convert
+
+
+def _text(limit: int) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip() or len(value) > limit:
+            raise _Invalid(f"must be a non-empty string of at most {limit} characters")
+        return value
+
+    return convert
+
+
+def _http_url(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+        raise _Invalid(f'must be an http(s) URL such as "http://127.0.0.1:11434/v1", got {value!r}')
+    return value.rstrip("/")
+
+
+def _env_name(value: Any) -> str:
+    if not isinstance(value, str) or not _ENV_NAME.fullmatch(value):
+        raise _Invalid(f"must be the name of an environment variable (e.g. OPENAI_API_KEY), "
+                       f"not its value; got {_type(value)}")
+    return value
+
+
+def _json_schema(value: Any) -> str:
+    """A tool's JSON schema, from a TOML table or a JSON string, as canonical JSON text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise _Invalid(f"parameters is not valid JSON: {e}") from None
+    if not isinstance(value, dict) or value.get("type") != "object":
+        raise _Invalid('parameters must be a JSON schema object with "type" = "object"')
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_no_toml_dates)
+    except TypeError as e:
+        raise _Invalid(str(e)) from None
+
+
+def _no_toml_dates(value: Any) -> Any:
+    raise TypeError(f"parameters must hold JSON values only, got {_type(value)}")
 
 
 def _number(value: Any) -> float:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -71,8 +72,11 @@ SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
 
 
 @contextmanager
-def scratch(server_url: str, registry: Registry) -> Iterator[psycopg.Connection]:
-    """An autocommit connection to a fresh database holding `registry`; dropped afterwards."""
+def scratch(
+    server_url: str, registry: Registry, agents: list[tuple[str, Any]] | None = None
+) -> Iterator[psycopg.Connection]:
+    """An autocommit connection to a fresh database holding `registry` and `agents` (from
+    capacity.live_agents: they take slots like any kind); dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
@@ -80,6 +84,9 @@ def scratch(server_url: str, registry: Registry) -> Iterator[psycopg.Connection]
         with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
             db.migrate(conn)
             registry_db.sync(conn, registry)
+            for agent, fields in agents or ():
+                conn.execute(db.load_query("save_agent_fields"),
+                             {"name": agent, "fields": Jsonb(fields)})
             yield conn
     finally:
         db.drop_database(server_url, name)
@@ -115,10 +122,11 @@ def run_window(
 
 
 def worst_case(
-    server_url: str, registry: Registry, durations: dict[str, float] | None
+    server_url: str, registry: Registry, durations: dict[str, float] | None,
+    agents: list[tuple[str, Any]] | None = None,
 ) -> WorstCase:
     """Each kind's longest wait over every window `tickq.simulation_windows` plans."""
-    with scratch(server_url, registry) as conn:
+    with scratch(server_url, registry, agents) as conn:
         planned = windows(conn)
         worst: dict[str, KindWait] = {}
         for window in planned:
@@ -132,10 +140,11 @@ def worst_case(
 
 
 def replay(
-    server_url: str, registry: Registry, hours: float | None, durations: dict[str, float] | None
+    server_url: str, registry: Registry, hours: float | None, durations: dict[str, float] | None,
+    agents: list[tuple[str, Any]] | None = None,
 ) -> WorstCase:
     """The registry deployed now, for `hours` (default: the first planned window's length)."""
-    with scratch(server_url, registry) as conn:
+    with scratch(server_url, registry, agents) as conn:
         planned = windows(conn)
         now = conn.execute("SELECT now()").fetchone()[0]
         first = planned[0]

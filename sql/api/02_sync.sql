@@ -185,6 +185,10 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'name',
             'a kind name is 1-100 characters of a-z, 0-9, _ . - starting with a letter or digit');
     END IF;
+    IF p_name LIKE 'agent.%' THEN
+        PERFORM tickq.registry_error(p_name, 'name',
+            'names starting with "agent." belong to user-built agents (tickq agent add)');
+    END IF;
     IF jsonb_typeof(p_entry) IS DISTINCT FROM 'object' THEN
         PERFORM tickq.registry_error(p_name, '*', 'a kind must be an object');
     END IF;
@@ -539,13 +543,17 @@ BEGIN
     -- Kinds gone from the registry: retired (disabled), never deleted, so their history stays.
     WITH retired AS (
         UPDATE tickq.job_kind AS k SET enabled = false, retired_at = p_now, updated_at = p_now
-        WHERE k.retired_at IS NULL AND NOT v_kinds ? k.name
+        -- Agent kinds belong to tickq.agent rows, not to the registry file.
+        WHERE k.retired_at IS NULL AND NOT v_kinds ? k.name AND k.name NOT LIKE 'agent.%'
         RETURNING k.*
     )
     SELECT v_drift || coalesce(jsonb_agg(jsonb_build_object('kind', r.name, 'field', 'kind',
         'stored_value', tickq.registry_entry(r))), '[]')
     INTO v_drift
     FROM retired AS r;
+
+    -- The [agents] section: the agents' lane and caps, before the lease, which covers them too.
+    PERFORM tickq.sync_agents(p_registry -> 'agents', p_now);
 
     -- The lease: the longest timeout plus the margin (checked again at commit by a trigger).
     v_new.lease := greatest(

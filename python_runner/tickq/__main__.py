@@ -1,0 +1,7 @@
+"""`python -m tickq`: the same command as the `tickq` script (the default agent runner uses it)."""
+
+import sys
+
+from tickq.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+SELECT id, name FROM tickq.pause_agent(%(name)s)

@@ -1,0 +1,1 @@
+SELECT tickq.remove_agent(%(name)s) AS id

@@ -1,0 +1,1 @@
+SELECT count(*) AS drift FROM tickq.sync_registry(%(registry)s::jsonb)
