@@ -29,7 +29,7 @@ _TOP_KEYS = ("settings", "kinds")
 _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
-    "housekeeping_every", "retention", "keep_runs",
+    "housekeeping_every", "retention", "keep_runs", "report_html",
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "at", "on", "timezone", "timeout", "priority", "retries", "enabled",
@@ -81,6 +81,7 @@ class Settings:
     housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
     retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
+    report_html: Path | None = None  # the status page, rewritten at the end of every tick
 
     def to_sync_json(self) -> dict[str, Any]:
         return {
@@ -250,6 +251,7 @@ class _Validator:
             housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
             retention=get("retention", _duration, d.retention),
             keep_runs=get("keep_runs", _int_at_least(1), d.keep_runs),
+            report_html=get("report_html", self.output_file, d.report_html),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
@@ -298,6 +300,16 @@ class _Validator:
             env=get("env", _env, MappingProxyType({})),
         )
         return kind if len(self.problems) == before else None
+
+    def output_file(self, value: Any) -> Path:
+        if not isinstance(value, str) or not value:
+            raise _Invalid(f"must be a file path (string), got {_type(value)}")
+        path = (self.base_dir / value).resolve()
+        if not path.parent.is_dir():
+            raise _Invalid(f"folder does not exist: {path.parent}")
+        if path.is_dir():
+            raise _Invalid(f"is a folder, not a file: {path}")
+        return path
 
     def directory(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:
