@@ -11,7 +11,7 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages
+.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser
 
 venv: $(STAMP)
 
@@ -38,7 +38,11 @@ test-sql-15: venv
 	url="$$(scripts/pg15.sh url)"; \
 	$(VPY) tests_sql/run_pgtap.py --database-url "$$url" --plpgsql-check
 
-test-py: venv
+# Debian's Chromium, for the status page's browser test.
+browser:
+	scripts/chromium.sh install
+
+test-py: venv browser
 	$(VPY) -m pytest -q
 
 test: venv lint test-sql test-sql-15 test-py

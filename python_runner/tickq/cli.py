@@ -128,7 +128,23 @@ def cmd_tick(args: argparse.Namespace) -> int:
         orphans_stopped=summary.orphans, late_reports=summary.late_reports,
         interrupted=summary.interrupted,
     )
+    if registry.settings.report_html:
+        _write_page(dispatcher, registry.settings.report_html)
     return 128 + got["signal"] if "signal" in got else EXIT_OK
+
+
+def _write_page(dispatcher: Dispatcher, path: Path) -> None:
+    """The registry's report_html, after the tick: a page that cannot be written is a warning,
+    never a failed tick."""
+    from tickq import report
+
+    try:
+        with db.connect(dispatcher.url) as conn:
+            report.write_html(conn, path)
+    except (OSError, psycopg.Error) as exc:
+        dispatcher.log.warning("report.unwritten", path=str(path), error=str(exc).strip())
+    else:
+        dispatcher.log.event("report.written", path=str(path))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -189,6 +205,13 @@ def _migrate(conn: psycopg.Connection) -> None:
         db.migrate(conn)
     except db.MigrationError as exc:
         raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
+
+
+def _open_queue(args: argparse.Namespace) -> psycopg.Connection:
+    """A migrated connection to the configured queue, or Fail with the right exit status."""
+    conn = _connect(_url(args))
+    _migrate(conn)
+    return conn
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -422,12 +445,13 @@ def build_parser() -> argparse.ArgumentParser:
             "--durations", choices=("timeout", "observed"), default="timeout",
             help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
         )
-    from tickq import agents_cli, legacy_cli, roles_cli, timers_cli
+    from tickq import agents_cli, legacy_cli, report_cli, roles_cli, timers_cli
 
     timers_cli.add_commands(sub, common)
     roles_cli.add_commands(sub)
     legacy_cli.add_commands(sub, common)
     agents_cli.add_commands(sub, common)
+    report_cli.add_commands(sub, common, _open_queue)
     return parser
 
 

@@ -35,7 +35,7 @@ _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
     "housekeeping_every", "retention", "keep_runs",
-    "db_connect_timeout", "db_statement_timeout", "db_lock_timeout",
+    "db_connect_timeout", "db_statement_timeout", "db_lock_timeout", "report_html",
 )  # fmt: skip
 _KIND_KEYS = (
     "command", "every", "offset", "at", "on", "timezone", "timeout", "priority", "retries",
@@ -94,6 +94,7 @@ class Settings:
     db_connect_timeout: int = 10
     db_statement_timeout: int = 60
     db_lock_timeout: int = 10
+    report_html: Path | None = None  # the status page, rewritten at the end of every tick
 
     def to_sync_json(self) -> dict[str, Any]:
         # alert_timeout is read by the runner alone; it goes along so that its bounds are
@@ -412,6 +413,7 @@ class _Validator:
             db_connect_timeout=get("db_connect_timeout", _duration, d.db_connect_timeout),
             db_statement_timeout=get("db_statement_timeout", _duration, d.db_statement_timeout),
             db_lock_timeout=get("db_lock_timeout", _duration, d.db_lock_timeout),
+            report_html=get("report_html", self.output_file, d.report_html),
         )
 
     def kind(self, name: str, table: Any, default_timezone: str) -> Kind | None:
@@ -570,6 +572,16 @@ class _Validator:
             cwd=get("cwd", self.directory),
         )
         return tool if len(self.problems) == before else None
+
+    def output_file(self, value: Any) -> Path:
+        if not isinstance(value, str) or not value:
+            raise _Invalid(f"must be a file path (string), got {_type(value)}")
+        path = (self.base_dir / value).resolve()
+        if not path.parent.is_dir():
+            raise _Invalid(f"folder does not exist: {path.parent}")
+        if path.is_dir():
+            raise _Invalid(f"is a folder, not a file: {path}")
+        return path
 
     def directory(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:

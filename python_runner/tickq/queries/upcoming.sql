@@ -1,0 +1,2 @@
+SELECT due_at, kind, priority::text AS priority, trigger::text AS trigger, schedule
+FROM tickq.upcoming_at(%(hours)s::numeric, %(limit)s, coalesce(%(now)s::timestamptz, now()))

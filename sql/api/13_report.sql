@@ -1,0 +1,408 @@
+-- What the status page (`tickq report`, `tickq serve`), `tickq history` and `tickq upcoming`
+-- show. The page draws; these functions decide. Each reads indexed ranges only: runs by
+-- job_run_finished_at (finished in the window) plus job_run_running (still running), a kind's
+-- runs by job_run_kind_id, so a page over a long history costs what its window holds.
+
+CREATE OR REPLACE FUNCTION tickq.window_runs(
+    p_since timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS SETOF tickq.job_run
+LANGUAGE sql STABLE
+AS $$
+    SELECT r.* FROM tickq.job_run AS r
+    WHERE r.finished_at >= p_since AND r.finished_at IS NOT NULL AND r.claimed_at <= p_now
+    UNION ALL
+    SELECT r.* FROM tickq.job_run AS r
+    WHERE r.outcome = 'running' AND r.claimed_at <= p_now
+$$;
+COMMENT ON FUNCTION tickq.window_runs(timestamptz, timestamptz) IS
+'The runs that overlap (p_since, p_now]: finished in it, or still running. Two index '
+'ranges, never a scan of the history.';
+
+CREATE OR REPLACE FUNCTION tickq.report_header_at(
+    p_hours numeric DEFAULT 24,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    slots integer,
+    slots_in_use integer,
+    kinds integer,
+    stale integer,
+    failing integer,
+    disabled integer,
+    drift_recent integer,
+    window_start timestamptz,
+    window_end timestamptz,
+    timezone text,
+    tick interval,
+    stale_after interval
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT
+        s.slots,
+        (SELECT count(*)::integer FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL),
+        (SELECT count(*)::integer FROM tickq.job_kind AS k WHERE k.retired_at IS NULL),
+        (SELECT count(*)::integer FROM tickq.stale_due_at(p_now)),
+        (SELECT count(*)::integer FROM tickq.job_kind AS k
+            WHERE k.retired_at IS NULL AND k.failure_streak >= s.alert_after),
+        (SELECT count(*)::integer FROM tickq.job_kind AS k WHERE k.retired_at IS NULL AND NOT k.enabled),
+        (SELECT count(*)::integer FROM tickq.drift AS d
+            WHERE d.detected_at > p_now - interval '1 day' AND d.detected_at <= p_now),
+        p_now - p_hours * interval '1 hour',
+        p_now,
+        s.timezone,
+        s.tick,
+        s.stale_after
+    FROM tickq.settings AS s
+$$;
+COMMENT ON FUNCTION tickq.report_header_at(numeric, timestamptz) IS
+'The status page''s header as of p_now: slots in use and the limit, kinds, stale and failing '
+'(streak at alert_after or more) and disabled kinds, drift found in the last day, the window '
+'(the last p_hours), the registry''s zone, tick and stale threshold.';
+
+CREATE OR REPLACE FUNCTION tickq.report_dispatchers_at(
+    p_hours numeric DEFAULT 24,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (dispatcher text, last_claim_at timestamptz, runs integer)
+LANGUAGE sql STABLE
+AS $$
+    SELECT r.dispatcher, max(r.claimed_at), count(*)::integer
+    FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
+    WHERE r.dispatcher <> 'simulator'
+    GROUP BY r.dispatcher
+    ORDER BY 2 DESC
+$$;
+COMMENT ON FUNCTION tickq.report_dispatchers_at(numeric, timestamptz) IS
+'Each dispatcher that claimed runs in the last p_hours: its last claim and how many runs.';
+
+CREATE OR REPLACE FUNCTION tickq.report_timeline_at(
+    p_hours numeric DEFAULT 24,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    kind text,
+    priority tickq.priority,
+    bar_start timestamptz,
+    bar_end timestamptz,
+    outcome tickq.outcome,
+    runs integer,
+    first_run_id bigint,
+    wait_start timestamptz,
+    longest_wait interval,
+    stale_at timestamptz
+)
+LANGUAGE sql STABLE
+AS $$
+    -- One bar per run, except that consecutive runs of a kind with the same outcome that kept
+    -- to its cadence (each began within its `every` (or a 600th of the window) plus a tick of
+    -- the last one's end: claims happen at ticks) become one bar with their count: a kind that ran fine every 5 minutes all
+    -- day is one bar, not 288, a failure always stands out, and a missed slot leaves a gap. The
+    -- wait before a bar (due to claimed) is the longest wait of the runs it holds; stale_at is
+    -- where that wait passed stale_after.
+    WITH runs AS (
+        SELECT
+            r.id, r.kind, r.outcome, r.due_at,
+            greatest(r.claimed_at, p_now - p_hours * interval '1 hour') AS bar_start,
+            coalesce(r.finished_at, p_now) AS bar_end,
+            r.claimed_at - coalesce(r.due_at, r.claimed_at) AS waited,
+            k.every
+        FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
+        INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+        WHERE r.dispatcher <> 'simulator'
+    ),
+    marked AS (
+        SELECT
+            runs.*,
+            CASE WHEN lag(runs.outcome) OVER w = runs.outcome
+                AND runs.bar_start - lag(runs.bar_end) OVER w
+                <= greatest(runs.every, p_hours * interval '1 hour' / 600) + s.tick
+                THEN 0 ELSE 1 END AS starts_bar
+        FROM runs
+        CROSS JOIN tickq.settings AS s
+        WINDOW w AS (PARTITION BY runs.kind ORDER BY runs.bar_start, runs.id)
+    ),
+    grouped AS (
+        SELECT marked.*, sum(marked.starts_bar) OVER (PARTITION BY marked.kind
+            ORDER BY marked.bar_start, marked.id) AS bar_no
+        FROM marked
+    )
+    SELECT
+        g.kind,
+        k.priority,
+        min(g.bar_start),
+        max(g.bar_end),
+        min(g.outcome::text)::tickq.outcome,
+        count(*)::integer,
+        min(g.id),
+        (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1],
+        max(g.waited),
+        CASE WHEN max(g.waited) > s.stale_after
+            THEN (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1] + s.stale_after END
+    FROM grouped AS g
+    INNER JOIN tickq.job_kind AS k ON g.kind = k.name
+    CROSS JOIN tickq.settings AS s
+    GROUP BY g.kind, k.priority, g.bar_no, s.stale_after
+    ORDER BY k.priority, g.kind, 3
+$$;
+COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
+'The status page''s timeline over the last p_hours: bars of runs per kind (runs of the same '
+'outcome closer than a tick merged, with their count), each with the longest wait before it and '
+'where that wait went stale.';
+
+CREATE OR REPLACE FUNCTION tickq.report_waiting_at(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, priority tickq.priority, due_at timestamptz, waiting interval, stale boolean)
+LANGUAGE sql STABLE
+AS $$
+    -- Kinds due now and not yet claimed: their wait is still going on at the right edge.
+    SELECT k.name, k.priority, k.due_at, p_now - k.due_at, k.due_at <= p_now - s.stale_after
+    FROM tickq.job_kind AS k
+    CROSS JOIN tickq.settings AS s
+    WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now
+    ORDER BY k.due_at, k.name
+$$;
+COMMENT ON FUNCTION tickq.report_waiting_at(timestamptz) IS
+'Enabled kinds due and unclaimed as of p_now (the waits still open), with whether each is stale.';
+
+CREATE OR REPLACE FUNCTION tickq.report_slots_at(
+    p_hours numeric DEFAULT 24,
+    p_steps integer DEFAULT 600,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (step_start timestamptz, in_use integer)
+LANGUAGE sql STABLE
+AS $$
+    -- Slot occupancy as a step plot: runs overlapping the window counted at their claim (+1)
+    -- and finish (-1); each of p_steps equal steps shows the most slots held at any moment in
+    -- it, so a short peak is never averaged away.
+    WITH bounds AS (
+        SELECT p_now - p_hours * interval '1 hour' AS since,
+            p_hours * interval '1 hour' / p_steps AS width
+    ),
+    runs AS (
+        SELECT r.claimed_at, r.finished_at
+        FROM tickq.window_runs((SELECT b.since FROM bounds AS b), p_now) AS r
+        WHERE r.dispatcher <> 'simulator'
+    ),
+    events AS (
+        SELECT runs.claimed_at AS at, 1 AS delta FROM runs
+        UNION ALL
+        SELECT runs.finished_at, -1 FROM runs WHERE runs.finished_at IS NOT NULL
+    ),
+    level AS (
+        -- Finishes before claims at the same instant: a slot freed and taken again at once
+        -- is one slot, not two.
+        SELECT e.at, row_number() OVER w AS seq, sum(e.delta) OVER w AS in_use
+        FROM events AS e
+        WINDOW w AS (ORDER BY e.at, e.delta ROWS UNBOUNDED PRECEDING)
+    ),
+    per_step AS (
+        -- Each event falls in one step (those before the window in step -1): the most slots
+        -- held in the step, and the level its last event left behind.
+        SELECT
+            greatest(-1, floor(extract(EPOCH FROM l.at - b.since) / extract(EPOCH FROM b.width)))::integer
+                AS n,
+            max(l.in_use) AS peak,
+            (array_agg(l.in_use ORDER BY l.seq DESC))[1] AS level_after
+        FROM level AS l
+        CROSS JOIN bounds AS b
+        GROUP BY 1
+    ),
+    steps AS (
+        SELECT g.n, b.since + g.n * b.width AS step_start, ps.peak,
+            -- the last earlier step that had events: its level is carried into this one
+            max(ps.n) OVER (ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS carried_from
+        FROM bounds AS b
+        CROSS JOIN generate_series(-1, p_steps - 1) AS g (n)
+        LEFT JOIN per_step AS ps ON g.n = ps.n
+    )
+    SELECT st.step_start, greatest(st.peak, carried.level_after, 0)::integer
+    FROM steps AS st
+    LEFT JOIN per_step AS carried ON st.carried_from = carried.n
+    WHERE st.n >= 0
+    ORDER BY st.n
+$$;
+COMMENT ON FUNCTION tickq.report_slots_at(numeric, integer, timestamptz) IS
+'Slot occupancy over the last p_hours in p_steps equal steps: the most slots held at any moment '
+'of each step, counted from the runs'' claim and finish times.';
+
+CREATE OR REPLACE FUNCTION tickq.upcoming_at(
+    p_hours numeric DEFAULT 24,
+    p_limit integer DEFAULT 100,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (due_at timestamptz, kind text, priority tickq.priority, trigger tickq.run_trigger, schedule text)
+LANGUAGE sql STABLE
+AS $$
+    -- What falls due next, in order: each enabled kind's due time (a retry, a merged late slot
+    -- or the next slot), then the slots after it from tickq.next_slot, the one schedule rule.
+    -- An every cadence repeats exactly after its first slot, so its later slots are counted
+    -- on from there; a calendar asks next_slot for each. At most p_limit per kind.
+    WITH RECURSIVE kinds AS (
+        SELECT k.name, k.priority, k.next_trigger, k.due_at, k.every, k.at_times, k.on_days,
+            k.timezone,
+            tickq.next_slot(k.every, k.at_times, k.on_days, k.timezone, greatest(k.due_at, p_now))
+                AS second
+        FROM tickq.job_kind AS k
+        WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now + p_hours * interval '1 hour'
+    ),
+    calendar AS (
+        SELECT ki.name, ki.second AS at, 2 AS n, ki.at_times, ki.on_days, ki.timezone
+        FROM kinds AS ki
+        WHERE ki.every IS NULL AND ki.second <= p_now + p_hours * interval '1 hour'
+        UNION ALL
+        SELECT c.name, tickq.next_slot(NULL, c.at_times, c.on_days, c.timezone, c.at), c.n + 1,
+            c.at_times, c.on_days, c.timezone
+        FROM calendar AS c
+        WHERE c.n < p_limit AND c.at <= p_now + p_hours * interval '1 hour'
+    ),
+    slots AS (
+        SELECT ki.name, ki.due_at AS at, ki.next_trigger AS trigger FROM kinds AS ki
+        UNION ALL
+        SELECT ki.name, ki.second + g.n * ki.every, 'schedule'::tickq.run_trigger
+        FROM kinds AS ki
+        CROSS JOIN LATERAL generate_series(0, least(p_limit - 2,
+            floor(extract(EPOCH FROM p_now + p_hours * interval '1 hour' - ki.second)
+                / extract(EPOCH FROM ki.every))::integer)) AS g (n)
+        WHERE ki.every IS NOT NULL
+        UNION ALL
+        SELECT c.name, c.at, 'schedule'::tickq.run_trigger FROM calendar AS c
+    )
+    SELECT sl.at, k.name, k.priority, sl.trigger,
+        tickq.describe_schedule(k.every, k.at_times, k.on_days, k.timezone, p_now)
+    FROM slots AS sl
+    INNER JOIN kinds AS k ON sl.name = k.name
+    WHERE sl.at <= p_now + p_hours * interval '1 hour'
+    ORDER BY sl.at, k.priority, k.name
+    LIMIT p_limit
+$$;
+COMMENT ON FUNCTION tickq.upcoming_at(numeric, integer, timestamptz) IS
+'The next p_limit runs due within p_hours of p_now, in order: each enabled, unleased kind''s due '
+'time, then its following slots from tickq.next_slot (correct across daylight-saving changes).';
+
+CREATE OR REPLACE FUNCTION tickq.report_kinds_at(
+    p_hours numeric DEFAULT 24,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    kind text,
+    priority tickq.priority,
+    schedule text,
+    state text,
+    last_outcome tickq.outcome,
+    last_finished_at timestamptz,
+    failure_streak integer,
+    next_due_at timestamptz,
+    p50 interval,
+    p95 interval,
+    recent_failures jsonb
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT
+        q.kind, q.priority, q.schedule, q.state, q.last_outcome, q.last_finished_at,
+        q.failure_streak, q.next_due_at, d.p50, d.p95,
+        coalesce(f.failures, '[]'::jsonb)
+    FROM tickq.queue_status_at(p_now) AS q
+    -- Durations of the last 20 successful runs (job_run_kind_ok: an index range per kind).
+    LEFT JOIN LATERAL (
+        SELECT
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(EPOCH FROM ok.duration))
+            * interval '1 second' AS p50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(EPOCH FROM ok.duration))
+            * interval '1 second' AS p95
+        FROM (
+            SELECT r.duration FROM tickq.job_run AS r
+            WHERE r.kind = q.kind AND r.outcome = 'ok'
+            ORDER BY r.id DESC LIMIT 20
+        ) AS ok
+    ) AS d ON true
+    -- The last three failures in the window, each with the end of its output (the page escapes
+    -- it: output is untrusted text).
+    LEFT JOIN LATERAL (
+        SELECT jsonb_agg(jsonb_build_object(
+            'run_id', x.id, 'outcome', x.outcome, 'exit_code', x.exit_code,
+            'finished_at', x.finished_at, 'output_tail', right(x.output_tail, 2000))
+            ORDER BY x.finished_at DESC) AS failures
+        FROM (
+            SELECT r.id, r.outcome, r.exit_code, r.finished_at, r.output_tail
+            FROM tickq.job_run AS r
+            WHERE r.kind = q.kind AND r.finished_at >= p_now - p_hours * interval '1 hour'
+                AND r.outcome IN ('failed', 'timeout', 'lost')
+            ORDER BY r.finished_at DESC LIMIT 3
+        ) AS x
+    ) AS f ON true
+    WHERE q.state <> 'retired'
+$$;
+COMMENT ON FUNCTION tickq.report_kinds_at(numeric, timestamptz) IS
+'Per kind for the status page: schedule in words, state, last outcome, failure streak, next due, '
+'p50/p95 of the last 20 successful durations, and the last three failures of the last p_hours '
+'with the end of their output.';
+
+CREATE OR REPLACE FUNCTION tickq.kind_history(
+    p_kind text,
+    p_limit integer DEFAULT 20,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint,
+    run_trigger tickq.run_trigger,
+    attempt integer,
+    due_at timestamptz,
+    claimed_at timestamptz,
+    started_at timestamptz,
+    finished_at timestamptz,
+    waited interval,
+    duration interval,
+    outcome tickq.outcome,
+    exit_code integer,
+    slots_merged integer,
+    dispatcher text
+)
+LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+BEGIN
+    IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.name = p_kind) THEN
+        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
+            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+    END IF;
+    RETURN QUERY
+    SELECT r.id, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
+        r.finished_at, r.claimed_at - r.due_at, coalesce(r.duration, p_now - r.claimed_at),
+        r.outcome, r.exit_code, r.slots::integer, r.dispatcher
+    FROM tickq.job_run AS r
+    WHERE r.kind = p_kind AND r.claimed_at <= p_now
+    ORDER BY r.id DESC
+    LIMIT p_limit;
+END
+$$;
+COMMENT ON FUNCTION tickq.kind_history(text, integer, timestamptz) IS
+'The last p_limit runs of a kind, newest first: trigger, attempt, due/claimed/started/finished, '
+'wait, duration (so far, for a running one), outcome, exit code, slots merged. TQ003 for an '
+'unknown kind.';
+
+CREATE OR REPLACE FUNCTION tickq.run_detail(
+    p_run_id bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint,
+    kind text,
+    run_trigger tickq.run_trigger,
+    attempt integer,
+    due_at timestamptz,
+    claimed_at timestamptz,
+    started_at timestamptz,
+    finished_at timestamptz,
+    duration interval,
+    outcome tickq.outcome,
+    exit_code integer,
+    slots_merged integer,
+    dispatcher text,
+    output_tail text
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT r.id, r.kind, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
+        r.finished_at, coalesce(r.duration, p_now - r.claimed_at), r.outcome, r.exit_code,
+        r.slots::integer, r.dispatcher, r.output_tail::text
+    FROM tickq.job_run AS r
+    WHERE r.id = p_run_id
+$$;
+COMMENT ON FUNCTION tickq.run_detail(bigint, timestamptz) IS
+'One run with its whole output tail (tickq history --run ID); no row for an unknown id.';
