@@ -66,7 +66,7 @@ SELECT results_eq(
     $$SELECT due_at, kind FROM tickq.upcoming_at(72, 100, '2026-03-28 02:00Z') WHERE kind = 'london'$$,
     $$VALUES ('2026-03-28 01:30Z'::timestamptz, 'london'),
              ('2026-03-28 06:00Z'::timestamptz, 'london'),
-             (tickq.next_slot(NULL, '{01:30,06:00}', NULL, 'Europe/London', '2026-03-28 06:00Z'), 'london'),
+             (tickq.next_slot(NULL, NULL, '{01:30,06:00}', NULL, 'Europe/London', '2026-03-28 06:00Z'), 'london'),
              ('2026-03-29 05:00Z'::timestamptz, 'london'),
              ('2026-03-30 00:30Z'::timestamptz, 'london'),
              ('2026-03-30 05:00Z'::timestamptz, 'london'),

@@ -43,7 +43,7 @@ BEGIN
     SELECT * INTO STRICT v_caps FROM tickq.agent_settings;
     -- The registry may have lowered its cap since the agent was saved: the lower one holds.
     v_timeout := least(p_agent.timeout, v_caps.max_timeout);
-    v_next := tickq.next_slot(p_agent.every, p_agent.at_times, p_agent.on_days, p_agent.timezone, p_now);
+    v_next := tickq.next_slot(p_agent.every, NULL, p_agent.at_times, p_agent.on_days, p_agent.timezone, p_now);
     IF EXISTS (SELECT FROM tickq.job_kind AS k
         WHERE k.name = v_kind AND NOT k.registry ? 'agent' AND k.retired_at IS NULL) THEN
         PERFORM tickq.agent_error(p_agent.name, 'name',
@@ -530,7 +530,7 @@ CREATE OR REPLACE FUNCTION tickq.agents_at(
 LANGUAGE sql STABLE
 AS $$
     SELECT a.id, a.name,
-        tickq.describe_schedule(a.every, a.at_times, a.on_days, a.timezone, p_now),
+        tickq.describe_schedule(a.every, NULL, a.at_times, a.on_days, a.timezone, p_now),
         CASE WHEN a.paused THEN 'paused' WHEN k.run_id IS NOT NULL THEN 'running' ELSE 'scheduled' END,
         a.max_turns, a.timeout, a.owner, a.tools,
         CASE WHEN k.enabled THEN k.due_at END,
@@ -563,7 +563,7 @@ BEGIN
             HINT = 'tickq agent list shows the agents.';
     END IF;
     WHILE v_found < least(p_count, 100) LOOP
-        v_at := tickq.next_slot(v_agent.every, v_agent.at_times, v_agent.on_days, v_agent.timezone, v_at);
+        v_at := tickq.next_slot(v_agent.every, NULL, v_agent.at_times, v_agent.on_days, v_agent.timezone, v_at);
         EXIT WHEN v_at IS NULL;
         v_found := v_found + 1;
         run_at := v_at;

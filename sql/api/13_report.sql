@@ -236,9 +236,11 @@ AS $$
     -- An every cadence repeats exactly after its first slot, so its later slots are counted
     -- on from there; a calendar asks next_slot for each. At most p_limit per kind.
     WITH RECURSIVE kinds AS (
-        SELECT k.name, k.priority, k.next_trigger, k.due_at, k.every, k.at_times, k.on_days,
+        SELECT k.name, k.priority, k.next_trigger, k.due_at, k.every, k.every_offset, k.at_times,
+            k.on_days,
             k.timezone,
-            tickq.next_slot(k.every, k.at_times, k.on_days, k.timezone, greatest(k.due_at, p_now))
+            tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
+                greatest(k.due_at, p_now))
                 AS second
         FROM tickq.job_kind AS k
         WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now + p_hours * interval '1 hour'
@@ -248,7 +250,7 @@ AS $$
         FROM kinds AS ki
         WHERE ki.every IS NULL AND ki.second <= p_now + p_hours * interval '1 hour'
         UNION ALL
-        SELECT c.name, tickq.next_slot(NULL, c.at_times, c.on_days, c.timezone, c.at), c.n + 1,
+        SELECT c.name, tickq.next_slot(NULL, NULL, c.at_times, c.on_days, c.timezone, c.at), c.n + 1,
             c.at_times, c.on_days, c.timezone
         FROM calendar AS c
         WHERE c.n < p_limit AND c.at <= p_now + p_hours * interval '1 hour'
@@ -266,7 +268,7 @@ AS $$
         SELECT c.name, c.at, 'schedule'::tickq.run_trigger FROM calendar AS c
     )
     SELECT sl.at, k.name, k.priority, sl.trigger,
-        tickq.describe_schedule(k.every, k.at_times, k.on_days, k.timezone, p_now)
+        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now)
     FROM slots AS sl
     INNER JOIN kinds AS k ON sl.name = k.name
     WHERE sl.at <= p_now + p_hours * interval '1 hour'
