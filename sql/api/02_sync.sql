@@ -35,7 +35,9 @@ DECLARE
     v_low numeric;
     v_high numeric;
 BEGIN
-    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
+    -- A nested key (a chain's steps[2].timeout) has the bounds of its last part.
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l
+    WHERE l.key = substring(p_key FROM '[^.]*$');
     IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
         OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
         OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
@@ -67,7 +69,9 @@ DECLARE
     v_low numeric;
     v_high numeric;
 BEGIN
-    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
+    -- A nested key (a chain's steps[2].timeout) has the bounds of its last part.
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l
+    WHERE l.key = substring(p_key FROM '[^.]*$');
     IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
         OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
         OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
@@ -94,7 +98,9 @@ DECLARE
     v_low numeric;
     v_high numeric;
 BEGIN
-    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l WHERE l.key = p_key;
+    -- A nested key (a chain's steps[2].timeout) has the bounds of its last part.
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limits() AS l
+    WHERE l.key = substring(p_key FROM '[^.]*$');
     IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
         OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high THEN
         PERFORM tickq.registry_error(p_kind, p_key,
