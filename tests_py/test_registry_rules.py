@@ -202,6 +202,11 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     assert "not a regular file (a FIFO)" in lines[0]
 
 
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    lines = _one_line_failure(tickq("sync", "--registry", str(tmp_path)), 2)
+    assert "not a regular file (a directory)" in lines[0]
+
+
 def test_a_registry_larger_than_a_mebibyte_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "registry.toml"
     path.write_text("# padding\n" * 120_000)
