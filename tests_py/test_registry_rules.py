@@ -10,13 +10,15 @@ import os
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from tickq import registry_db
+from tickq import db, registry_db
 from tickq.registry import load_registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,6 +82,18 @@ def _file(folder: Path, settings: str, kinds: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def refusing_conn(pg_server_url: str, template_db: str) -> Iterator[psycopg.Connection]:
+    """One database for every case below: each is refused and changes nothing (checked)."""
+    name = f"t_{uuid.uuid4().hex}"
+    url = db.create_database(pg_server_url, name, template=template_db)
+    try:
+        with db.connect(url) as connection:
+            yield connection
+    finally:
+        db.drop_database(pg_server_url, name)
+
+
 def _sql_verdict(conn: psycopg.Connection, settings: dict, kinds: dict) -> str:
     with pytest.raises(psycopg.Error) as info:
         conn.execute("SELECT * FROM tickq.sync_registry(%s)",
@@ -90,8 +104,9 @@ def _sql_verdict(conn: psycopg.Connection, settings: dict, kinds: dict) -> str:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_file_and_the_json_get_the_same_verdict(
-    tmp_path: Path, conn: psycopg.Connection, case: str
+    tmp_path: Path, refusing_conn: psycopg.Connection, case: str
 ) -> None:
+    conn = refusing_conn
     settings_toml, kinds_toml, settings, kinds, kind, key = CASES[case]
     registry = load_registry(_file(tmp_path, settings_toml, kinds_toml))  # the shape is fine
 
@@ -185,6 +200,11 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     lines = _one_line_failure(tickq("tick", "--registry", str(fifo), timeout=30), 2)
     assert "not a regular file (a FIFO)" in lines[0]
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    lines = _one_line_failure(tickq("sync", "--registry", str(tmp_path)), 2)
+    assert "not a regular file (a directory)" in lines[0]
 
 
 def test_a_registry_larger_than_a_mebibyte_is_refused(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ lease does not cover."""
 from __future__ import annotations
 
 import datetime as dt
+import io
+import json
 from pathlib import Path
 
 import psycopg
@@ -109,3 +111,23 @@ def test_a_dispatcher_does_not_run_a_kind_its_lease_does_not_cover(
     assert result.outcome == "failed"
     assert "not run" in result.output_tail and "longer than the lease" in result.output_tail
     assert not marker.exists()
+
+
+def test_the_dispatcher_logs_one_conflict_naming_both_hosts(tmp_path: Path, db_url: str) -> None:
+    logs = {}
+    for host, timeout in (("host-a", "20m"), ("host-b", "2m")):
+        folder = tmp_path / host
+        folder.mkdir()
+        path = folder / "registry.toml"
+        path.write_text(f'[kinds.pay]\ncommand = ["true"]\nevery = "1h"\ntimeout = "{timeout}"\n')
+        stream = io.StringIO()
+        d = Dispatcher(db_url, load_registry(path), EventLog("json", stream), name=f"{host}:1")
+        try:
+            d.sync()
+        finally:
+            d.close()
+        logs[host] = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert not [e for e in logs["host-a"] if e["event"] == "registry.conflict"]
+    [conflict] = [e for e in logs["host-b"] if e["event"] == "registry.conflict"]
+    assert (conflict["dispatcher"], conflict["other"]) == ("host-b:1", "host-a:1")
+    assert conflict["level"] == "warning"

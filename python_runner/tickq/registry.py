@@ -297,13 +297,16 @@ def load_registry(path: str | Path) -> Registry:
         # Opened without blocking (a FIFO would wait for a writer) and read only when it is a
         # regular file of a registry's size: /dev/zero never ends.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
+        try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise refuse(f"not a regular file ({_file_type(info.st_mode)})")
             if info.st_size > MAX_FILE_BYTES:
                 raise refuse(f"larger than {MAX_FILE_BYTES} bytes ({info.st_size}): not a registry")
-            data = f.read(MAX_FILE_BYTES + 1)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
         if len(data) > MAX_FILE_BYTES:
             raise refuse(f"larger than {MAX_FILE_BYTES} bytes: not a registry")
         text = data.decode("utf-8")
