@@ -68,18 +68,21 @@ class WorstCase:
 
 
 @contextmanager
-def scratch(server_url: str, registry: Registry) -> Iterator[psycopg.Connection]:
-    """An autocommit connection to a fresh database holding `registry`; dropped afterwards."""
+def scratch(server_url: str) -> Iterator[psycopg.Connection]:
+    """An autocommit connection to a fresh, migrated database; dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
         with db.connect(url) as conn:
             db.migrate(conn)
-            conn.execute(db.load_query("sync_registry"),
-                         {"registry": Jsonb(registry.to_sync_json())})
             yield conn
     finally:
         db.drop_database(server_url, name)
+
+
+def load(conn: psycopg.Connection, registry: Registry) -> None:
+    """Make the scratch queue match `registry` (a later registry replaces an earlier one)."""
+    conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
 
 
 def windows(conn: psycopg.Connection) -> list[Window]:
@@ -115,16 +118,26 @@ def worst_case(
     server_url: str, registry: Registry, durations: dict[str, float] | None
 ) -> WorstCase:
     """Each kind's longest wait over every window `tickq.simulation_windows` plans."""
-    with scratch(server_url, registry) as conn:
-        planned = windows(conn)
-        worst: dict[str, KindWait] = {}
-        for window in planned:
-            for wait in run_window(conn, window, durations, steady=True):
-                seen = worst.get(wait.kind)
-                if seen is None or _longer(wait, seen):
-                    worst[wait.kind] = wait if seen is None else _merged(wait, seen)
-                else:
-                    worst[wait.kind] = _merged(seen, wait)
+    with scratch(server_url) as conn:
+        return evaluate(conn, registry, durations)
+
+
+def evaluate(
+    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None
+) -> WorstCase:
+    """`worst_case` in the scratch database behind `conn`."""
+    load(conn, registry)
+    planned = windows(conn)
+    worst: dict[str, KindWait] = {}
+    for window in planned:
+        for wait in run_window(conn, window, durations, steady=True):
+            seen = worst.get(wait.kind)
+            if seen is None:
+                worst[wait.kind] = wait
+            elif _longer(wait, seen):
+                worst[wait.kind] = _merged(wait, seen)
+            else:
+                worst[wait.kind] = _merged(seen, wait)
     return WorstCase(planned, list(worst.values()))
 
 
@@ -132,7 +145,8 @@ def replay(
     server_url: str, registry: Registry, hours: float | None, durations: dict[str, float] | None
 ) -> WorstCase:
     """The registry deployed now, for `hours` (default: the first planned window's length)."""
-    with scratch(server_url, registry) as conn:
+    with scratch(server_url) as conn:
+        load(conn, registry)
         planned = windows(conn)
         now = conn.execute("SELECT now()").fetchone()[0]
         first = planned[0]
