@@ -83,7 +83,8 @@ BEGIN
             SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_t);
         FOR v_claim IN
             SELECT c.run_id, tickq.simulated_hold(k, p_durations) AS hold
-            FROM tickq.claim_jobs(v_settings.slots, 'simulator', v_t) AS c
+            -- As a dispatcher does: claim no more than the slots its runs leave free.
+            FROM tickq.claim_jobs(v_settings.slots - cardinality(v_run_ids), 'simulator', v_t) AS c
             INNER JOIN tickq.job_kind AS k ON c.kind = k.name
         LOOP
             v_run_ids := v_run_ids || v_claim.run_id;
