@@ -123,3 +123,55 @@ def test_an_offset_shifts_the_slots_and_shows_in_status(tmp_path: Path, db_url: 
                      (run_id,))
         due = conn.execute("SELECT due_at FROM tickq.job_kind WHERE name = 'a'").fetchone()[0]
     assert due.isoformat() == "2026-06-01T10:20:00+00:00"
+
+
+# ---------------------------------------------------------------- --suggest
+
+
+def _apply_offsets(text: str, snippet: str) -> str:
+    """Set each suggested offset in its kind's table, as a user pasting the snippet would."""
+    import re
+
+    for kind, value in re.findall(r'\[kinds\.([a-z0-9_.-]+)\]\noffset = "(\w+)"', snippet):
+        header = f"[kinds.{kind}]\n"
+        assert header in text, kind
+        text = text.replace(header, f'{header}offset = "{value}"\n')
+    return text
+
+
+def test_suggest_proposes_offsets_that_pass_the_check(tmp_path: Path, db_url: str) -> None:
+    done = tickq("check", "--suggest", "--registry", str(STORY / "burst.toml"), url=db_url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    snippet = done.stdout.split("suggested fix (checked by the same worst-case simulation):")[1]
+    assert "spread the cadences with offsets" in snippet
+    fixed = tmp_path / "registry.toml"
+    fixed.write_text(_apply_offsets((STORY / "burst.toml").read_text(), snippet))
+    assert fixed.read_text() != (STORY / "burst.toml").read_text()
+    again = tickq("check", "--registry", str(fixed), url=db_url)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "worst case fits" in again.stdout
+
+
+def test_the_fixed_burst_example_passes(db_url: str) -> None:
+    done = tickq("check", "--registry", str(STORY / "burst_fixed.toml"), url=db_url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every 1h offset 15m" in done.stdout
+
+
+def test_suggest_counts_slots_when_no_offset_can_help(tmp_path: Path, db_url: str) -> None:
+    import re
+
+    # six hourly kinds of a quarter of an hour each need an hour and a half of one slot: no
+    # offsets spread that over an hour
+    path = tmp_path / "registry.toml"
+    path.write_text('[settings]\nslots = 1\nhousekeeping_every = "1h"\n' + "".join(
+        f'[kinds.k{i}]\ncommand = ["true"]\nevery = "1h"\ntimeout = "15m"\n' for i in range(6)))
+    done = tickq("check", "--suggest", "--registry", str(path), url=db_url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "worst case STARVES" in done.stdout
+    assert "no offsets make every kind wait less than stale_after" in done.stdout, done.stdout
+    slots = re.search(r"- slots = (\d+) under \[settings\]", done.stdout)
+    assert slots and int(slots.group(1)) > 1, done.stdout
+    path.write_text(path.read_text().replace("slots = 1", f"slots = {slots.group(1)}"))
+    again = tickq("check", "--registry", str(path), url=db_url)
+    assert "worst case fits" in again.stdout, again.stdout

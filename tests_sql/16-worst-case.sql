@@ -38,9 +38,10 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
               "s": {"command": ["x"], "at": "02:30", "timezone": "Australia/Sydney", "timeout": 60}}}',
     '2026-06-10 13:17Z')$$, 'daily in London and Sydney');
 SELECT results_eq($$SELECT starts_at, dst_zone FROM tickq.simulation_windows('2026-06-10 13:17Z')$$,
-    $$VALUES ('2026-10-03 14:00Z'::timestamptz - interval '1 minute', 'Australia/Sydney'),
-             ('2026-10-24 23:00Z'::timestamptz - interval '1 minute', 'Europe/London')$$,
-    'Sydney (4 October) and London (25 October): two windows, each from the change day''s local midnight');
+    $$VALUES ('2026-10-03 14:00Z'::timestamptz - interval '5 minutes', 'Australia/Sydney'),
+             ('2026-10-24 23:00Z'::timestamptz - interval '5 minutes', 'Europe/London')$$,
+    'Sydney (4 October) and London (25 October): two windows, each from the change day''s local midnight, '
+    'opened a whole tick early for a 1-minute timeout');
 
 -- the steady start: each kind at its first slot at or after the window's start, nothing running
 SELECT lives_ok($$SELECT tickq.simulation_start('2026-06-10 02:30Z')$$, 'a steady start');

@@ -72,24 +72,27 @@ SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
 
 
 @contextmanager
-def scratch(
-    server_url: str, registry: Registry, agents: list[tuple[str, Any]] | None = None
-) -> Iterator[psycopg.Connection]:
-    """An autocommit connection to a fresh database holding `registry` and `agents` (from
-    capacity.live_agents: they take slots like any kind); dropped afterwards."""
+def scratch(server_url: str) -> Iterator[psycopg.Connection]:
+    """An autocommit connection to a fresh, migrated database; dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
     url = db.create_database(server_url, name)
     try:
         # A simulation is one long statement by design, watched by whoever started it.
         with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
             db.migrate(conn)
-            registry_db.sync(conn, registry)
-            for agent, fields in agents or ():
-                conn.execute(db.load_query("save_agent_fields"),
-                             {"name": agent, "fields": Jsonb(fields)})
             yield conn
     finally:
         db.drop_database(server_url, name)
+
+
+def load(
+    conn: psycopg.Connection, registry: Registry, agents: list[tuple[str, Any]] | None = None
+) -> None:
+    """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
+    hold `agents` (from capacity.live_agents: they take slots like any kind)."""
+    registry_db.sync(conn, registry)
+    for agent, fields in agents or ():
+        conn.execute(db.load_query("save_agent_fields"), {"name": agent, "fields": Jsonb(fields)})
 
 
 def windows(conn: psycopg.Connection) -> list[Window]:
@@ -126,16 +129,27 @@ def worst_case(
     agents: list[tuple[str, Any]] | None = None,
 ) -> WorstCase:
     """Each kind's longest wait over every window `tickq.simulation_windows` plans."""
-    with scratch(server_url, registry, agents) as conn:
-        planned = windows(conn)
-        worst: dict[str, KindWait] = {}
-        for window in planned:
-            for wait in run_window(conn, window, durations, steady=True):
-                seen = worst.get(wait.kind)
-                if seen is None or _longer(wait, seen):
-                    worst[wait.kind] = wait if seen is None else _merged(wait, seen)
-                else:
-                    worst[wait.kind] = _merged(seen, wait)
+    with scratch(server_url) as conn:
+        return evaluate(conn, registry, durations, agents)
+
+
+def evaluate(
+    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None,
+    agents: list[tuple[str, Any]] | None = None,
+) -> WorstCase:
+    """`worst_case` in the scratch database behind `conn`."""
+    load(conn, registry, agents)
+    planned = windows(conn)
+    worst: dict[str, KindWait] = {}
+    for window in planned:
+        for wait in run_window(conn, window, durations, steady=True):
+            seen = worst.get(wait.kind)
+            if seen is None:
+                worst[wait.kind] = wait
+            elif _longer(wait, seen):
+                worst[wait.kind] = _merged(wait, seen)
+            else:
+                worst[wait.kind] = _merged(seen, wait)
     return WorstCase(planned, list(worst.values()))
 
 
@@ -144,7 +158,8 @@ def replay(
     agents: list[tuple[str, Any]] | None = None,
 ) -> WorstCase:
     """The registry deployed now, for `hours` (default: the first planned window's length)."""
-    with scratch(server_url, registry, agents) as conn:
+    with scratch(server_url) as conn:
+        load(conn, registry, agents)
         planned = windows(conn)
         now = conn.execute("SELECT now()").fetchone()[0]
         first = planned[0]

@@ -96,7 +96,8 @@ BEGIN
             SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_t);
         FOR v_claim IN
             SELECT c.run_id, tickq.simulated_hold(k, p_durations) AS hold
-            FROM tickq.claim_jobs(v_settings.slots, 'simulator', v_t) AS c
+            -- As a dispatcher does: claim no more than the slots its runs leave free.
+            FROM tickq.claim_jobs(v_settings.slots - cardinality(v_run_ids), 'simulator', v_t) AS c
             INNER JOIN tickq.job_kind AS k ON c.kind = k.name
         LOOP
             v_run_ids := v_run_ids || v_claim.run_id;
@@ -246,12 +247,13 @@ DECLARE
     v_seconds bigint;
     v_length interval;
     v_warm interval;
+    v_tick interval;
     v_zone record;
     v_starts timestamptz[] := '{}'::timestamptz[];
     v_zones text[] := '{}'::text[];
     v_covered boolean;
 BEGIN
-    SELECT s.stale_after INTO STRICT v_stale FROM tickq.settings AS s;
+    SELECT s.stale_after, s.tick INTO STRICT v_stale, v_tick FROM tickq.settings AS s;
     -- The period that covers every schedule once: the longest cadence, a day for daily calendar
     -- times, a week for weekdays, and the cadences' least common multiple (when cadences of 7 and
     -- 11 minutes meet only every 77), at most a week; all of it at most 31 days.
@@ -272,8 +274,10 @@ BEGIN
     v_period := least(coalesce(v_period, '1 hour'::interval), '31 days'::interval);
     -- A run due at the very end still has stale_after to show that it waited too long; the
     -- window opens the longest timeout early, so runs that started before it hold their slots
-    -- when it begins, as they would in a queue that has been running.
-    SELECT coalesce(max(k.timeout), '0'::interval) INTO v_warm FROM tickq.job_kind AS k WHERE k.enabled;
+    -- when it begins, as they would in a queue that has been running. Whole ticks, so the
+    -- simulated ticks fall on the period's aligned instants (as cron's */N does).
+    SELECT v_tick * ceil(extract(EPOCH FROM coalesce(max(k.timeout), '0'::interval)) / extract(EPOCH FROM v_tick))
+    INTO v_warm FROM tickq.job_kind AS k WHERE k.enabled;
     v_length := v_warm + v_period + v_stale;
 
     -- Calendar times in a zone with daylight saving: one window holds a change day of each such
