@@ -50,6 +50,7 @@ def pg_server_url() -> Iterator[str]:
         from tickq import embedded
 
         folder = Path(tempfile.mkdtemp(prefix="tickq-test-"))
+        folder.chmod(0o711)  # as root, the server's own user must pass this folder of ours
         pgdata = folder / "pg"
         try:
             yield embedded.ensure_server(pgdata)

@@ -35,6 +35,7 @@ class Server:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="tickq-outage-"))
+        self.folder.chmod(0o711)  # as root, the server's own user must pass this folder
         self.pgdata = self.folder / "pg"
         self.server_url = embedded.ensure_server(self.pgdata)
         template = db.create_database(self.server_url, "outage_template")

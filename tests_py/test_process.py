@@ -131,13 +131,15 @@ def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
     )
     result = run_command([PY, "-c", code], timeout=60)
     assert result.outcome == "ok"
-    omitted = 500_000 * 100 + len("THE END") - 65536
+    # Header and tail together fill the column's 65,536 characters exactly (all ASCII here).
+    marker_len = len(f"[... {500_000 * 100 + 7 - 65500} bytes omitted ...]\n")
+    omitted = 500_000 * 100 + len("THE END") - (65536 - marker_len)
     marker = f"[... {omitted} bytes omitted ...]\n"
     assert result.output_tail.startswith(marker)
+    assert len(result.output_tail) == 65536
     tail = result.output_tail[len(marker) :].encode()
-    assert len(tail) == 65536
     expected = b"".join(b"%09d " % i + b"x" * 89 + b"\n" for i in range(499_300, 500_000))
-    assert tail == (expected + b"THE END")[-65536:]
+    assert tail == (expected + b"THE END")[-len(tail):]
 
 
 def test_small_tail_limit() -> None:

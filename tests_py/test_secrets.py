@@ -128,3 +128,30 @@ def test_timer_files_hold_no_password_and_the_passfile_is_private(tmp_path: Path
     # libpq takes the password from the passfile: the stripped URL plus PGPASSFILE connect.
     params = conninfo.conninfo_to_dict(plist["DATABASE_URL"])
     assert "password" not in params and params["user"] == "tickq"
+
+
+def test_the_upgrade_replaces_env_values_stored_before_by_digests(
+    tmp_path: Path, empty_db_url: str
+) -> None:
+    from test_schema_upgrade import _sql_at
+
+    # The last commit before env values were digested (migration 0013).
+    old_sql = _sql_at("63b6c76", tmp_path / "before")
+    registry = ('{"kinds": {"k": {"command": ["x"], "every": 60, "timeout": 30,'
+                ' "env": {"TOKEN": "%s"}}}}')
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        from tickq import db
+
+        db.migrate(conn, old_sql)
+        conn.execute("SELECT tickq.sync_registry(%s::jsonb)", (registry % "old-secret-1",))
+        conn.execute("SELECT tickq.sync_registry(%s::jsonb)", (registry % "old-secret-2",))
+        conn.execute("SELECT tickq.sync_registry('{\"kinds\": {}}'::jsonb)")  # retired: drift
+        before = conn.execute("SELECT (SELECT string_agg(d::text, ' ') FROM tickq.drift AS d)"
+                              " || (SELECT registry::text FROM tickq.job_kind WHERE name = 'k')"
+                              ).fetchone()[0]
+        assert "old-secret-1" in before and "old-secret-2" in before
+        db.migrate(conn)
+        after = conn.execute("SELECT (SELECT string_agg(d::text, ' ') FROM tickq.drift AS d)"
+                             " || (SELECT registry::text FROM tickq.job_kind WHERE name = 'k')"
+                             ).fetchone()[0]
+    assert "old-secret" not in after and "sha256:" in after

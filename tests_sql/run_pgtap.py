@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         from tickq import embedded
 
         tmp = Path(tempfile.mkdtemp(prefix="tickq-pgtap-"))
+        tmp.chmod(0o711)  # as root, the server's own user must pass this folder of ours
         server_url = embedded.ensure_server(tmp / "pg")
         psql_bin = str(embedded.bin_dir() / "psql")
         log(f"embedded PostgreSQL in {tmp}")

@@ -109,21 +109,24 @@ class Tree:
         self.anywhere = anywhere  # look for the token in every process, not only our children
         self.seen: dict[int, str] = {}
         self._me = os.getpid()
+        # The leader by pid and start time too: once its Popen has reaped it, its pid may name
+        # another program.
+        leader_proc = _read(leader) if leader > 0 and has_proc() else None
+        self._leader_started = leader_proc.started if leader_proc else None
 
     def scan(self) -> dict[int, Proc]:
         """The run's live processes now (the leader included, while alive)."""
         if not has_proc():
             return {}
         table = process_table()
-        roots = {self.leader} if self.leader in table else set()
+        leader = table.get(self.leader)
+        roots = {self.leader} if leader and leader.started == self._leader_started else set()
         roots |= {pid for pid, started in self.seen.items()
                   if pid in table and table[pid].started == started}
         for proc in table.values():
             if proc.pid in roots or proc.pid == self._me:
                 continue
-            if (self.anywhere or proc.ppid == self._me) and proc.pid != self.leader and (
-                carries(proc.pid, self.marker)
-            ):
+            if (self.anywhere or proc.ppid == self._me) and carries(proc.pid, self.marker):
                 roots.add(proc.pid)
         children: dict[int, list[int]] = {}
         for proc in table.values():

