@@ -63,7 +63,21 @@ ROUND_TRIPS = [
     "timeout --signal=INT 90 bin/argv é ünïcode \\\n    continued 'on the next line'",
     "  bin/argv   leading   spaces  ",
     "timeout -k 5s 1.5m bin/argv -- --not-an-option",
+    "LEGACY_X=1 env LEGACY_Y=\"2 3\" timeout 5m env LEGACY_X=4 bin/argv x",
 ]
+
+
+@pytest.mark.parametrize(("line", "argv", "env"), [
+    ('"A=b" bin/x', ("A=b", "bin/x"), {}),  # a quoted name=value is the command, not a variable
+    ("A\\=b bin/x", ("A=b", "bin/x"), {}),
+    ('env "A=b" bin/x', ("bin/x",), {"A": "b"}),  # env takes it however it is quoted
+    ("timeout 5m A=b bin/x", ("A=b", "bin/x"), {}),  # timeout runs its next word
+    ('A="b c" bin/x', ("bin/x",), {"A": "b c"}),
+])
+def test_assignments_are_read_where_the_shell_reads_them(line: str, argv: tuple[str, ...],
+                                                         env: dict[str, str]) -> None:
+    t = legacy.translate(line)
+    assert (t.argv, dict(t.env)) == (argv, env)
 
 
 @pytest.mark.parametrize("line", ROUND_TRIPS)

@@ -316,15 +316,29 @@ def translate(text: str) -> Translation:
         raise Untranslatable("no command")
     env: dict[str, str] = {}
     timeout = None
+    raw = _raw_words(command_text)
+    if len(raw) != len(words):  # not expected; then read assignments from the split words
+        raw = list(words)
+    # Who reads the next word: the shell takes `NAME=x` as an assignment only when the name and
+    # the `=` are unquoted; `env` takes any word with a `=`; after `timeout DUR` comes the
+    # command (or `env`), never an assignment.
+    reader = "shell"
     while words:
-        if _ASSIGNMENT.match(words[0]):
+        is_assignment = _ASSIGNMENT.match(raw[0] if reader == "shell" else words[0])
+        if reader in ("shell", "env") and is_assignment:
             name, _, value = words.pop(0).partition("=")
+            raw.pop(0)
             env[name] = value
         elif words[0] == "env" and len(words) > 1 and _ASSIGNMENT.match(words[1]):
             words.pop(0)
+            raw.pop(0)
+            reader = "env"
         elif words[0] == "timeout" and timeout is None:
+            before = len(words)
             timeout, timeout_notes = _timeout_wrapper(words)
+            del raw[:before - len(words)]
             notes += timeout_notes
+            reader = "timeout"
         else:
             break
     if not words:
@@ -349,6 +363,36 @@ def _split(text: str) -> list[str]:
         return shlex.split(text, comments=False, posix=True)
     except ValueError as e:
         raise Untranslatable(f"cannot split the words: {e}") from None
+
+
+def _raw_words(text: str) -> list[str]:
+    """`text` split into words as written (quotes and backslashes kept), one per shlex word."""
+    words: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for c in text:
+        if escaped:
+            current.append(c)
+            escaped = False
+        elif c == "\\" and quote != "'":
+            current.append(c)
+            escaped = True
+        elif quote:
+            current.append(c)
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            current.append(c)
+            quote = c
+        elif c in " \t\n":
+            if current:
+                words.append("".join(current))
+                current = []
+        else:
+            current.append(c)
+    if current:
+        words.append("".join(current))
+    return words
 
 
 def _timeout_wrapper(words: list[str]) -> tuple[int | None, list[str]]:
