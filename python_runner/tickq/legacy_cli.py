@@ -127,11 +127,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """`common`'s database and log options mean nothing here: these commands read files only."""
+    del common
+    files = argparse.ArgumentParser(add_help=False)
+    files.add_argument(
+        "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
+        help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
+    )
     text = "move an old orchestrator's lines into the registry, and check parity"
     group = sub.add_parser("legacy", help=text, description=text)
     actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
     imp = actions.add_parser(
-        "import", parents=[common],
+        "import", parents=[files],
         help="print (or --write) the kinds that replace an old script's or crontab's lines",
         description="Print the registry kinds that replace FILE's lines (a shell script of one "
         "command per line, or a crontab). With --write, append them to the registry and comment "
@@ -152,7 +159,7 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                      help="timeout of lines without a `timeout` wrapper (default: --every)")
     imp.set_defaults(func=_guarded(cmd_import))
     chk = actions.add_parser(
-        "check", parents=[common],
+        "check", parents=[files],
         help="exit 1 unless every kind with a `legacy` line runs that line's command",
         description="Exit 1 unless every registry kind and step with a `legacy` line runs the "
         "same command, every moved line of FILE names an enabled (or irreversible) kind, no "
