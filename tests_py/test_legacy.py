@@ -232,6 +232,18 @@ def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
     assert kinds["argv_report"]["cwd"] == "jobs"
 
 
+def test_a_chain_of_crontab_lines_takes_their_one_schedule() -> None:
+    text = "30 6 * * 1-5 timeout 5m bin/a\n30 6 * * 1-5 bin/b\n0 * * * * bin/c\n"
+    plan = legacy.plan_import(text, chains=[legacy.Chain("morning", 1, 2)])
+    kinds = tomllib.loads(plan.registry_text())["kinds"]
+    assert (kinds["morning"]["at"], kinds["morning"]["on"]) == (
+        ["06:30"], ["mon", "tue", "wed", "thu", "fri"])
+    assert [s["command"] for s in kinds["morning"]["steps"]] == [["bin/a"], ["bin/b"]]
+    assert kinds["c"]["every"] == "1h"
+    with pytest.raises(legacy.ImportError_, match="different schedules"):
+        legacy.plan_import(text, chains=[legacy.Chain("morning", 1, 3)])
+
+
 def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
     assert legacy.kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
     assert legacy.kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"

@@ -703,11 +703,18 @@ def plan_import(
 def _plan_chain(name: str, members: list[OldLine], every: int, timeout_default: int) -> Moved:
     steps, moved, total = [], [], 0
     step_names: set[str] = set()
+    translations = []
     for line in members:
         try:
-            t = translate(line.text)
+            translations.append(translate(line.text))
         except Untranslatable as e:
             raise ImportError_(f"--chain {name}: line {line.first} cannot be a step: {e}") from None
+    # Crontab lines carry their own schedules; a chain has one, so they must agree.
+    schedules = {(t.every, t.at, t.on) for t in translations}
+    if len(schedules) > 1:
+        raise ImportError_(f"--chain {name}: its lines have different schedules; a chain runs "
+                           "all its steps on one")
+    for line, t in zip(members, translations, strict=True):
         step = kind_name(t.argv, step_names)
         step_names.add(step)
         timeout = t.timeout or timeout_default
@@ -719,7 +726,7 @@ def _plan_chain(name: str, members: list[OldLine], every: int, timeout_default: 
         body += [n for n in _notes(t, timeout_default) if "|| true" not in n]
         steps.append("\n".join(body) + "\n")
         moved.append((line, f"{name}/{step}"))
-    head = [f"[kinds.{name}]", *_schedule_lines(None, every),
+    head = [f"[kinds.{name}]", *_schedule_lines(translations[0], every),
             f'timeout = "{format_duration(total)}"   # the sum of its steps\' timeouts',
             "# resume = true   # a retry resumes at the failed step: only if every step is safe "
             "to run again"]
