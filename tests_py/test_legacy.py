@@ -460,6 +460,10 @@ FAILURES = {
     "env that differs from the old line's, without printing values": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
         'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),
+    "chain steps in another order than their old lines": (
+        REGISTRY, "\n".join(OLD_MOVED.split("\n")[i] for i in (0, 1, 3, 2, 4)) + "\n",
+        'kind "core": its steps run in another order than their old lines in old.sh: registry '
+        "ingest, publish; old file publish, ingest"),
     "cwd that differs from the old cd": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
         'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),

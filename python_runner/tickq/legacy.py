@@ -917,10 +917,28 @@ def check(old_text: str, old_name: str, entries: Mapping[str, Entry]) -> tuple[l
                 failures.append(f"{where}: still active while {_label(entry.target)} is "
                                 "enabled: both would run it; comment the line as "
                                 f"#tickq:{entry.target}# or disable the kind")
+    failures += _step_order(lines, old_name, entries)
     for entry in entries.values():
         if entry.legacy is not None and entry.target not in found:
             notes.append(f"{_label(entry.target)}: its legacy line is not in {old_name}")
     return failures, notes
+
+
+def _step_order(lines: list[OldLine], old_name: str, entries: Mapping[str, Entry]) -> list[str]:
+    """A chain's steps must keep the order of their old lines: the old script ran them so, and
+    a step may need what the one before it made."""
+    where = {line.moved_to: line.first for line in lines if line.moved_to}
+    failures = []
+    for chain in (e for e in entries.values() if e.is_chain):
+        steps = [t for t in entries if t.startswith(chain.target + "/") and t in where]
+        in_file = sorted(steps, key=where.__getitem__)
+        if steps != in_file:
+            failures.append(
+                f"{_label(chain.target)}: its steps run in another order than their old lines "
+                f"in {old_name}: registry {', '.join(s.partition('/')[2] for s in steps)}; "
+                f"old file {', '.join(s.partition('/')[2] for s in in_file)}"
+            )
+    return failures
 
 
 def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
