@@ -14,7 +14,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from tickq import legacy
+from tickq import legacy_check, legacy_import
 from tickq.durations import parse_duration
 
 EXIT_OK, EXIT_NO, EXIT_INVALID = 0, 1, 2
@@ -65,13 +65,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         taken = tomllib.loads(registry_text).get("kinds", {})
     except tomllib.TOMLDecodeError as e:
         raise _Invalid(f"{registry_path}: invalid TOML: {e}") from None
-    chains = [legacy.Chain(name, int(first), int(last)) for name, first, last in args.chain]
+    chains = [legacy_import.Chain(name, int(first), int(last)) for name, first, last in args.chain]
     try:
-        plan = legacy.plan_import(
+        plan = legacy_import.plan_import(
             old_text, taken=taken, chains=chains, irreversible=args.irreversible,
             every=args.every, default_timeout=args.timeout,
         )
-    except legacy.ImportError_ as e:
+    except legacy_import.ImportRefused as e:
         raise _Invalid(str(e)) from None
     for line, reason in plan.skipped:
         span = f"{line.first}" if line.first == line.last else f"{line.first}-{line.last}"
@@ -94,7 +94,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise _Invalid(f"the kinds would make {registry_path} invalid TOML: {e}") from None
     # The old file first: if the registry cannot be written, put it back, so that a failure
     # never leaves both the old line and its kind running.
-    _write(old_path, legacy.apply_import(plan, old_text))
+    _write(old_path, legacy_import.apply_import(plan, old_text))
     try:
         _write(registry_path, new_registry)
     except OSError:
@@ -110,10 +110,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     old_path = Path(args.file)
     old_text = _read(old_path)
     try:
-        entries = legacy.registry_entries(Path(args.registry))
-    except legacy.InvalidInput as e:
+        entries = legacy_check.registry_entries(Path(args.registry))
+    except legacy_check.InvalidInput as e:
         raise _Invalid(str(e)) from None
-    failures, notes = legacy.check(old_text, str(old_path), entries)
+    failures, notes = legacy_check.check(old_text, str(old_path), entries)
     for note in notes:
         print(f"note: {note}")
     for failure in failures:
