@@ -316,6 +316,16 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+def test_write_through_a_symlink_keeps_the_link(folder: Path) -> None:
+    (folder / "real.sh").write_text("timeout 5m bin/argv x\n")
+    (folder / "old.sh").symlink_to("real.sh")
+    result = tickq("legacy", "import", str(folder / "old.sh"), "--registry",
+                   str(folder / "r.toml"), "--write")
+    assert result.returncode == 0, result.stderr
+    assert (folder / "old.sh").is_symlink()
+    assert (folder / "real.sh").read_text() == "#tickq:argv_x# timeout 5m bin/argv x\n"
+
+
 def test_without_write_nothing_changes(folder: Path) -> None:
     old = folder / "old.sh"
     old.write_text(OLD_SCRIPT)

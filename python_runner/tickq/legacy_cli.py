@@ -44,7 +44,8 @@ def _duration(text: str) -> int:
 
 def _write(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename, keeping its mode, so a crash leaves either the
-    old file or the new one."""
+    old file or the new one. A symlink stays a symlink: the file it points to is replaced."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
