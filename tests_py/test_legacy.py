@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tickq import legacy
+from tickq import legacy, legacy_import
 from tickq.registry import parse_registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,7 +63,21 @@ ROUND_TRIPS = [
     "timeout --signal=INT 90 bin/argv é ünïcode \\\n    continued 'on the next line'",
     "  bin/argv   leading   spaces  ",
     "timeout -k 5s 1.5m bin/argv -- --not-an-option",
+    "LEGACY_X=1 env LEGACY_Y=\"2 3\" timeout 5m env LEGACY_X=4 bin/argv x",
 ]
+
+
+@pytest.mark.parametrize(("line", "argv", "env"), [
+    ('"A=b" bin/x', ("A=b", "bin/x"), {}),  # a quoted name=value is the command, not a variable
+    ("A\\=b bin/x", ("A=b", "bin/x"), {}),
+    ('env "A=b" bin/x', ("bin/x",), {"A": "b"}),  # env takes it however it is quoted
+    ("timeout 5m A=b bin/x", ("A=b", "bin/x"), {}),  # timeout runs its next word
+    ('A="b c" bin/x', ("bin/x",), {"A": "b c"}),
+])
+def test_assignments_are_read_where_the_shell_reads_them(line: str, argv: tuple[str, ...],
+                                                         env: dict[str, str]) -> None:
+    t = legacy.translate(line)
+    assert (t.argv, dict(t.env)) == (argv, env)
 
 
 @pytest.mark.parametrize("line", ROUND_TRIPS)
@@ -218,13 +232,26 @@ def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
     assert kinds["argv_report"]["cwd"] == "jobs"
 
 
+def test_a_chain_of_crontab_lines_takes_their_one_schedule() -> None:
+    text = "30 6 * * 1-5 timeout 5m bin/a\n30 6 * * 1-5 bin/b\n0 * * * * bin/c\n"
+    plan = legacy_import.plan_import(text, chains=[legacy_import.Chain("morning", 1, 2)])
+    kinds = tomllib.loads(plan.registry_text())["kinds"]
+    assert (kinds["morning"]["at"], kinds["morning"]["on"]) == (
+        ["06:30"], ["mon", "tue", "wed", "thu", "fri"])
+    assert [s["command"] for s in kinds["morning"]["steps"]] == [["bin/a"], ["bin/b"]]
+    assert kinds["c"]["every"] == "1h"
+    with pytest.raises(legacy_import.ImportRefused, match="different schedules"):
+        legacy_import.plan_import(text, chains=[legacy_import.Chain("morning", 1, 3)])
+
+
 def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
-    assert legacy.kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
-    assert legacy.kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
-    assert legacy.kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"
-    assert legacy.kind_name(["bin/sf", "pull"], {"sf_pull", "sf_pull_2"}) == "sf_pull_3"
-    assert legacy.kind_name(["./@@@"]) == "job"
-    assert legacy.kind_name(["/opt/tickq.x"]) == "job_tickq_x"
+    kind_name = legacy_import.kind_name
+    assert kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
+    assert kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
+    assert kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"
+    assert kind_name(["bin/sf", "pull"], {"sf_pull", "sf_pull_2"}) == "sf_pull_3"
+    assert kind_name(["./@@@"]) == "job"
+    assert kind_name(["/opt/tickq.x"]) == "job_tickq_x"
 
 
 # ---------------------------------------------------------------- --write and the rollback
@@ -287,6 +314,16 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
     # And the pair passes its own parity check.
     check = tickq("legacy", "check", str(old), "--registry", str(registry))
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_write_through_a_symlink_keeps_the_link(folder: Path) -> None:
+    (folder / "real.sh").write_text("timeout 5m bin/argv x\n")
+    (folder / "old.sh").symlink_to("real.sh")
+    result = tickq("legacy", "import", str(folder / "old.sh"), "--registry",
+                   str(folder / "r.toml"), "--write")
+    assert result.returncode == 0, result.stderr
+    assert (folder / "old.sh").is_symlink()
+    assert (folder / "real.sh").read_text() == "#tickq:argv_x# timeout 5m bin/argv x\n"
 
 
 def test_without_write_nothing_changes(folder: Path) -> None:
@@ -434,6 +471,10 @@ FAILURES = {
     "env that differs from the old line's, without printing values": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
         'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),
+    "chain steps in another order than their old lines": (
+        REGISTRY, "\n".join(OLD_MOVED.split("\n")[i] for i in (0, 1, 3, 2, 4)) + "\n",
+        'kind "core": its steps run in another order than their old lines in old.sh: registry '
+        "ingest, publish; old file publish, ingest"),
     "cwd that differs from the old cd": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
         'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),

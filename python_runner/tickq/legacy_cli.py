@@ -14,7 +14,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from tickq import legacy
+from tickq import legacy_check, legacy_import
 from tickq.durations import parse_duration
 
 EXIT_OK, EXIT_NO, EXIT_INVALID = 0, 1, 2
@@ -44,7 +44,8 @@ def _duration(text: str) -> int:
 
 def _write(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename, keeping its mode, so a crash leaves either the
-    old file or the new one."""
+    old file or the new one. A symlink stays a symlink: the file it points to is replaced."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -65,13 +66,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         taken = tomllib.loads(registry_text).get("kinds", {})
     except tomllib.TOMLDecodeError as e:
         raise _Invalid(f"{registry_path}: invalid TOML: {e}") from None
-    chains = [legacy.Chain(name, int(first), int(last)) for name, first, last in args.chain]
+    chains = [legacy_import.Chain(name, int(first), int(last)) for name, first, last in args.chain]
     try:
-        plan = legacy.plan_import(
+        plan = legacy_import.plan_import(
             old_text, taken=taken, chains=chains, irreversible=args.irreversible,
             every=args.every, default_timeout=args.timeout,
         )
-    except legacy.ImportError_ as e:
+    except legacy_import.ImportRefused as e:
         raise _Invalid(str(e)) from None
     for line, reason in plan.skipped:
         span = f"{line.first}" if line.first == line.last else f"{line.first}-{line.last}"
@@ -94,7 +95,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise _Invalid(f"the kinds would make {registry_path} invalid TOML: {e}") from None
     # The old file first: if the registry cannot be written, put it back, so that a failure
     # never leaves both the old line and its kind running.
-    _write(old_path, legacy.apply_import(plan, old_text))
+    _write(old_path, legacy_import.apply_import(plan, old_text))
     try:
         _write(registry_path, new_registry)
     except OSError:
@@ -110,10 +111,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     old_path = Path(args.file)
     old_text = _read(old_path)
     try:
-        entries = legacy.registry_entries(Path(args.registry))
-    except legacy.InvalidInput as e:
+        entries = legacy_check.registry_entries(Path(args.registry))
+    except legacy_check.InvalidInput as e:
         raise _Invalid(str(e)) from None
-    failures, notes = legacy.check(old_text, str(old_path), entries)
+    failures, notes = legacy_check.check(old_text, str(old_path), entries)
     for note in notes:
         print(f"note: {note}")
     for failure in failures:
@@ -127,11 +128,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """`common`'s database and log options mean nothing here: these commands read files only."""
+    del common
+    files = argparse.ArgumentParser(add_help=False)
+    files.add_argument(
+        "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
+        help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
+    )
     text = "move an old orchestrator's lines into the registry, and check parity"
     group = sub.add_parser("legacy", help=text, description=text)
     actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
     imp = actions.add_parser(
-        "import", parents=[common],
+        "import", parents=[files],
         help="print (or --write) the kinds that replace an old script's or crontab's lines",
         description="Print the registry kinds that replace FILE's lines (a shell script of one "
         "command per line, or a crontab). With --write, append them to the registry and comment "
@@ -152,7 +160,7 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                      help="timeout of lines without a `timeout` wrapper (default: --every)")
     imp.set_defaults(func=_guarded(cmd_import))
     chk = actions.add_parser(
-        "check", parents=[common],
+        "check", parents=[files],
         help="exit 1 unless every kind with a `legacy` line runs that line's command",
         description="Exit 1 unless every registry kind and step with a `legacy` line runs the "
         "same command, every moved line of FILE names an enabled (or irreversible) kind, no "
