@@ -93,6 +93,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "retry_base": 30,
             "retry_max": 3600,
             "housekeeping_every": 900,
+            "housekeeping_timeout": 60,
             "retention": 2592000,
             "keep_runs": 100,
         },
@@ -162,6 +163,7 @@ def test_defaults() -> None:
         "retry_base": 30,
         "retry_max": 3600,
         "housekeeping_every": 900,
+        "housekeeping_timeout": 60,
         "retention": 2592000,
         "keep_runs": 100,
     }
