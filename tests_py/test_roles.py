@@ -147,7 +147,8 @@ def test_owner_migrates_dispatcher_ticks_reader_reads(roles: Roles, tmp_path: Pa
 
 def test_grants_survive_the_api_being_reapplied(roles: Roles, tmp_path: Path) -> None:
     """API files drop and recreate functions and views (report_run, queue_status): the migrator
-    gives the roles their privileges again each time."""
+    gives the roles their privileges again each time, and creates them as the owner even when
+    a superuser runs it."""
     registry = str(write_registry(tmp_path))
     owner, dispatcher = roles.url(roles.owner), roles.url(roles.dispatcher)
     assert tickq("migrate", url=owner, cwd=tmp_path).returncode == 0
@@ -155,8 +156,19 @@ def test_grants_survive_the_api_being_reapplied(roles: Roles, tmp_path: Path) ->
         conn.execute("UPDATE tickq.api_checksum SET checksum = 'an older tickq'")
     done = tickq("tick", "--registry", registry, url=dispatcher, cwd=tmp_path)
     assert done.returncode == 3 and "may not migrate" in done.stderr, done
-    done = tickq("migrate", url=owner, cwd=tmp_path)
+    # An administrator migrates this time: as the owner, so the owner keeps owning everything.
+    done = tickq("migrate", url=roles.admin_url, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("api "), done
+    with db.connect(roles.admin_url) as admin:
+        strays = admin.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc AS p"
+            " INNER JOIN pg_namespace AS n ON p.pronamespace = n.oid"
+            " WHERE n.nspname = 'tickq' AND p.proowner <> n.nspowner"
+            " UNION ALL SELECT c.relname FROM pg_class AS c"
+            " INNER JOIN pg_namespace AS n ON c.relnamespace = n.oid"
+            " WHERE n.nspname = 'tickq' AND c.relowner <> n.nspowner"
+        ).fetchall()
+    assert strays == []
     done = tickq("tick", "--registry", registry, url=dispatcher, cwd=tmp_path)
     assert done.returncode == 0 and "run.finished kind=works" in done.stdout, done
 

@@ -281,7 +281,18 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
     # The connection's lock timeout still bounds the wait for another migrator.
     conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
     conn.execute("SELECT set_config('statement_timeout', %s, false)", (MIGRATE_STATEMENT_TIMEOUT,))
+    owner = None
     try:
+        # An administrator who may act as the schema's owner (a superuser, a member) migrates
+        # as the owner: whatever it creates belongs to the owner, whose functions the other
+        # roles call and whose tables those functions reach.
+        owner = conn.execute(
+            "SELECT pg_get_userbyid(n.nspowner) FROM pg_namespace AS n WHERE n.nspname = 'tickq'"
+            " AND n.nspowner <> (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
+            " AND pg_has_role(current_user, n.nspowner, 'MEMBER')"
+        ).fetchone()
+        if owner:
+            conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(owner[0])))
         try:
             applied = _migrate_locked(conn, migrations, api)
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -291,6 +302,8 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
             ) from None
     finally:
         if not conn.closed and not conn.broken:
+            if owner:
+                conn.execute("RESET ROLE")
             conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
             conn.execute("RESET statement_timeout")  # back to the connection's own
     return applied

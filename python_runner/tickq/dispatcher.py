@@ -352,7 +352,8 @@ class Dispatcher:
         started = time.monotonic()
         try:
             with db.connect(self.url, timeouts=self.timeouts) as conn:
-                conn.execute("SELECT set_config('statement_timeout', '60s', false)")
+                conn.execute("SELECT set_config('statement_timeout', %s, false)",
+                             (f"{self.registry.settings.housekeeping_timeout}s",))
                 lost, runs, drift, alerts = conn.execute(db.load_query("housekeeping")).fetchone()
         except psycopg.Error as exc:
             note = f"[tickq: housekeeping failed: {exc}]\n"

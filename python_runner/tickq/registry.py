@@ -34,7 +34,7 @@ _TOP_KEYS = ("settings", "kinds", "agents")
 _SETTINGS_KEYS = (
     "slots", "tick", "stale_after", "timezone", "lease_margin", "capacity_margin",
     "alert_command", "alert_after", "alert_timeout", "retry_base", "retry_max",
-    "housekeeping_every", "retention", "keep_runs",
+    "housekeeping_every", "housekeeping_timeout", "retention", "keep_runs",
     "db_connect_timeout", "db_statement_timeout", "db_lock_timeout", "report_html",
 )  # fmt: skip
 _KIND_KEYS = (
@@ -86,6 +86,7 @@ class Settings:
     retry_base: int = 30  # first retry after this, doubling per attempt
     retry_max: int = 3600  # backoff cap
     housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
+    housekeeping_timeout: int = 60  # its timeout, which counts in the lease like any kind's
     retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
     # The dispatcher's own limits on every database connection (never sent to the database):
@@ -110,6 +111,7 @@ class Settings:
             "retry_base": self.retry_base,
             "retry_max": self.retry_max,
             "housekeeping_every": self.housekeeping_every,
+            "housekeeping_timeout": self.housekeeping_timeout,
             "retention": self.retention,
             "keep_runs": self.keep_runs,
             "alert_timeout": self.alert_timeout,
@@ -411,6 +413,7 @@ class _Validator:
             retry_base=get("retry_base", _duration, d.retry_base),
             retry_max=get("retry_max", _duration, d.retry_max),
             housekeeping_every=get("housekeeping_every", _duration, d.housekeeping_every),
+            housekeeping_timeout=get("housekeeping_timeout", _duration, d.housekeeping_timeout),
             retention=get("retention", _duration, d.retention),
             keep_runs=get("keep_runs", _int, d.keep_runs),
             db_connect_timeout=get("db_connect_timeout", _duration, d.db_connect_timeout),

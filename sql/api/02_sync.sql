@@ -463,7 +463,9 @@ BEGIN
     v_kinds := v_kinds || jsonb_build_object('tickq.housekeeping', jsonb_build_object(
         'command', jsonb_build_array('tickq', 'housekeeping'),
         'every', extract(EPOCH FROM v_new.housekeeping_every),
-        'timeout', 60,
+        -- Its timeout counts in the lease like any kind's: the registry may shorten it, and with
+        -- it the time a dead dispatcher's runs stay leased.
+        'timeout', coalesce(v_settings -> 'housekeeping_timeout', '60'::jsonb),
         'priority', 'normal'));
 
     -- Kinds in the registry: insert new ones, overwrite drifted ones, bring retired ones back.
@@ -561,11 +563,11 @@ BEGIN
     -- The [agents] section: the agents' lane and caps, before the lease, which covers them too.
     PERFORM tickq.sync_agents(p_registry -> 'agents', p_now);
 
-    -- The lease: the longest timeout plus the margin (checked again at commit by a trigger).
-    v_new.lease := greatest(
-        coalesce((SELECT max(k.timeout) FROM tickq.job_kind AS k WHERE k.retired_at IS NULL), '0'::interval)
-        + v_new.lease_margin,
-        '1 minute'::interval);
+    -- The lease: the longest timeout plus the margin (checked again at commit by a trigger), and
+    -- no floor of its own: the margin is the registry's allowance for a late report, and the
+    -- lease is how long a dead dispatcher's kinds wait before another dispatcher may run them.
+    v_new.lease := coalesce((SELECT max(k.timeout) FROM tickq.job_kind AS k WHERE k.retired_at IS NULL),
+        '0'::interval) + v_new.lease_margin;
     IF to_jsonb(v_new) - 'updated_at' IS DISTINCT FROM to_jsonb(v_old) - 'updated_at' THEN
         UPDATE tickq.settings AS s SET
             slots = v_new.slots, tick = v_new.tick, stale_after = v_new.stale_after,

