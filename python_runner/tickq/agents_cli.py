@@ -25,12 +25,15 @@ from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.durations import format_duration, parse_duration
-from tickq.registry import AGENT_PREFIX, WEEKDAYS, Registry, RegistryError, load_registry
+from tickq.registry import AGENT_PREFIX, Registry, RegistryError, load_registry
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
 # SQLSTATEs of sql/api/09_agents.sql: TQ041 unknown agent and TQ042 name taken are "no"
 # answers; TQ040 and TQ043 (and TQ002, a registry the database refuses) are invalid values.
 _NO_STATES = ("TQ041", "TQ042", "TQ005", "TQ006", "TQ003")
+
+# `--on mon-fri` expands a range in this order (the database checks the days themselves).
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 class _Fail(Exception):

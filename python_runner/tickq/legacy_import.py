@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tickq.durations import format_duration
 from tickq.legacy import OldLine, Translation, Untranslatable, mark, read_old_file, translate
-from tickq.registry import KIND_NAME
 
 _INTERPRETERS = frozenset((
     "python", "python3", "bash", "sh", "zsh", "node", "ruby", "perl", "php", "uv", "uvx", "npx",
@@ -19,6 +18,18 @@ _INTERPRETERS = frozenset((
 
 
 # ---------------------------------------------------------------- names and TOML
+
+
+# Prefixes of kinds the registry may not name (the built-in kinds, user-built agents).
+_RESERVED = ("tickq.", "agent.")
+
+
+def _fitted(text: str) -> str:
+    """`text` made into a kind name: lower case, a-z 0-9 _ . - only, starting with a letter or
+    digit, at most 90 characters (room for a "_2" suffix). The database checks the rule itself;
+    this only produces names it takes."""
+    name = re.sub(r"[^a-z0-9_.-]+", "_", text.lower())
+    return re.sub(r"_+", "_", name).lstrip("_.-")[:90].rstrip("_") or "job"
 
 
 def kind_name(argv: Sequence[str], taken: Iterable[str] = ()) -> str:
@@ -40,9 +51,8 @@ def kind_name(argv: Sequence[str], taken: Iterable[str] = ()) -> str:
     if len(parts) == 1 and len(words) > 1 and re.fullmatch(r"--?[A-Za-z][A-Za-z0-9_-]*",
                                                            words[1]):
         parts.append(words[1].lstrip("-"))
-    name = re.sub(r"[^a-z0-9_.-]+", "_", "_".join(parts).lower())
-    name = re.sub(r"_+", "_", name).lstrip("_.-")[:90].rstrip("_") or "job"
-    if not KIND_NAME.fullmatch(name) or name.startswith("tickq."):
+    name = _fitted("_".join(parts))
+    if name.startswith(_RESERVED):
         name = "job_" + name.replace(".", "_")
     taken = set(taken)
     candidate, n = name, 2
@@ -148,7 +158,8 @@ def plan_import(
             raise ImportRefused(f"--irreversible {n}: no old line starts there, or it was moved")
     chain_of: dict[int, Chain] = {}
     for chain in chains:
-        if not KIND_NAME.fullmatch(chain.name) or chain.name in taken:
+        if _fitted(chain.name) != chain.name or chain.name.startswith(_RESERVED) \
+                or chain.name in taken:
             raise ImportRefused(f'--chain {chain.name}: not a kind name, or the registry (or '
                                "another --chain) already has it")
         taken.add(chain.name)
