@@ -175,3 +175,11 @@ def test_suggest_counts_slots_when_no_offset_can_help(tmp_path: Path, db_url: st
     path.write_text(path.read_text().replace("slots = 1", f"slots = {slots.group(1)}"))
     again = tickq("check", "--registry", str(path), url=db_url)
     assert "worst case fits" in again.stdout, again.stdout
+
+
+def test_simulate_refuses_an_endless_window(db_url: str) -> None:
+    done = tickq("simulate", "--registry", str(STORY / "burst.toml"), "--hours", "inf",
+                 url=db_url)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "tickq: --hours must be a positive number of hours, got inf"]

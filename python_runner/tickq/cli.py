@@ -25,6 +25,7 @@ from tickq.durations import format_duration
 from tickq.log import FORMATS, EventLog
 from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
+from tickq.worst_case import ScratchUnavailable
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -287,7 +288,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from tickq import capacity, worst_case
 
-    if args.hours is not None and not args.hours > 0:
+    if args.hours is not None and not 0 < args.hours < 24 * 366:
         raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
     registry = _registry(args)
     durations = None
@@ -418,6 +419,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     except DatabaseUnavailable as exc:  # commands other than tick, which says so itself
         print(f"tickq: lost the database: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
+    except ScratchUnavailable as exc:
+        print(f"tickq: cannot create a scratch database for the simulation: {exc}",
+              file=sys.stderr)
         return EXIT_DATABASE
     except KeyboardInterrupt:
         return 128 + signal.SIGINT

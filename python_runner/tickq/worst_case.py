@@ -67,11 +67,19 @@ class WorstCase:
         return [k for k in self.kinds if k.starved]
 
 
+class ScratchUnavailable(Exception):
+    """The server would not give the simulation a scratch database (e.g. no CREATEDB)."""
+
+
 @contextmanager
 def scratch(server_url: str) -> Iterator[psycopg.Connection]:
     """An autocommit connection to a fresh, migrated database; dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
-    url = db.create_database(server_url, name)
+    try:
+        url = db.create_database(server_url, name)
+    except psycopg.Error as exc:
+        cause = (exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None)
+        raise ScratchUnavailable(cause or str(exc).strip() or type(exc).__name__) from None
     try:
         with db.connect(url) as conn:
             db.migrate(conn)
