@@ -263,7 +263,8 @@ def cmd_check(args: argparse.Namespace) -> int:
               "shorten its timeouts, or add slots", file=sys.stderr)
     server = _server(args)
     result = worst_case.worst_case(server, registry, durations)
-    print(f"\nworst case, every run taking its {args.durations}:")
+    held = "timeout" if args.durations == "timeout" else "observed p95, else its timeout"
+    print(f"\nworst case, every run taking its {held}:")
     for window in result.windows:
         print(f"  simulated {worst_case.describe(window)}")
     print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],

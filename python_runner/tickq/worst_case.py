@@ -102,7 +102,7 @@ def run_window(
     conn: psycopg.Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
 ) -> list[KindWait]:
     """Move the clock through `window`; with `steady`, every kind starts at its next slot."""
-    settings = conn.execute("SELECT tick FROM tickq.settings").fetchone()
+    settings = conn.execute(db.load_query("settings_tick")).fetchone()
     tick = settings[0] if settings else dt.timedelta(minutes=5)
     part = max(tick, tick * (PART // tick))
     hold = Jsonb(durations) if durations else None
