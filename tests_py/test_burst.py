@@ -175,3 +175,32 @@ def test_suggest_counts_slots_when_no_offset_can_help(tmp_path: Path, db_url: st
     path.write_text(path.read_text().replace("slots = 1", f"slots = {slots.group(1)}"))
     again = tickq("check", "--registry", str(path), url=db_url)
     assert "worst case fits" in again.stdout, again.stdout
+
+
+def test_simulate_refuses_an_endless_window(db_url: str) -> None:
+    done = tickq("simulate", "--registry", str(STORY / "burst.toml"), "--hours", "inf",
+                 url=db_url)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "tickq: --hours must be a positive number of hours, got inf"]
+
+
+def test_check_observed_durations_use_the_queues_history(db_url: str) -> None:
+    import psycopg
+
+    registry = str(STORY / "burst.toml")
+    assert tickq("sync", "--registry", registry, url=db_url).returncode == 0
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        # the hourly kinds are known to take half a minute, not their quarter-hour timeout
+        conn.execute("""
+            INSERT INTO tickq.job_run (kind, attempt, run_trigger, dispatcher, claimed_at,
+                                       finished_at, outcome, duration)
+            SELECT k.name, 1, 'schedule', 'd', now() - interval '1 hour',
+                   now() - interval '1 hour', 'ok', interval '30 seconds'
+            FROM tickq.job_kind AS k, generate_series(1, 6)
+            WHERE k.name LIKE 'hourly_%'
+        """)
+    done = tickq("check", "--registry", registry, "--durations", "observed", url=db_url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every run taking its observed p95, else its timeout" in done.stdout
+    assert "worst case fits" in done.stdout

@@ -25,6 +25,7 @@ from tickq.durations import format_duration
 from tickq.log import FORMATS, EventLog
 from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
+from tickq.worst_case import ScratchUnavailable
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -306,7 +307,8 @@ def cmd_check(args: argparse.Namespace) -> int:
               "shorten its timeouts, or add slots", file=sys.stderr)
     server = _server(args)
     result = worst_case.worst_case(server, registry, durations, agents)
-    print(f"\nworst case, every run taking its {args.durations}:")
+    held = "timeout" if args.durations == "timeout" else "observed p95, else its timeout"
+    print(f"\nworst case, every run taking its {held}:")
     for window in result.windows:
         print(f"  simulated {worst_case.describe(window)}")
     print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
@@ -331,7 +333,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from tickq import capacity, worst_case
 
-    if args.hours is not None and not args.hours > 0:
+    if args.hours is not None and not 0 < args.hours < 24 * 366:
         raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
     registry = _registry(args)
     durations = None
@@ -475,6 +477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     except DatabaseUnavailable as exc:  # commands other than tick, which says so itself
         print(f"tickq: lost the database: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
+    except ScratchUnavailable as exc:
+        print(f"tickq: cannot create a scratch database for the simulation: {exc}",
+              file=sys.stderr)
         return EXIT_DATABASE
     except psycopg.Error as exc:  # e.g. a read-only database: one line, not a traceback
         cause = (exc.diag.message_primary or str(exc).strip() or type(exc).__name__).splitlines()[0]

@@ -71,11 +71,19 @@ class WorstCase:
 SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
 
 
+class ScratchUnavailable(Exception):
+    """The server would not give the simulation a scratch database (e.g. no CREATEDB)."""
+
+
 @contextmanager
 def scratch(server_url: str) -> Iterator[psycopg.Connection]:
     """An autocommit connection to a fresh, migrated database; dropped afterwards."""
     name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
-    url = db.create_database(server_url, name)
+    try:
+        url = db.create_database(server_url, name)
+    except psycopg.Error as exc:
+        cause = (exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None)
+        raise ScratchUnavailable(cause or str(exc).strip() or type(exc).__name__) from None
     try:
         # A simulation is one long statement by design, watched by whoever started it.
         with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
@@ -104,7 +112,7 @@ def run_window(
     conn: psycopg.Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
 ) -> list[KindWait]:
     """Move the clock through `window`; with `steady`, every kind starts at its next slot."""
-    settings = conn.execute("SELECT tick FROM tickq.settings").fetchone()
+    settings = conn.execute(db.load_query("settings_tick")).fetchone()
     tick = settings[0] if settings else dt.timedelta(minutes=5)
     part = max(tick, tick * (PART // tick))
     hold = Jsonb(durations) if durations else None

@@ -1,0 +1,1 @@
+SELECT tick FROM tickq.settings
