@@ -155,3 +155,12 @@ def test_the_upgrade_replaces_env_values_stored_before_by_digests(
                              " || (SELECT registry::text FROM tickq.job_kind WHERE name = 'k')"
                              ).fetchone()[0]
     assert "old-secret" not in after and "sha256:" in after
+
+
+def test_python_and_sql_digest_an_env_value_alike(conn: psycopg.Connection) -> None:
+    """Both sync paths must store the same digest, or every sync would report drift."""
+    from tickq.registry import env_digest
+
+    [sql] = conn.execute("SELECT tickq.env_digests('k.1', '{\"A_B\": \"v=1:é\"}') ->> 'A_B'"
+                         ).fetchone()
+    assert sql == env_digest("k.1", "A_B", "v=1:é")

@@ -31,7 +31,8 @@ class _Setup:
         environ = dict(os.environ)
         if args.database_url:
             environ["DATABASE_URL"] = args.database_url
-        passfile = os_timers.keep_password_out(environ)
+        # Uninstalling needs no environment: write no passfile for it.
+        passfile = None if args.action == "uninstall" else os_timers.keep_password_out(environ)
         if passfile is not None:
             print(f"tickq: the database password is kept in {passfile} (mode 0600), "
                   "not in the timer", file=sys.stderr)
