@@ -21,6 +21,7 @@ PACKAGES=(
     "postgresql-${PG_VERSION}-pgtap"
     libtap-parser-sourcehandler-pgtap-perl
     "postgresql-${PG_VERSION}-plpgsql-check"
+    iproute2  # `ip netns`: tests_py/test_hosts.py makes its dispatcher hosts with it
 )
 
 say() { echo "pg15.sh: $*" >&2; }
