@@ -7,9 +7,14 @@ SELECT is(
     (SELECT array_agg(DISTINCT p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND p.prosecdef),
     ARRAY[
-        'capacity_at', 'capacity_total_at', 'check_lease_covers_timeouts', 'claim_jobs', 'claim_kind',
-        'housekeeping', 'queue_status_at', 'report_run', 'stale_due_at', 'start_run', 'sync_registry',
-        'take_alerts'
+        'agent_for_kind', 'agent_next_runs', 'agent_runs', 'agent_transcript', 'agents_at',
+        'capacity_at', 'capacity_total_at', 'chain_start', 'check_lease_covers_timeouts',
+        'claim_jobs', 'claim_kind', 'claim_manual', 'housekeeping', 'kind_history',
+        'load_agent', 'pause_agent', 'queue_status_at', 'record_agent_turn',
+        'registry_problems', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
+        'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
+        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'run_detail', 'save_agent',
+        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -51,8 +56,14 @@ SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_dispatcher', p.oid, 'EXECUTE')),
     ARRAY[
-        'capacity_at', 'capacity_total_at', 'claim_jobs', 'claim_kind', 'housekeeping', 'queue_status_at',
-        'report_run', 'stale_due_at', 'start_run', 'sync_registry', 'take_alerts'
+        'agent_for_kind', 'agent_next_runs', 'agent_runs', 'agent_transcript', 'agents_at',
+        'capacity_at', 'capacity_total_at', 'chain_start', 'claim_jobs', 'claim_kind',
+        'claim_manual', 'housekeeping', 'kind_history', 'load_agent', 'pause_agent',
+        'queue_status_at', 'record_agent_turn', 'registry_problems', 'remove_agent',
+        'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
+        'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
+        'report_waiting_at', 'resume_agent', 'run_detail', 'save_agent', 'stale_due_at',
+        'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
 );
@@ -67,8 +78,12 @@ SELECT is(
 SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_reader', p.oid, 'EXECUTE')),
-    ARRAY['capacity_at', 'queue_status_at', 'stale_due_at'],
-    'the reader may call only the functions behind the views'
+    ARRAY[
+        'agents_at', 'capacity_at', 'capacity_total_at', 'kind_history', 'queue_status_at',
+        'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_slots_at',
+        'report_timeline_at', 'report_waiting_at', 'run_detail', 'stale_due_at', 'upcoming_at'
+    ],
+    'the reader may call only the functions behind the views and the status page'
 );
 
 SELECT lives_ok(
