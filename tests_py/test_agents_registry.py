@@ -73,12 +73,8 @@ def test_no_section_no_agents():
 
 
 def test_every_problem_is_named():
+    # (A registry kind named "agent.*" is the database's to refuse: tests_sql/23-agents.sql.)
     found = problems("""
-        [kinds."agent.sneaky"]
-        command = ["x"]
-        every = "5m"
-        timeout = "1m"
-
         [agents]
         base_url = "file:///etc/passwd"
         api_key = "sk-live-123"
@@ -98,8 +94,6 @@ def test_every_problem_is_named():
         timeout = "10m"
     """)
     assert found == [
-        'registry.toml: kind "agent.sneaky": names starting with "agent." belong to user-built '
-        "agents",
         'registry.toml: key "agents.api_key": never put a key in the registry: set it in an '
         "environment variable and name that variable in agents.api_key_env",
         'registry.toml: key "agents.colour": unknown key; expected one of base_url, model, '

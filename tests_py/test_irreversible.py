@@ -25,7 +25,7 @@ REGISTRY = """\
 slots = 2
 
 [kinds.payout]
-command = ["sh", "-c", "echo paid >> payouts.log; exit ${FAIL:-0}"]
+command = ["sh", "-c", "echo paid >> payouts.log; [ ! -e fail ]"]
 every = "1h"
 timeout = "30s"
 irreversible = true
@@ -147,7 +147,10 @@ def test_only_a_successful_run_by_hand_arms_and_a_new_command_disarms(
     path = write(tmp_path, REGISTRY)
     me = pwd.getpwuid(os.getuid()).pw_name
 
-    failed = tickq(path, db_url, "run", "payout", "--yes-i-ran-this-by-hand", FAIL="1")
+    # A command sees only its registry env, so the failure is asked for with a file.
+    (path.parent / "fail").touch()
+    failed = tickq(path, db_url, "run", "payout", "--yes-i-ran-this-by-hand")
+    (path.parent / "fail").unlink()
     assert failed.returncode == 0, failed.stderr
     assert "still unarmed" in failed.stderr
     assert arming(conn) == (False, None, None)

@@ -28,7 +28,11 @@ from tickq.roles_cli import roles_script
 TICKQ = [sys.executable, "-m", "tickq.cli"]
 QUERIES = Path(db.__file__).parent / "queries"
 # simulate runs in a scratch database its caller creates and migrates, never in the queue's.
-NOT_THE_DISPATCHERS = {"simulate"}
+# Queries sent only to the scratch database `check` and `simulate` create (and so own).
+NOT_THE_DISPATCHERS = {
+    "calendar_slots", "save_agent_fields", "settings_tick", "simulate_events",
+    "simulation_report", "simulation_start", "simulation_windows",
+}
 
 
 @dataclass

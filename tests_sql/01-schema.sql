@@ -30,7 +30,7 @@ SELECT functions_are('tickq', ARRAY[
     'check_agent', 'agent_changed', 'agent_error', 'apply_agent_kind', 'retire_agent_kind', 'agent_json_text',
     'agent_json_seconds', 'save_agent', 'pause_agent', 'resume_agent', 'remove_agent', 'sync_agents',
     'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
-    'agent_transcript',
+    'agent_transcript', 'agents_export', 'agent_detail', 'agent_run_transcript',
     'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
     'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail'
 ]);

@@ -4,17 +4,19 @@ BEGIN;
 SELECT plan(16);
 
 SELECT is(
-    (SELECT array_agg(DISTINCT p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
-     WHERE p.pronamespace = 'tickq'::regnamespace AND p.prosecdef),
+    (SELECT array_agg(f.name ORDER BY convert_to(f.name, 'UTF8')) FROM (
+        SELECT DISTINCT p.proname::text AS name FROM pg_proc AS p
+        WHERE p.pronamespace = 'tickq'::regnamespace AND p.prosecdef) AS f),
     ARRAY[
-        'agent_for_kind', 'agent_next_runs', 'agent_runs', 'agent_transcript', 'agents_at',
-        'capacity_at', 'capacity_total_at', 'chain_start', 'check_lease_covers_timeouts',
-        'claim_jobs', 'claim_kind', 'claim_manual', 'housekeeping', 'kind_history',
-        'load_agent', 'pause_agent', 'queue_status_at', 'record_agent_turn',
-        'registry_problems', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
-        'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
-        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'run_detail', 'save_agent',
-        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
+        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
+        'capacity_total_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
+        'claim_kind', 'claim_manual', 'housekeeping', 'kind_history', 'load_agent',
+        'pause_agent', 'queue_status_at', 'record_agent_turn', 'registry_problems',
+        'remove_agent', 'report_dispatchers_at', 'report_header_at', 'report_kinds_at',
+        'report_late_run', 'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
+        'report_waiting_at', 'resume_agent', 'run_detail', 'save_agent', 'stale_due_at',
+        'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -53,22 +55,23 @@ SELECT results_eq(
 );
 
 SELECT is(
-    (SELECT array_agg(p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
+    (SELECT array_agg(p.proname::text ORDER BY convert_to(p.proname::text, 'UTF8')) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_dispatcher', p.oid, 'EXECUTE')),
     ARRAY[
-        'agent_for_kind', 'agent_next_runs', 'agent_runs', 'agent_transcript', 'agents_at',
-        'capacity_at', 'capacity_total_at', 'chain_start', 'claim_jobs', 'claim_kind',
-        'claim_manual', 'housekeeping', 'kind_history', 'load_agent', 'pause_agent',
-        'queue_status_at', 'record_agent_turn', 'registry_problems', 'remove_agent',
-        'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
-        'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
-        'report_waiting_at', 'resume_agent', 'run_detail', 'save_agent', 'stale_due_at',
-        'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
+        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
+        'capacity_total_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
+        'housekeeping', 'kind_history', 'load_agent', 'pause_agent', 'queue_status_at',
+        'record_agent_turn', 'registry_problems', 'remove_agent', 'report_dispatchers_at',
+        'report_header_at', 'report_kinds_at', 'report_late_run', 'report_run',
+        'report_slots_at', 'report_step', 'report_timeline_at', 'report_waiting_at',
+        'resume_agent', 'run_detail', 'save_agent', 'stale_due_at', 'start_run',
+        'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
 );
 SELECT is(
-    (SELECT array_agg(c.relname::text ORDER BY c.relname::text) FROM pg_class AS c
+    (SELECT array_agg(c.relname::text ORDER BY convert_to(c.relname::text, 'UTF8')) FROM pg_class AS c
      WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('r', 'v', 'S')
        AND (has_table_privilege('tq29_dispatcher', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE')
            OR (c.relkind = 'S' AND has_sequence_privilege('tq29_dispatcher', c.oid, 'USAGE, UPDATE')))),
@@ -76,7 +79,7 @@ SELECT is(
     'the dispatcher reads the views and the migrator''s bookkeeping, and holds no right on the queue''s tables'
 );
 SELECT is(
-    (SELECT array_agg(p.proname::text ORDER BY p.proname::text) FROM pg_proc AS p
+    (SELECT array_agg(p.proname::text ORDER BY convert_to(p.proname::text, 'UTF8')) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_reader', p.oid, 'EXECUTE')),
     ARRAY[
         'agents_at', 'capacity_at', 'capacity_total_at', 'kind_history', 'queue_status_at',

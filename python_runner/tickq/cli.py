@@ -49,8 +49,9 @@ def _registry(args: argparse.Namespace) -> Registry:
         for problem in exc.problems:
             print(f"tickq: {problem}", file=sys.stderr)
         raise Fail(EXIT_CONFIG, f"invalid registry: {len(exc.problems)} problem(s)") from None
-    if not registry.kinds and not getattr(args, "allow_empty", False):
-        # Syncing it would retire every kind of the queue: a truncated or wrong file, mostly.
+    if not registry.kinds and registry.agents is None and not getattr(args, "allow_empty", False):
+        # Syncing it would retire every kind of the queue: a truncated or wrong file, mostly. A
+        # registry that only sets the bounds of user-built agents means to have no kinds.
         raise Fail(EXIT_CONFIG, f"{registry.path}: no kinds; syncing it would retire every kind "
                                 "(pass --allow-empty to mean that)")
     return registry

@@ -9,10 +9,10 @@ root and opens every parent folder of the data (and of the venv) to all users. H
   long for a socket (107 bytes), in a short folder of tickq's own, mode 0700, owned by the
   server's user (``/tmp/tickq-<uid>-<hash of the data folder>``; refused if someone else made
   it first);
-- no connection is trusted: ``pg_hba.conf`` allows only peer authentication over that socket,
-  mapped (``pg_ident.conf``) from the OS user who runs tickq and the server's user to the
-  database user ``postgres``; both files are rewritten at every start (and reloaded on a
-  running server);
+- no connection is trusted: ``pg_hba.conf`` allows the superuser ``postgres`` only by peer
+  authentication over that socket, mapped (``pg_ident.conf``) from the OS user who runs tickq
+  and the server's user, and any other role only with its password (scram-sha-256); both files
+  are rewritten at every start (and reloaded on a running server);
 - as root the server runs as the system user ``embedded_postgres`` (created if missing), with
   that user's own group and no others;
 - no folder's mode is changed unless tickq created it: when the server's user cannot reach
@@ -223,9 +223,11 @@ def _auth_files(user: _User) -> dict[str, str]:
     return {
         "pg_hba.conf": (
             "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"
-            "# The Unix socket only (the server listens on no TCP address), and only the OS\n"
-            "# users of the map in pg_ident.conf, each as database user postgres. No trust.\n"
-            "local all all peer map=tickq\n"
+            "# The Unix socket only (the server listens on no TCP address). The superuser\n"
+            "# postgres: only the OS users of the map in pg_ident.conf. Any other role (the\n"
+            "# owner, dispatcher and reader of sql/roles.sql): its password. No trust.\n"
+            "local all postgres peer map=tickq\n"
+            "local all all scram-sha-256\n"
         ),
         "pg_ident.conf": (
             "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"

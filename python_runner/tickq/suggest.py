@@ -24,7 +24,6 @@ from tickq import db, worst_case
 from tickq.durations import format_duration
 from tickq.registry import Registry
 
-HOUSEKEEPING_TIMEOUT = 60  # the built-in kind's timeout (sql/api/02_sync.sql)
 MOST_REVERTS = 12  # simulations spent on making an offset proposal smaller
 
 
@@ -102,13 +101,13 @@ def spread_offsets(
     for name, slot in calendar:
         for cell in occupied(slot.timestamp(), period, held(name, timeouts.get(name, 60))):
             load[cell] += 1
-    fixed = [("tickq.housekeeping", settings.housekeeping_every, 0, HOUSEKEEPING_TIMEOUT)]
+    fixed = [("tickq.housekeeping", settings.housekeeping_every, 0, settings.housekeeping_timeout)]
     movable = []
     for name, kind in registry.kinds.items():
         if kind.every is None or not kind.enabled:
             continue
         if kind.every <= tick:
-            fixed.append((name, kind.every, kind.offset, kind.timeout))
+            fixed.append((name, kind.every, kind.offset or 0, kind.timeout))
         else:
             movable.append(kind)
     for name, every, offset, timeout in fixed:
@@ -120,18 +119,19 @@ def spread_offsets(
     changed: dict[str, int] = {}
     for kind in movable:
         length = held(kind.name, kind.timeout)
+        own = kind.offset or 0  # None when the file gives none
         best: tuple[int, int, int, int] | None = None
-        for offset in [kind.offset, *range(0, kind.every, tick)]:
+        for offset in [own, *range(0, kind.every, tick)]:
             cells = occupied(first_slot(kind.every, offset), kind.every, length)
             cost = (max(load[c] for c in cells), sum(load[c] for c in cells),
-                    0 if offset == kind.offset else 1, offset)
+                    0 if offset == own else 1, offset)
             if best is None or cost < best:
                 best = cost
         assert best is not None
         offset = best[3]
         for cell in occupied(first_slot(kind.every, offset), kind.every, length):
             load[cell] += 1
-        if offset != kind.offset:
+        if offset != own:
             changed[kind.name] = offset
     return changed
 

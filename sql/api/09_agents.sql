@@ -611,3 +611,61 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.agent_transcript(bigint, timestamptz) IS
 'The transcript of one agent run, turn by turn (tickq agent history NAME --run ID).';
+
+CREATE OR REPLACE FUNCTION tickq.agents_export(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (name text, fields jsonb)
+LANGUAGE sql STABLE
+AS $$
+    -- What tickq.save_agent takes, per agent: `check` and `simulate` load the queue's agents
+    -- into their scratch database with it, so agents take slots there too.
+    SELECT a.name, jsonb_strip_nulls(jsonb_build_object(
+        'prompt', a.prompt,
+        'every', extract(EPOCH FROM a.every)::bigint,
+        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI')) FROM unnest(a.at_times) AS t (at_time)),
+        'on', (SELECT jsonb_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day])
+            FROM unnest(a.on_days) AS d (day)),
+        'timezone', CASE WHEN a.at_times IS NOT NULL THEN a.timezone END,
+        'max_turns', a.max_turns,
+        'timeout', extract(EPOCH FROM a.timeout)::bigint,
+        'paused', a.paused
+    ))
+    FROM tickq.agent AS a
+    ORDER BY a.name
+$$;
+COMMENT ON FUNCTION tickq.agents_export(timestamptz) IS
+'Every agent''s saved fields as tickq.save_agent takes them (for the simulator''s scratch queue).';
+
+CREATE OR REPLACE FUNCTION tickq.agent_detail(
+    p_name text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    id bigint, name text, schedule text, state text, max_turns integer, timeout_s integer, owner text,
+    tools text[], next_due_at timestamptz, last_outcome tickq.outcome, last_finished_at timestamptz,
+    prompt text, timezone text
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT a.id, a.name, a.schedule, a.state, a.max_turns, extract(EPOCH FROM a.timeout)::integer,
+        a.owner, a.tools, a.next_due_at, a.last_outcome, a.last_finished_at, g.prompt, g.timezone
+    FROM tickq.agents_at(p_now) AS a
+    INNER JOIN tickq.agent AS g ON a.id = g.id
+    WHERE a.name = p_name
+$$;
+COMMENT ON FUNCTION tickq.agent_detail(text, timestamptz) IS
+'One agent as tickq agent show prints it: the list''s columns, its prompt and its zone.';
+
+CREATE OR REPLACE FUNCTION tickq.agent_run_transcript(
+    p_name text,
+    p_run_id bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (turn integer, recorded_at timestamptz, entry jsonb)
+LANGUAGE sql STABLE
+AS $$
+    -- Only a run of that agent: a run id of another kind shows nothing.
+    SELECT t.turn, t.recorded_at, t.entry
+    FROM tickq.agent_transcript(p_run_id, p_now) AS t
+    WHERE EXISTS (SELECT FROM tickq.job_run AS r WHERE r.id = p_run_id AND r.kind = 'agent.' || p_name)
+$$;
+COMMENT ON FUNCTION tickq.agent_run_transcript(text, bigint, timestamptz) IS
+'The transcript of run p_run_id if it is a run of agent p_name (tickq agent history NAME --run ID).';

@@ -49,6 +49,9 @@ AS $$
         ('dispatcher', 'EXECUTE', 'agent_next_runs'),
         ('dispatcher', 'EXECUTE', 'agent_runs'),
         ('dispatcher', 'EXECUTE', 'agent_transcript'),
+        ('dispatcher', 'EXECUTE', 'agent_run_transcript'),
+        ('dispatcher', 'EXECUTE', 'agent_detail'),
+        ('dispatcher', 'EXECUTE', 'agents_export'),
         -- the status page (written after a tick when the registry asks), history, upcoming
         ('dispatcher', 'EXECUTE', 'report_header_at'),
         ('dispatcher', 'EXECUTE', 'report_dispatchers_at'),

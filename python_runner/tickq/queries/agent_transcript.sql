@@ -1,3 +1,2 @@
-SELECT t.turn, t.recorded_at, t.entry
-FROM tickq.agent_transcript(%(run_id)s) AS t
-INNER JOIN tickq.job_run AS r ON r.id = %(run_id)s AND r.kind = 'agent.' || %(name)s
+SELECT turn, recorded_at, entry
+FROM tickq.agent_run_transcript(%(name)s, %(run_id)s)
