@@ -22,7 +22,7 @@ import psycopg
 from tickq import db
 from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
 from tickq.durations import format_duration
-from tickq.log import FORMATS, EventLog
+from tickq.log import FORMATS, EventLog, discard_closed_pipe
 from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
 
@@ -74,6 +74,10 @@ def _server(args: argparse.Namespace) -> str:
 def _connect(url: str) -> psycopg.Connection:
     try:
         return db.connect(url)
+    except psycopg.ProgrammingError:
+        # The parser's message quotes the string, which may hold a password: not repeated.
+        raise Fail(EXIT_CONFIG, "invalid --database-url / DATABASE_URL: not a PostgreSQL URL "
+                   "(postgresql://user@host:port/dbname) or key=value string") from None
     except psycopg.OperationalError as exc:
         cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Fail(EXIT_DATABASE, f"cannot reach the database: {cause}") from None
@@ -380,7 +384,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, so a closed pipe is caught below and not at exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`tickq status | head -1`): end quietly, as SIGPIPE would.
+        discard_closed_pipe(sys.stdout)
+        return 128 + signal.SIGPIPE
     except Fail as exc:
         print(f"tickq: {exc}", file=sys.stderr)
         return exc.status

@@ -154,13 +154,38 @@ class Dispatcher:
     def stop_orphans(self) -> int:
         """Stop the commands a dead dispatcher on this host left running (see tickq.orphans).
         Runs before any claim, so an orphan is gone before its kind can be claimed again."""
-        stopped = self.ledger.reap(self.grace)
-        for s in stopped:
-            self.log.warning(
-                "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
-                pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+        problem = self.ledger.problem()
+        if problem:
+            self.log.error("ledger.unusable", problem=problem)
+        dead = self.ledger.reap_dead(self.grace)
+        for s in dead:
+            if s.signal is not None:
+                self.log.warning(
+                    "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
+                    pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+                )
+            self._release_dead_lease(s.entry)
+        return sum(1 for s in dead if s.signal is not None)
+
+    def _release_dead_lease(self, entry: dict[str, Any]) -> None:
+        """The dispatcher of a ledger entry is provably dead (same host, its pid gone or
+        reused) and its command is gone too: nobody will report the run, so it becomes `lost`
+        now rather than when the lease expires (which holds its slot, and refuses `tickq run`,
+        for up to the longest timeout)."""
+        run_id, holder = entry.get("run_id"), entry.get("dispatcher")
+        if not isinstance(run_id, int) or not isinstance(holder, str):
+            return  # an alert command's entry: no lease
+        try:
+            [(released,)] = self._query(
+                "release_dead_lease", {"run_id": run_id, "dispatcher": holder}
             )
-        return len(stopped)
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            self.log.warning("run.release_failed", run_id=run_id, dead_dispatcher=holder,
+                             error=str(exc).strip())
+            return
+        if released:
+            self.log.warning("run.lost_released", kind=entry.get("kind"), run_id=run_id,
+                             dead_dispatcher=holder)
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""

@@ -1,0 +1,164 @@
+"""An operator's everyday with real `tickq` processes: a reader that closes the pipe early, a
+dispatcher killed mid-run, manual runs, pauses and the health check."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+from processes import is_alive
+from test_dispatcher import (
+    cli_env,
+    run_tickq,
+    runs,
+    start_tickq,
+    tickq_argv,
+    wait_for,
+    write_registry,
+)
+
+# ---------------------------------------------------------------- a closed stdout
+
+
+def test_a_reader_that_closes_the_pipe_early_does_not_kill_the_tick(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """`tickq tick | head -1`: the log's reader goes away after the first line; the tick must
+    still run and report everything it claimed, exit 0, and print no traceback."""
+    registry = write_registry(tmp_path, {
+        k: {"command": ["sh", "-c", "sleep 0.5; echo done"], "every": "1h", "timeout": "30s"}
+        for k in ("a", "b", "c")
+    }, {"slots": 1})
+    errors = tmp_path / "stderr.txt"
+    with errors.open("w") as err:
+        tick = subprocess.Popen(tickq_argv("tick", registry, db_url), env=cli_env(),
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        assert tick.stdout is not None
+        first = tick.stdout.readline()
+        tick.stdout.close()  # like `head -1`
+        rc = tick.wait(timeout=60)
+
+    assert "run.claimed" in first
+    assert rc == 0, errors.read_text()
+    assert errors.read_text() == ""
+    assert sorted((r["kind"], r["outcome"]) for r in runs(conn)) == [
+        ("a", "ok"), ("b", "ok"), ("c", "ok")]
+
+
+# ---------------------------------------------------------------- a dispatcher that died
+
+
+def test_a_manual_run_right_after_the_dispatcher_was_killed_releases_its_lease(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, own_ledger_folder: Path
+) -> None:
+    """The lease of a SIGKILLed dispatcher is released as `lost` by the next `run` on its host,
+    which then runs the kind instead of refusing it until the lease expires (31 minutes)."""
+    registry = write_registry(tmp_path, {"long": {
+        "command": ["sh", "-c", "if [ -e started ]; then echo second; exit 0; fi; "
+                    "echo $$ > started; exec sleep 30"],
+        "every": "1h", "timeout": "30m",
+    }})
+    tick = start_tickq("tick", registry, db_url)
+    try:
+        pid = int(wait_for("the command", lambda: (tmp_path / "started").exists()
+                           and (tmp_path / "started").read_text().strip()))
+        wait_for("the ledger entry", lambda: list(own_ledger_folder.glob("*.json")))
+        tick.kill()
+        tick.communicate(timeout=10)
+        [first] = runs(conn)
+        assert first["outcome"] == "running"
+
+        result = run_tickq("run", registry, db_url, "long")
+
+        assert result.returncode == 0, result.stderr
+        assert "second" in result.stdout
+        assert not is_alive(pid)
+        first, second = runs(conn)
+        assert first["outcome"] == "lost"
+        assert f"dispatcher {first['dispatcher']} died before reporting" in first["output_tail"]
+        assert (second["run_trigger"], second["outcome"]) == ("manual", "ok")
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+
+
+def test_a_run_whose_command_ended_after_its_dispatcher_died_is_released_too(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, own_ledger_folder: Path
+) -> None:
+    registry = write_registry(tmp_path, {"short": {
+        "command": ["sh", "-c", "touch started; sleep 1"], "every": "1h", "timeout": "30m",
+    }})
+    tick = start_tickq("tick", registry, db_url)
+    wait_for("the ledger entry", lambda: list(own_ledger_folder.glob("*.json")))
+    tick.send_signal(signal.SIGKILL)
+    tick.communicate(timeout=10)
+    time.sleep(1.5)  # the command ends on its own, unwatched
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    [row] = runs(conn)
+    assert row["outcome"] == "lost"
+    assert "run.lost_released" in result.stdout
+    assert conn.execute("SELECT run_id FROM tickq.job_kind WHERE name = 'short'").fetchone() == (
+        None,)
+
+
+def test_a_ledger_folder_of_another_user_is_an_error_in_the_log(
+    tmp_path: Path, db_url: str, own_ledger_folder: Path
+) -> None:
+    registry = write_registry(tmp_path, {"a": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+    own_ledger_folder.mkdir(mode=0o700)
+    own_ledger_folder.chmod(0o777)  # shared: anyone could plant entries
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    [line] = [x for x in result.stdout.splitlines() if "ledger.unusable" in x]
+    assert line.split()[1] == "ERROR" and "may be written by others" in line
+    assert os.stat(own_ledger_folder).st_mode & 0o777 == 0o777, "tickq changes no one's folder"
+
+
+# ---------------------------------------------------------------- one line, no traceback
+
+
+def _closed_reader(argv: list[str]) -> tuple[int, str]:
+    """Run `argv` with a stdout whose reader is already gone (`... | true`)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(argv, env=cli_env(), stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    finally:
+        os.close(write)
+    return done.returncode, done.stderr
+
+
+def test_status_and_systemd_print_into_a_closed_pipe_end_quietly(
+    tmp_path: Path, db_url: str
+) -> None:
+    registry = write_registry(tmp_path, {"a": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+    assert run_tickq("sync", registry, db_url).returncode == 0
+
+    for argv in (tickq_argv("status", registry, db_url),
+                 tickq_argv("systemd", registry, db_url, "print")):
+        rc, err = _closed_reader(argv)
+        assert rc == 128 + signal.SIGPIPE, (argv, err)
+        assert err == "", (argv, err)
+
+
+def test_a_garbage_database_url_is_invalid_configuration(tmp_path: Path) -> None:
+    registry = write_registry(tmp_path, {"a": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+
+    result = run_tickq("status", registry, "garbage")
+
+    assert result.returncode == 2
+    assert result.stderr.startswith("tickq: invalid --database-url")
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1

@@ -1,0 +1,27 @@
+-- The operator's functions: a dead dispatcher's lease released at once.
+BEGIN;
+SELECT plan(6);
+
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 2},
+    "kinds": {
+        "a": {"command": ["x"], "every": 300, "timeout": 60},
+        "b": {"command": ["x"], "every": 300, "timeout": 60}
+    }}', '2026-06-01 10:00Z')$$, 'two kinds synced');
+UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
+SELECT is((SELECT count(*)::int FROM tickq.claim_jobs(2, 'host:1', '2026-06-01 10:05Z')), 2,
+    'both kinds leased by host:1');
+
+SELECT is(tickq.release_dead_lease((SELECT run_id FROM tickq.job_kind WHERE name = 'a'), 'host:2',
+    '2026-06-01 10:06Z'), false, 'a lease held by another dispatcher is left alone');
+SELECT is(tickq.release_dead_lease((SELECT run_id FROM tickq.job_kind WHERE name = 'a'), 'host:1',
+    '2026-06-01 10:06Z'), true, 'the dead holder''s lease is released');
+SELECT results_eq($$SELECT r.outcome::text, r.finished_at, k.run_id IS NULL, k.failure_streak::integer
+    FROM tickq.job_run AS r INNER JOIN tickq.job_kind AS k ON r.kind = k.name WHERE r.kind = 'a'$$,
+    $$VALUES ('lost', '2026-06-01 10:06Z'::timestamptz, true, 1)$$,
+    'as lost at once, the kind free, the streak counted');
+SELECT is(tickq.release_dead_lease((SELECT id FROM tickq.job_run WHERE kind = 'a'), 'host:1',
+    '2026-06-01 10:07Z'), false, 'a run no longer live is left alone');
+
+SELECT * FROM finish();
+ROLLBACK;
