@@ -4,6 +4,7 @@ dispatcher killed mid-run, manual runs, pauses and the health check."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import time
@@ -162,3 +163,55 @@ def test_a_garbage_database_url_is_invalid_configuration(tmp_path: Path) -> None
     assert result.returncode == 2
     assert result.stderr.startswith("tickq: invalid --database-url")
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- tickq run
+
+
+def test_run_streams_the_output_as_it_comes_and_exits_1_when_the_run_fails(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    registry = write_registry(tmp_path, {
+        "slow": {"command": ["sh", "-c", "echo first; while [ ! -e go ]; do sleep 0.05; done; "
+                             "echo second; exit 3"], "every": "1h", "timeout": "30s"},
+        "stuck": {"command": ["sleep", "30"], "every": "1h", "timeout": "1s"},
+        "missing": {"command": ["./no-such-program"], "every": "1h", "timeout": "30s"},
+    })
+    run = subprocess.Popen(tickq_argv("run", registry, db_url, "slow"), env=cli_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None
+        # The first line arrives while the command still runs (it waits for `go`).
+        readable, _, _ = select.select([run.stdout], [], [], 15)
+        assert readable, "no output while the command runs"
+        assert run.stdout.readline() == "first\n"
+        assert run.poll() is None
+        (tmp_path / "go").touch()
+        rest, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert rest == "second\n"
+    assert run.returncode == 1
+    [(run_id, tail)] = conn.execute(
+        "SELECT id, output_tail FROM tickq.job_run WHERE kind = 'slow'").fetchall()
+    assert tail == "first\nsecond\n", "the tail is kept as well"
+    assert err.splitlines()[-1] == f"tickq: run {run_id} of slow: failed, exit 3, " + \
+        err.splitlines()[-1].rsplit(", ", 1)[1]
+
+    stuck = run_tickq("run", registry, db_url, "stuck")
+    assert stuck.returncode == 1
+    assert "of stuck: timeout" in stuck.stderr.splitlines()[-1]
+
+    missing = run_tickq("run", registry, db_url, "missing")
+    assert missing.returncode == 1
+    assert "cannot start './no-such-program'" in missing.stderr
+    assert "of missing: failed," in missing.stderr.splitlines()[-1]
+
+
+def test_run_help_names_its_exit_statuses(tmp_path: Path) -> None:
+    done = subprocess.run(tickq_argv("run", tmp_path / "r.toml", "x", "--help")[:4] + ["--help"],
+                          env=cli_env(), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0
+    assert "0        the run ended ok" in done.stdout
+    assert "failed, timed out, could not start" in done.stdout

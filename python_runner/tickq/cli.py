@@ -27,6 +27,15 @@ from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
+RUN_EXITS = """\
+The command's output streams to stdout as it comes; tickq's log and the outcome line
+("tickq: run 12 of KIND: failed, exit 3, 0.4s") go to stderr. Exit statuses:
+  0        the run ended ok
+  1        it did not: failed, timed out, could not start, or was not claimed
+           (unknown kind, already running, no free slot)
+  2        invalid registry or configuration
+  3        the database cannot be reached
+  128+N    stopped by signal N (the command got the same signal)"""
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -83,10 +92,12 @@ def _connect(url: str) -> psycopg.Connection:
         raise Fail(EXIT_DATABASE, f"cannot reach the database: {cause}") from None
 
 
-def _dispatcher(args: argparse.Namespace, registry: Registry, **kw: Any) -> Dispatcher:
+def _dispatcher(
+    args: argparse.Namespace, registry: Registry, log_stream: Any = None, **kw: Any
+) -> Dispatcher:
     url = _url(args)
     _connect(url).close()
-    dispatcher = Dispatcher(url, registry, EventLog(args.log_format), **kw)
+    dispatcher = Dispatcher(url, registry, EventLog(args.log_format, log_stream), **kw)
     try:
         dispatcher.migrate()
     except db.MigrationError as exc:
@@ -130,21 +141,33 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run one kind now; its output streams to stdout as it comes, tickq's own lines go to
+    stderr. Exit 0 only when the run ended ok (see RUN_EXITS)."""
     registry = _registry(args)
     stop = StopEvent()
     got = _on_signals(stop)
-    dispatcher = _dispatcher(args, registry, stop_event=stop)
+    dispatcher = _dispatcher(args, registry, stop_event=stop, log_stream=sys.stderr)
+    out = sys.stdout.buffer
+
+    def stream(chunk: bytes) -> None:
+        out.write(chunk)
+        out.flush()  # a closed pipe raises here and stops the streaming, never the run
+
     try:
-        result = dispatcher.run_now(args.kind)
+        claim, result = dispatcher.run_now(args.kind, on_output=stream)
     except ClaimRefused as exc:
         print(f"tickq: {exc}", file=sys.stderr)
         return EXIT_NO
     finally:
         dispatcher.close()
-    if result.output_tail:
-        sys.stdout.write(result.output_tail if result.output_tail.endswith("\n")
-                         else result.output_tail + "\n")
-    return 128 + got["signal"] if "signal" in got else EXIT_OK
+    if result.pid is None and result.output_tail:  # never started: the tail is tickq's note
+        sys.stderr.write(result.output_tail)
+    exit_code = "" if result.exit_code is None else f", exit {result.exit_code}"
+    print(f"tickq: run {claim.run_id} of {claim.kind}: {result.outcome}{exit_code}, "
+          f"{result.duration:.1f}s", file=sys.stderr)
+    if "signal" in got:
+        return 128 + got["signal"]
+    return EXIT_OK if result.outcome == "ok" else EXIT_NO
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -355,7 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("status", cmd_status, "the queue, with stale-due warnings on top").add_argument(
         "--json", action="store_true", help="print JSON"
     )
-    add("run", cmd_run, "run one kind now (counted against the slots)").add_argument("kind")
+    run = add("run", cmd_run, "run one kind now (counted against the slots)")
+    run.add_argument("kind")
+    run.epilog = RUN_EXITS
+    run.formatter_class = argparse.RawDescriptionHelpFormatter
     add("sync", cmd_sync, "sync the registry into the queue and show the drift")
     add("migrate", cmd_migrate, "apply the schema to the database")
     add("psql", cmd_psql, "open psql on the configured database").add_argument(

@@ -236,7 +236,9 @@ class Dispatcher:
         )
         return c
 
-    def execute(self, claim: Claim) -> RunResult:
+    def execute(
+        self, claim: Claim, on_output: Callable[[bytes], None] | None = None
+    ) -> RunResult:
         """Run the registry's command for a claim (this is the only place a command starts)."""
         if claim.kind == HOUSEKEEPING:
             return self._housekeeping()
@@ -266,6 +268,7 @@ class Dispatcher:
             stop_event=self.stop_event,
             ledger=self.ledger,
             labels={"kind": claim.kind, "run_id": claim.run_id, "dispatcher": self.name},
+            on_output=on_output,
         )
 
     def _housekeeping(self) -> RunResult:
@@ -393,10 +396,13 @@ class Dispatcher:
                              error=str(exc).strip())
             return self.report(claim, result), None
 
-    def _start(self, claim: Claim, results: queue.Queue) -> None:
+    def _start(
+        self, claim: Claim, results: queue.Queue,
+        on_output: Callable[[bytes], None] | None = None,
+    ) -> None:
         def work() -> None:
             try:
-                result = self.execute(claim)
+                result = self.execute(claim, on_output)
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
@@ -470,13 +476,16 @@ class Dispatcher:
         self._join_alerts(alerts)
         return summary
 
-    def run_now(self, kind: str) -> RunResult:
-        """A manual run of one kind through the same claim path (counted against the slots)."""
+    def run_now(
+        self, kind: str, on_output: Callable[[bytes], None] | None = None
+    ) -> tuple[Claim, RunResult]:
+        """A manual run of one kind through the same claim path (counted against the slots);
+        `on_output` gets the command's output as it comes."""
         self.stop_orphans()
         self.sync()
         claim = self.claim_kind(kind)
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
-        self._start(claim, results)
+        self._start(claim, results, on_output)
         _claim, result = results.get()
         self.report(claim, result)
-        return result
+        return claim, result
