@@ -215,3 +215,48 @@ def test_run_help_names_its_exit_statuses(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "0        the run ended ok" in done.stdout
     assert "failed, timed out, could not start" in done.stdout
+
+
+# ---------------------------------------------------------------- retries inside the tick
+
+
+def test_a_retry_shorter_than_the_tick_runs_in_the_same_tick(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """retry_base = 2s with a one-day tick: the retry runs about 2 s after the failure, in the
+    same tick, rather than at the next tick."""
+    registry = write_registry(tmp_path, {"flaky": {
+        "command": ["sh", "-c", "if [ -e failed ]; then echo ok; exit 0; fi; touch failed; exit 1"],
+        "every": "1d", "timeout": "30s", "retries": 2,
+    }}, {"tick": "1d", "retry_base": "2s"})
+    started = time.monotonic()
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 20, "the tick waited for the retry only"
+    rows = conn.execute(
+        "SELECT attempt, run_trigger::text, outcome::text, claimed_at FROM tickq.job_run"
+        " WHERE kind = 'flaky' ORDER BY id").fetchall()
+    assert [r[:3] for r in rows] == [(1, "schedule", "failed"), (2, "retry", "ok")]
+    gap = (rows[1][3] - rows[0][3]).total_seconds()
+    assert 2 <= gap < 6, gap
+    assert "tick.waiting" in result.stdout
+
+
+def test_a_tick_does_not_stay_for_cadences_or_retries_past_the_next_tick(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    registry = write_registry(tmp_path, {
+        "fast": {"command": ["true"], "every": "1m", "timeout": "30s"},
+        "flaky": {"command": ["false"], "every": "1d", "timeout": "30s", "retries": 2},
+    }, {"tick": "5m", "retry_base": "10m"})
+    started = time.monotonic()
+
+    result = run_tickq("tick", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 15
+    assert "tick.waiting" not in result.stdout
+    assert conn.execute("SELECT count(*) FROM tickq.job_run WHERE kind NOT LIKE 'tickq.%'"
+                        ).fetchone() == (2,)

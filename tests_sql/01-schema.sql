@@ -15,7 +15,7 @@ SELECT functions_are('tickq', ARRAY[
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'sync_registry',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
-    'start_run', 'report_run', 'release_dead_lease',
+    'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
 ]);

@@ -1,6 +1,6 @@
--- The operator's functions: a dead dispatcher's lease released at once.
+-- The operator's functions: a dead dispatcher's lease released at once; the next retry due.
 BEGIN;
-SELECT plan(6);
+SELECT plan(10);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
@@ -22,6 +22,17 @@ SELECT results_eq($$SELECT r.outcome::text, r.finished_at, k.run_id IS NULL, k.f
     'as lost at once, the kind free, the streak counted');
 SELECT is(tickq.release_dead_lease((SELECT id FROM tickq.job_run WHERE kind = 'a'), 'host:1',
     '2026-06-01 10:07Z'), false, 'a run no longer live is left alone');
+
+-- next_due_at: the retries a tick waits for. 'a' is waiting for its retry since the lost run.
+UPDATE tickq.job_kind SET retries = 1 WHERE name = 'b';
+SELECT lives_ok($$SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'b'),
+    'host:1', 'failed', 1, NULL, NULL, '2026-06-01 10:08Z')$$, 'b failed: a retry after 30s');
+SELECT is(tickq.next_due_at('2026-06-01 10:10Z', '2026-06-01 10:08Z'), '2026-06-01 10:08:30Z'::timestamptz,
+    'the retry falls due before the next tick');
+SELECT is(tickq.next_due_at('2026-06-01 10:08:30Z', '2026-06-01 10:08Z'), NULL,
+    'not one due at or after p_before');
+SELECT is(tickq.next_due_at('2026-06-01 11:00Z', '2026-06-01 10:09Z'), NULL,
+    'a scheduled slot (a''s next cadence) is not waited for, nor one already due');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -421,6 +421,7 @@ class Dispatcher:
         """Sync, warn, then claim and run until nothing this tick holds runs and nothing more
         can be claimed. Claims again each time a run finishes."""
         summary = TickSummary()
+        deadline = self._tick_deadline()
         summary.orphans = self.stop_orphans()
         summary.drift = len(self.sync())
         summary.stale = len(self.warn_stale())
@@ -452,6 +453,10 @@ class Dispatcher:
                     self._start(c, results)
                 summary.claimed += len(claims)
             if not running:
+                if can_claim and not self.stop_event.is_set() and self._wait_for_retry(deadline):
+                    claim_now = True
+                    continue
+                summary.interrupted = summary.interrupted or self.stop_event.is_set()
                 break
             try:
                 claim, result = results.get(timeout=0.2)
@@ -475,6 +480,31 @@ class Dispatcher:
         alerts += self.send_alerts()
         self._join_alerts(alerts)
         return summary
+
+    def _tick_deadline(self) -> float:
+        """When the next tick would start (monotonic clock): the next clock-aligned tick, as the
+        timers tickq installs fire, and never more than one tick length from now."""
+        tick = self.registry.settings.tick
+        wall = time.time()
+        to_boundary = (wall // tick + 1) * tick - wall
+        return time.monotonic() + min(tick, to_boundary)
+
+    def _wait_for_retry(self, deadline: float) -> bool:
+        """With nothing running: wait for a retry that falls due before the next tick would
+        start (a 30-second retry runs 30 seconds later, not a tick later). True when one is
+        due now; False when there is none, or the stop event came first."""
+        within = deadline - time.monotonic()
+        if within <= 0:
+            return False
+        try:
+            [(wait,)] = self._query("next_due", {"within": within})
+        except DatabaseUnavailable:
+            return False
+        if wait is None:
+            return False
+        seconds = max(0.0, wait.total_seconds()) + 0.05  # claims take what is due at or before now
+        self.log.event("tick.waiting", for_s=round(seconds, 1), reason="retry")
+        return not self.stop_event.wait(seconds)
 
     def run_now(
         self, kind: str, on_output: Callable[[bytes], None] | None = None

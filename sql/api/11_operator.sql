@@ -36,3 +36,35 @@ COMMENT ON FUNCTION tickq.release_dead_lease(bigint, text, timestamptz) IS
 'the lease runs out. For a dispatcher known to be dead (on its own host, its pid gone or '
 'reused: the ledger of running commands tells); true if the run was released, false if it was '
 'no longer live or no longer leased by p_dispatcher.';
+
+CREATE OR REPLACE FUNCTION tickq.next_due_at(
+    p_before timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    -- One short range of job_kind_claimable per lane, as claim_jobs reads it. Only retries:
+    -- a cadence at or below the tick runs once per tick (what `tickq check` counts), while a
+    -- retry's backoff is its own time, and a 30-second retry should not wait for a tick.
+    SELECT least(
+        (SELECT k.due_at FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.priority = 'urgent' AND k.due_at > p_now AND k.due_at < p_before
+                AND k.run_id IS NULL AND k.next_trigger = 'retry'
+            ORDER BY k.due_at LIMIT 1),
+        (SELECT k.due_at FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.priority = 'high' AND k.due_at > p_now AND k.due_at < p_before
+                AND k.run_id IS NULL AND k.next_trigger = 'retry'
+            ORDER BY k.due_at LIMIT 1),
+        (SELECT k.due_at FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.priority = 'normal' AND k.due_at > p_now AND k.due_at < p_before
+                AND k.run_id IS NULL AND k.next_trigger = 'retry'
+            ORDER BY k.due_at LIMIT 1),
+        (SELECT k.due_at FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.priority = 'low' AND k.due_at > p_now AND k.due_at < p_before
+                AND k.run_id IS NULL AND k.next_trigger = 'retry'
+            ORDER BY k.due_at LIMIT 1)
+    )
+$$;
+COMMENT ON FUNCTION tickq.next_due_at(timestamptz, timestamptz) IS
+'The earliest time after p_now and before p_before at which a retry falls due that a claim '
+'could take, or NULL: a tick stays for it rather than leave it to the next tick.';
