@@ -260,3 +260,61 @@ def test_a_tick_does_not_stay_for_cadences_or_retries_past_the_next_tick(
     assert "tick.waiting" not in result.stdout
     assert conn.execute("SELECT count(*) FROM tickq.job_run WHERE kind NOT LIKE 'tickq.%'"
                         ).fetchone() == (2,)
+
+
+# ---------------------------------------------------------------- pause and resume
+
+
+def test_a_paused_kind_is_skipped_by_ticks_runs_by_hand_and_resumes(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    registry = write_registry(tmp_path, {
+        "send_email": {"command": ["sh", "-c", "echo sent >> sent.log"], "every": "1m",
+                       "timeout": "30s"},
+    })
+    assert run_tickq("sync", registry, db_url).returncode == 0
+
+    paused = run_tickq("pause", registry, db_url, "send_email", "--for", "2h",
+                       "--reason", "smtp down")
+    assert paused.returncode == 0, paused.stderr
+    assert paused.stdout.startswith("paused send_email until ")
+    assert paused.stdout.rstrip().endswith(": smtp down")
+
+    tick = run_tickq("tick", registry, db_url)
+    assert tick.returncode == 0, tick.stderr
+    assert not (tmp_path / "sent.log").exists(), "a paused kind is not claimed"
+    status = run_tickq("status", registry, db_url)
+    [line] = [x for x in status.stdout.splitlines() if x.startswith("send_email")]
+    assert "paused" in line and "smtp down" in status.stdout
+
+    by_hand = run_tickq("run", registry, db_url, "send_email")
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert (tmp_path / "sent.log").read_text() == "sent\n"
+
+    # The registry edits nothing of the pause; resume ends it, and the next tick runs the kind.
+    assert run_tickq("sync", registry, db_url).returncode == 0
+    assert conn.execute("SELECT paused_reason FROM tickq.job_kind WHERE name = 'send_email'"
+                        ).fetchone() == ("smtp down",)
+    resumed = run_tickq("resume", registry, db_url, "send_email")
+    assert (resumed.returncode, resumed.stdout) == (0, "resumed send_email\n")
+    conn.execute("UPDATE tickq.job_kind SET due_at = now() WHERE name = 'send_email'")
+    assert run_tickq("tick", registry, db_url).returncode == 0
+    assert (tmp_path / "sent.log").read_text() == "sent\nsent\n"
+
+
+def test_a_mistyped_kind_name_gets_a_suggestion(tmp_path: Path, db_url: str) -> None:
+    registry = write_registry(tmp_path, {
+        "send_email": {"command": ["true"], "every": "1h", "timeout": "30s"},
+        "weekly_ingest": {"command": ["true"], "every": "1h", "timeout": "30s"},
+    })
+    assert run_tickq("sync", registry, db_url).returncode == 0
+
+    for command in ("pause", "resume", "run"):
+        result = run_tickq(command, registry, db_url, "send_emial")
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.splitlines()[-1].endswith('(did you mean "send_email"?)'), command
+
+    far = run_tickq("pause", registry, db_url, "zzz")
+    assert "(the kinds: send_email, tickq.housekeeping, weekly_ingest)" in far.stderr
+    assert run_tickq("pause", registry, db_url, "send_email", "--until", "garbage"
+                     ).returncode == 2

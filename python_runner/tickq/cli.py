@@ -20,7 +20,13 @@ from typing import Any
 import psycopg
 
 from tickq import db
-from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
+from tickq.dispatcher import (
+    UNKNOWN_KIND,
+    ClaimRefused,
+    DatabaseUnavailable,
+    Dispatcher,
+    RegistryRefused,
+)
 from tickq.durations import format_duration
 from tickq.log import FORMATS, EventLog, discard_closed_pipe
 from tickq.process import StopEvent
@@ -156,7 +162,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         claim, result = dispatcher.run_now(args.kind, on_output=stream)
     except ClaimRefused as exc:
-        print(f"tickq: {exc}", file=sys.stderr)
+        hint = ""
+        if exc.sqlstate == UNKNOWN_KIND:
+            from tickq.operator_cli import did_you_mean
+
+            with _connect(dispatcher.url) as conn:
+                hint = did_you_mean(conn, args.kind)
+        print(f"tickq: {exc}{hint}", file=sys.stderr)
         return EXIT_NO
     finally:
         dispatcher.close()
@@ -193,6 +205,17 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _open_db(args: argparse.Namespace) -> psycopg.Connection:
+    """A connection to the configured database, migrated (or a one-line failure)."""
+    conn = _connect(_url(args))
+    try:
+        _migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _migrate(conn: psycopg.Connection) -> None:
     try:
         db.migrate(conn)
@@ -221,6 +244,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     for kind, priority, due_at, waiting in stale:
         print(f"WARNING stale: {kind} ({priority}) due since {due_at:%Y-%m-%d %H:%M:%S%z}, "
               f"unclaimed for {_human(waiting.total_seconds())}")
+    for r in rows:
+        if r[3] == "paused":
+            until = "until resumed" if r[16] is None else f"until {_when(r[16])}"
+            print(f"paused: {r[0]} {until} by {r[18]}" + (f": {r[17]}" if r[17] else ""))
     print(_table(
         ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished"],
         [
@@ -395,9 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--durations", choices=("timeout", "observed"), default="timeout",
         help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
     )
-    from tickq import timers_cli
+    from tickq import operator_cli, timers_cli
 
     timers_cli.add_commands(sub, common)
+    operator_cli.add_commands(sub, common, _open_db)
     return parser
 
 

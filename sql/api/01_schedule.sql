@@ -7,6 +7,7 @@
 --   TQ004 lease_too_short  settings.lease would be shorter than a kind's timeout
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
+--   TQ060 invalid_pause    a pause that would end by now, or a reason over 500 characters
 
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_every interval,

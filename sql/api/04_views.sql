@@ -3,6 +3,8 @@
 
 DROP VIEW IF EXISTS tickq.queue_status;
 DROP VIEW IF EXISTS tickq.stale_due;
+-- 0017 added the pause columns to the result.
+DROP FUNCTION IF EXISTS tickq.queue_status_at(timestamptz);
 
 CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     p_now timestamptz DEFAULT now()
@@ -22,7 +24,10 @@ CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     failure_streak integer,
     last_outcome tickq.outcome,
     last_finished_at timestamptz,
-    last_duration interval
+    last_duration interval,
+    paused_until timestamptz,
+    paused_reason text,
+    paused_by text
 )
 LANGUAGE sql STABLE
 AS $$
@@ -34,14 +39,19 @@ AS $$
             WHEN k.retired_at IS NOT NULL THEN 'retired'
             WHEN k.run_id IS NOT NULL THEN 'running'
             WHEN NOT k.enabled THEN 'disabled'
-            WHEN k.due_at <= p_now - s.stale_after THEN 'stale'
+            WHEN k.paused_until > p_now THEN 'paused'
+            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now,
+        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND NOT coalesce(k.paused_until > p_now, false),
         k.run_id IS NOT NULL,
         k.due_at,
-        CASE WHEN k.enabled AND k.run_id IS NULL THEN k.due_at END,
+        CASE
+            WHEN NOT k.enabled OR k.run_id IS NOT NULL THEN NULL
+            WHEN k.paused_until > p_now THEN nullif(greatest(k.due_at, k.paused_until), 'infinity')
+            ELSE k.due_at
+        END,
         k.run_id,
         k.leased_by,
         k.leased_until,
@@ -49,7 +59,10 @@ AS $$
         k.failure_streak,
         last_run.outcome,
         last_run.finished_at,
-        last_run.duration
+        last_run.duration,
+        CASE WHEN k.paused_until > p_now THEN k.paused_until END,
+        CASE WHEN k.paused_until > p_now THEN k.paused_reason END,
+        CASE WHEN k.paused_until > p_now THEN k.paused_by END
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
@@ -64,8 +77,9 @@ AS $$
     ORDER BY k.retired_at IS NOT NULL, k.priority, k.name
 $$;
 COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
-'One row per kind as of p_now: state (running, due, stale, waiting, disabled, retired), due and '
-'running flags, next due time, lease, failure streak, and the last finished run.';
+'One row per kind as of p_now: state (running, due, stale, waiting, paused, disabled, retired), '
+'due and running flags, next due time (a paused kind: not before its pause ends), lease, '
+'failure streak, the last finished run, and the pause (until, reason, by) while it lasts.';
 
 CREATE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());
@@ -80,11 +94,13 @@ AS $$
     SELECT k.name, k.priority, k.due_at, p_now - k.due_at
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
-    WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - s.stale_after
+    -- Waiting while paused is on purpose: a pause that ended counts as due since its end.
+    WHERE k.enabled AND k.run_id IS NULL AND greatest(k.due_at, k.paused_until) <= p_now - s.stale_after
     ORDER BY k.due_at, k.name
 $$;
 COMMENT ON FUNCTION tickq.stale_due_at(timestamptz) IS
-'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first.';
+'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first '
+'(a paused kind is not stale: it waits on purpose).';
 
 CREATE VIEW tickq.stale_due AS
 SELECT * FROM tickq.stale_due_at(now());

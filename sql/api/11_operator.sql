@@ -50,21 +50,94 @@ AS $$
         (SELECT k.due_at FROM tickq.job_kind AS k
             WHERE k.enabled AND k.priority = 'urgent' AND k.due_at > p_now AND k.due_at < p_before
                 AND k.run_id IS NULL AND k.next_trigger = 'retry'
+                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
             ORDER BY k.due_at LIMIT 1),
         (SELECT k.due_at FROM tickq.job_kind AS k
             WHERE k.enabled AND k.priority = 'high' AND k.due_at > p_now AND k.due_at < p_before
                 AND k.run_id IS NULL AND k.next_trigger = 'retry'
+                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
             ORDER BY k.due_at LIMIT 1),
         (SELECT k.due_at FROM tickq.job_kind AS k
             WHERE k.enabled AND k.priority = 'normal' AND k.due_at > p_now AND k.due_at < p_before
                 AND k.run_id IS NULL AND k.next_trigger = 'retry'
+                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
             ORDER BY k.due_at LIMIT 1),
         (SELECT k.due_at FROM tickq.job_kind AS k
             WHERE k.enabled AND k.priority = 'low' AND k.due_at > p_now AND k.due_at < p_before
                 AND k.run_id IS NULL AND k.next_trigger = 'retry'
+                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
             ORDER BY k.due_at LIMIT 1)
     )
 $$;
 COMMENT ON FUNCTION tickq.next_due_at(timestamptz, timestamptz) IS
 'The earliest time after p_now and before p_before at which a retry falls due that a claim '
 'could take, or NULL: a tick stays for it rather than leave it to the next tick.';
+
+CREATE OR REPLACE FUNCTION tickq.pause_kind(
+    p_kind text,
+    p_until timestamptz DEFAULT 'infinity',
+    p_reason text DEFAULT NULL,
+    p_by text DEFAULT NULL,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_until timestamptz := coalesce(p_until, 'infinity');
+BEGIN
+    IF v_until <= p_now THEN
+        RAISE EXCEPTION 'a pause must end after now (%), not at %', p_now, v_until
+            USING ERRCODE = 'TQ060', DETAIL = 'Nothing was changed.',
+            HINT = 'Give a time in the future, a duration (--for 2h), or none to pause until resumed.';
+    END IF;
+    IF char_length(p_reason) > 500 THEN
+        RAISE EXCEPTION 'a pause reason is at most 500 characters, got %', char_length(p_reason)
+            USING ERRCODE = 'TQ060', DETAIL = 'Nothing was changed.', HINT = 'Say it shorter.';
+    END IF;
+    UPDATE tickq.job_kind AS k SET
+        paused_until = v_until,
+        paused_reason = p_reason,
+        paused_by = p_by,
+        updated_at = p_now
+    WHERE k.name = p_kind AND k.retired_at IS NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
+            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+    END IF;
+    RETURN v_until;
+END
+$$;
+COMMENT ON FUNCTION tickq.pause_kind(text, timestamptz, text, text, timestamptz) IS
+'An operator''s pause: claims skip the kind until p_until (infinity, the default: until '
+'resume_kind), a run already going finishes, a manual run is still allowed. Kept beside the '
+'registry''s enabled, which sync_registry never changes it for. Raises TQ003 unknown kind, TQ060 '
+'a pause that would end by now or a reason over 500 characters.';
+
+CREATE OR REPLACE FUNCTION tickq.resume_kind(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_was timestamptz;
+BEGIN
+    SELECT CASE WHEN k.paused_until > p_now THEN k.paused_until END INTO v_was
+    FROM tickq.job_kind AS k
+    WHERE k.name = p_kind AND k.retired_at IS NULL
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
+            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+    END IF;
+    IF v_was IS NOT NULL THEN
+        -- Ended now rather than cleared: a kind due during the pause counts as waiting since
+        -- now (stale_due_at), not since its due time.
+        UPDATE tickq.job_kind AS k SET paused_until = p_now, updated_at = p_now WHERE k.name = p_kind;
+    END IF;
+    RETURN v_was;
+END
+$$;
+COMMENT ON FUNCTION tickq.resume_kind(text, timestamptz) IS
+'Ends a pause now; returns when it would have ended (NULL: the kind was not paused). Slots '
+'missed during the pause merge into one run, as after a sleep. Raises TQ003 unknown kind.';
