@@ -318,3 +318,95 @@ def test_a_mistyped_kind_name_gets_a_suggestion(tmp_path: Path, db_url: str) -> 
     assert "(the kinds: send_email, tickq.housekeeping, weekly_ingest)" in far.stderr
     assert run_tickq("pause", registry, db_url, "send_email", "--until", "garbage"
                      ).returncode == 2
+
+
+# ---------------------------------------------------------------- status --check
+
+
+def test_status_check_exits_1_with_one_line_per_problem(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection, own_ledger_folder: Path
+) -> None:
+    registry = write_registry(tmp_path, {
+        "fine": {"command": ["true"], "every": "1h", "timeout": "30s"},
+        "broken": {"command": ["false"], "every": "1h", "timeout": "30s"},
+        "late": {"command": ["true"], "every": "1h", "timeout": "30s"},
+        "hung": {"command": ["true"], "every": "1h", "timeout": "30s"},
+    }, {"alert_after": 1})
+    never_ticked = run_tickq("status", registry, db_url, "--check")
+    assert never_ticked.returncode == 1
+    assert "PROBLEM no_tick: no tick has ended yet" in never_ticked.stdout
+
+    assert run_tickq("tick", registry, db_url).returncode == 0
+    failing = run_tickq("status", registry, db_url, "--check")
+    assert failing.returncode == 1, "broken failed once, alert_after = 1"
+    assert failing.stdout.splitlines() == [
+        "PROBLEM failing: broken: failed 1 time(s) in a row (alert_after 1), last outcome failed"]
+
+    conn.execute("UPDATE tickq.job_kind SET failure_streak = 0 WHERE name = 'broken'")
+    ok = run_tickq("status", registry, db_url, "--check")
+    assert (ok.returncode, ok.stdout.split(":")[0]) == (0, "ok"), ok.stdout
+
+    conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '1 hour' WHERE name = 'late'")
+    conn.execute(
+        "SELECT * FROM tickq.claim_kind('hung', 'elsewhere:1', now() - interval '2 hours')")
+    conn.execute("UPDATE tickq.dispatcher_tick SET last_tick_at = now() - interval '11 minutes'")
+    own_ledger_folder.mkdir(mode=0o700, exist_ok=True)
+    own_ledger_folder.chmod(0o775)
+
+    result = run_tickq("status", registry, db_url, "--check")
+
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert [ln.split(":")[0] for ln in lines] == [
+        "PROBLEM stale", "PROBLEM stuck", "PROBLEM no_tick", "PROBLEM ledger"], lines
+    assert lines[0].startswith("PROBLEM stale: late: due since ")
+    assert "unclaimed for 1h" in lines[0]
+    assert "leased by elsewhere:1" in lines[1] and "without a report" in lines[1]
+    assert "the last tick ended 11m" in lines[2] and "more than two ticks (5m)" in lines[2]
+    assert "may be written by others" in lines[3]
+
+
+# ---------------------------------------------------------------- status formatting
+
+
+def test_status_fits_80_columns_with_relative_times_and_wide_shows_everything(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    long = "a_kind_whose_name_is_far_longer_than_anyone_would_like_to_type"
+    registry = write_registry(tmp_path, {
+        long: {"command": ["true"], "at": ["06:00", "09:30", "12:00", "15:30", "18:00"],
+               "on": ["mon", "tue", "wed", "thu", "fri"], "timezone": "Europe/London",
+               "timeout": "30s"},
+        "every_five": {"command": ["true"], "every": "5m", "timeout": "30s"},
+    }, {"timezone": "Europe/London"})
+    assert run_tickq("tick", registry, db_url).returncode == 0
+
+    narrow = run_tickq("status", registry, db_url)
+
+    assert narrow.returncode == 0, narrow.stderr
+    lines = narrow.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80, narrow.stdout
+    assert "times in Europe/London, now " in narrow.stdout
+    [row] = [ln for ln in lines if ln.startswith("every_five")]
+    assert " in " in row and row.rstrip().endswith((" ago", " now")), row  # next in, last ago
+    assert any(ln.startswith("a_kind_whose_name") and "…" in ln for ln in lines)
+
+    wide = run_tickq("status", registry, db_url, "--wide")
+    assert long in wide.stdout
+    assert "paused until" in wide.stdout.splitlines()[1]
+
+
+def test_status_watch_redraws_and_ends_cleanly_on_ctrl_c(tmp_path: Path, db_url: str) -> None:
+    registry = write_registry(tmp_path, {"a": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+    assert run_tickq("sync", registry, db_url).returncode == 0
+    watch = subprocess.Popen(tickq_argv("status", registry, db_url, "--watch", "0.5"),
+                             env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    time.sleep(3)
+    watch.send_signal(signal.SIGINT)
+    out, err = watch.communicate(timeout=20)
+
+    assert watch.returncode == 0, err
+    assert err == ""
+    assert out.count("\x1b[H\x1b[2J") >= 2, "redrawn in place"

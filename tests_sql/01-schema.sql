@@ -17,7 +17,7 @@ SELECT functions_are('tickq', ARRAY[
     'parse_kind', 'sync_registry',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
-    'pause_kind', 'resume_kind',
+    'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate'
 ]);

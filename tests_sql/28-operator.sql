@@ -1,6 +1,7 @@
--- The operator's functions: a dead dispatcher's lease released at once; the next retry due.
+-- The operator's functions: a dead dispatcher's lease released at once; the next retry due;
+-- the health check.
 BEGIN;
-SELECT plan(10);
+SELECT plan(15);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
@@ -33,6 +34,19 @@ SELECT is(tickq.next_due_at('2026-06-01 10:08:30Z', '2026-06-01 10:08Z'), NULL,
     'not one due at or after p_before');
 SELECT is(tickq.next_due_at('2026-06-01 11:00Z', '2026-06-01 10:09Z'), NULL,
     'a scheduled slot (a''s next cadence) is not waited for, nor one already due');
+
+-- health_problems. At 10:09 b waits for its retry, a for its next slot; nothing has ticked.
+SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:09Z')$$,
+    $$VALUES (NULL::text, 'no_tick')$$, 'no tick has ended yet');
+SELECT lives_ok($$SELECT tickq.record_tick('host:9', 'host', '2026-06-01 10:09Z')$$, 'a tick ends');
+UPDATE tickq.settings SET alert_after = 1;
+SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:10Z')$$,
+    $$VALUES ('a', 'failing'), ('b', 'failing')$$, 'failing at alert_after');
+UPDATE tickq.settings SET alert_after = 3;
+SELECT lives_ok($$SELECT * FROM tickq.claim_jobs(1, 'host:3', '2026-06-01 10:10Z')$$, 'b claimed');
+SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 11:00Z')$$,
+    $$VALUES ('a', 'stale'), ('b', 'stuck'), (NULL, 'no_tick')$$,
+    'an hour later: a stale, b stuck past its lease, and no tick for two tick lengths');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -8,7 +8,6 @@ but the answer is "no" (a manual run found no free slot, `check` found too littl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -224,38 +223,9 @@ def _migrate(conn: psycopg.Connection) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    url = _url(args)
-    with _connect(url) as conn:
-        _migrate(conn)
-        stale = conn.execute(db.load_query("stale_due")).fetchall()
-        cur = conn.execute(db.load_query("queue_status"))
-        columns = [c.name for c in cur.description or ()]
-        rows = cur.fetchall()
-    if args.json:
-        doc = {
-            "stale_due": [
-                {"kind": k, "priority": p, "due_at": d.isoformat(), "waiting_s": w.total_seconds()}
-                for k, p, d, w in stale
-            ],
-            "kinds": [dict(zip(columns, row, strict=True)) for row in rows],
-        }
-        print(json.dumps(doc, default=_json_value, indent=2))
-        return EXIT_OK
-    for kind, priority, due_at, waiting in stale:
-        print(f"WARNING stale: {kind} ({priority}) due since {due_at:%Y-%m-%d %H:%M:%S%z}, "
-              f"unclaimed for {_human(waiting.total_seconds())}")
-    for r in rows:
-        if r[3] == "paused":
-            until = "until resumed" if r[16] is None else f"until {_when(r[16])}"
-            print(f"paused: {r[0]} {until} by {r[18]}" + (f": {r[17]}" if r[17] else ""))
-    print(_table(
-        ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished"],
-        [
-            [r[0], r[1], r[2], r[3], _when(r[7]), str(r[12]), r[13] or "-", _when(r[14])]
-            for r in rows
-        ],
-    ))
-    return EXIT_OK
+    from tickq import status_cli
+
+    return status_cli.cmd_status(args, _open_db)
 
 
 def cmd_psql(args: argparse.Namespace) -> int:
@@ -279,7 +249,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"# tickq demo: registry {registry.path}, database tickq_demo")
     status = cmd_tick(args)
     print()
-    cmd_status(argparse.Namespace(**{**vars(args), "json": False}))
+    cmd_status(argparse.Namespace(**{**vars(args), "json": False, "check": False, "wide": False,
+                                     "watch": None}))
     return status
 
 
@@ -348,18 +319,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- formatting
 
 
-def _json_value(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if hasattr(value, "total_seconds"):
-        return value.total_seconds()
-    return str(value)
-
-
-def _when(value: Any) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
-
-
 def _human(seconds: float) -> str:
     """A duration as the registry writes it ("5m", "1h30m"); under a second, "0s"."""
     return format_duration(int(seconds)) if seconds >= 1 else "0s"
@@ -402,9 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     add("tick", cmd_tick, "sync the registry, run what is due, report, and exit")
-    add("status", cmd_status, "the queue, with stale-due warnings on top").add_argument(
-        "--json", action="store_true", help="print JSON"
-    )
+    from tickq import status_cli
+
+    status_cli.add_arguments(add("status", cmd_status, "the queue, with stale-due warnings on top"))
     run = add("run", cmd_run, "run one kind now (counted against the slots)")
     run.add_argument("kind")
     run.epilog = RUN_EXITS

@@ -479,7 +479,15 @@ class Dispatcher:
                 summary.claimed += len(claims)
         alerts += self.send_alerts()
         self._join_alerts(alerts)
+        self._record_tick()
         return summary
+
+    def _record_tick(self) -> None:
+        """The health check's evidence that the timer fires (`tickq status --check`)."""
+        try:
+            self._query("record_tick", {"dispatcher": self.name, "host": socket.gethostname()})
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            self.log.warning("tick.unrecorded", error=str(exc).strip())
 
     def _tick_deadline(self) -> float:
         """When the next tick would start (monotonic clock): the next clock-aligned tick, as the

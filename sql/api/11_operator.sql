@@ -141,3 +141,73 @@ $$;
 COMMENT ON FUNCTION tickq.resume_kind(text, timestamptz) IS
 'Ends a pause now; returns when it would have ended (NULL: the kind was not paused). Slots '
 'missed during the pause merge into one run, as after a sleep. Raises TQ003 unknown kind.';
+
+CREATE OR REPLACE FUNCTION tickq.record_tick(
+    p_dispatcher text,
+    p_host text,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE sql
+AS $$
+    INSERT INTO tickq.dispatcher_tick AS t (host, dispatcher, last_tick_at)
+    VALUES (p_host, p_dispatcher, p_now)
+    ON CONFLICT (host) DO UPDATE
+    SET dispatcher = excluded.dispatcher, last_tick_at = greatest(t.last_tick_at, excluded.last_tick_at)
+$$;
+COMMENT ON FUNCTION tickq.record_tick(text, text, timestamptz) IS
+'Notes that a tick of p_dispatcher ended on p_host at p_now (one row per host): the health '
+'check''s evidence that the OS timer still fires.';
+
+CREATE OR REPLACE FUNCTION tickq.health_problems(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, problem text, detail text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.kind, p.problem, p.detail
+    FROM (
+        SELECT 1 AS rank, st.kind, 'stale' AS problem,
+            format('due since %s, unclaimed for %s (stale_after %s)', st.due_at,
+                tickq.format_duration(date_trunc('second', st.waiting)),
+                tickq.format_duration(s.stale_after)) AS detail,
+            st.due_at AS at
+        FROM tickq.stale_due_at(p_now) AS st
+        CROSS JOIN tickq.settings AS s
+        UNION ALL
+        SELECT 2, k.name, 'failing',
+            format('failed %s time(s) in a row (alert_after %s), last outcome %s', k.failure_streak,
+                s.alert_after, coalesce(r.outcome::text, 'unknown')),
+            k.updated_at
+        FROM tickq.job_kind AS k
+        CROSS JOIN tickq.settings AS s
+        LEFT JOIN tickq.job_run AS r ON k.last_run_id = r.id
+        WHERE k.retired_at IS NULL AND k.enabled AND k.failure_streak >= s.alert_after
+        UNION ALL
+        SELECT 3, k.name, 'stuck',
+            format('run %s leased by %s until %s, %s ago, without a report', k.run_id,
+                k.leased_by, k.leased_until, tickq.format_duration(date_trunc('second', p_now - k.leased_until))),
+            k.leased_until
+        FROM tickq.job_kind AS k
+        WHERE k.run_id IS NOT NULL AND k.leased_until < p_now
+        UNION ALL
+        SELECT 4, NULL, 'no_tick',
+            CASE
+                WHEN t.last_tick_at IS NULL THEN 'no tick has ended yet: is the timer installed '
+                    '(tickq systemd|launchd install, tickq cron print)?'
+                ELSE format('the last tick ended %s ago (on %s), more than two ticks (%s)',
+                    tickq.format_duration(date_trunc('second', p_now - t.last_tick_at)),
+                    t.host, tickq.format_duration(s.tick))
+            END,
+            t.last_tick_at
+        FROM tickq.settings AS s
+        LEFT JOIN LATERAL (
+            SELECT dt.host, dt.last_tick_at FROM tickq.dispatcher_tick AS dt
+            ORDER BY dt.last_tick_at DESC LIMIT 1
+        ) AS t ON true
+        WHERE t.last_tick_at IS NULL OR t.last_tick_at < p_now - 2 * s.tick
+    ) AS p
+    ORDER BY p.rank, p.at, p.kind
+$$;
+COMMENT ON FUNCTION tickq.health_problems(timestamptz) IS
+'What a monitor should hear about as of p_now, one row per problem (`tickq status --check`): '
+'stale kinds, kinds failing at or past settings.alert_after, runs stuck past their lease, and '
+'no tick ended for two tick lengths (kind NULL).';
