@@ -410,3 +410,18 @@ def test_status_watch_redraws_and_ends_cleanly_on_ctrl_c(tmp_path: Path, db_url:
     assert watch.returncode == 0, err
     assert err == ""
     assert out.count("\x1b[H\x1b[2J") >= 2, "redrawn in place"
+
+
+def test_check_fits_100_columns(tmp_path: Path, db_url: str) -> None:
+    long = "a_kind_whose_name_is_far_longer_than_anyone_would_like_to_type_or_read"
+    registry = write_registry(tmp_path, {
+        long: {"command": ["true"], "at": ["06:00", "09:30", "12:00", "15:30", "18:00"],
+               "on": ["mon", "tue", "wed", "thu", "fri"],
+               "timezone": "America/Argentina/Buenos_Aires", "timeout": "30s"},
+    })
+
+    result = run_tickq("check", registry, db_url)
+
+    assert result.returncode == 0, result.stderr
+    assert max(len(ln) for ln in result.stdout.splitlines()) <= 100, result.stdout
+    assert "a_kind_whose_name" in result.stdout

@@ -267,6 +267,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
         [[k, p, sch, f"{rpt:.4f}", _human(exp.total_seconds()), src, f"{share:.4f}"]
          for k, p, sch, rpt, exp, src, share in report.kinds],
+        width=100, shrink=(0, 2),  # kind and schedule are cut to fit 100 columns
     ))
     print()
     print(_table(
@@ -277,7 +278,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     margin = 1 - float(budget) / slots
     verdict = "fits" if fits else "DOES NOT FIT"
     print(f"\ncapacity {verdict}: total slot share {share:.2f} against {budget:.2f} "
-          f"({slots} slots less a {margin:.0%} margin); {runs:.2f} runs asked per tick")
+          f"({slots} slots less a {margin:.0%} margin);\n{runs:.2f} runs asked per tick")
     if not fits:
         lanes = [row for row in report.lanes if row[0] != "total" and row[3] > 0]
         worst = max(lanes, key=lambda row: row[3])
@@ -324,13 +325,11 @@ def _human(seconds: float) -> str:
     return format_duration(int(seconds)) if seconds >= 1 else "0s"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-        for line in lines
-    )
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = None,
+           shrink: Sequence[int] = ()) -> str:
+    from tickq.status_cli import table
+
+    return table(header, rows, width=width, shrink=shrink)
 
 
 # ---------------------------------------------------------------- argument parsing
