@@ -205,7 +205,7 @@ def test_run_streams_the_output_as_it_comes_and_exits_1_when_the_run_fails(
 
     missing = run_tickq("run", registry, db_url, "missing")
     assert missing.returncode == 1
-    assert "cannot start './no-such-program'" in missing.stderr
+    assert "cannot start '" in missing.stderr and "/no-such-program'" in missing.stderr
     assert "of missing: failed," in missing.stderr.splitlines()[-1]
 
 
@@ -425,3 +425,45 @@ def test_check_fits_100_columns(tmp_path: Path, db_url: str) -> None:
     assert result.returncode == 0, result.stderr
     assert max(len(ln) for ln in result.stdout.splitlines()) <= 100, result.stdout
     assert "a_kind_whose_name" in result.stdout
+
+
+# ---------------------------------------------------------------- commands that cannot start
+
+
+def test_check_and_sync_report_commands_that_cannot_start_as_the_dispatcher_resolves_them(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "jobs").mkdir()
+    ok = tmp_path / "bin" / "ingest"
+    ok.write_text("#!/bin/sh\npwd > ../ran-in\n")
+    ok.chmod(0o755)
+    (tmp_path / "bin" / "noexec").write_text("#!/bin/sh\n")
+    (tmp_path / "empty").mkdir()
+    registry = write_registry(tmp_path, {
+        # The README's example: the program is relative to the registry, cwd is where it runs.
+        "ingest": {"command": ["bin/ingest", "--weekly"], "cwd": "jobs", "every": "1h",
+                   "timeout": "30s"},
+        "missing": {"command": ["bin/nope"], "every": "1h", "timeout": "30s"},
+        "noexec": {"command": ["./bin/noexec"], "every": "1h", "timeout": "30s"},
+        "nopath": {"command": ["tickq-no-such-tool"], "every": "1h", "timeout": "30s"},
+    })
+    registry.write_text(registry.read_text() + f'env = {{ PATH = "{tmp_path / "empty"}" }}\n')
+
+    check = run_tickq("check", registry, db_url)
+
+    assert check.returncode == 1, check.stdout
+    assert "capacity fits" in check.stdout
+    lines = [ln for ln in check.stderr.splitlines() if "cannot start" in ln]
+    assert [ln.split("'")[1] for ln in lines] == ["missing", "noexec", "nopath"], lines
+    assert "no such file" in lines[0] and "no execute bit" in lines[1]
+    assert "not found in PATH" in lines[2]
+
+    sync = run_tickq("sync", registry, db_url)
+    assert sync.returncode == 0
+    assert sum("command.cannot_start" in ln for ln in sync.stdout.splitlines()) == 3
+
+    assert run_tickq("tick", registry, db_url).returncode == 0
+    assert (tmp_path / "ran-in").read_text().strip() == str((tmp_path / "jobs").resolve())
+    assert conn.execute("SELECT outcome::text FROM tickq.job_run WHERE kind = 'ingest'"
+                        ).fetchall() == [("ok",)]

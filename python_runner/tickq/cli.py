@@ -188,6 +188,10 @@ def cmd_sync(args: argparse.Namespace) -> int:
         drift = dispatcher.sync()
     finally:
         dispatcher.close()
+    from tickq import commands
+
+    for problem in commands.problems(registry):
+        dispatcher.log.warning("command.cannot_start", problem=problem)
     if not drift:
         print("no drift: the queue matches the registry")
     return EXIT_OK
@@ -277,6 +281,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     _lane, _n, runs, share, slots, budget, fits = report.total
     margin = 1 - float(budget) / slots
     verdict = "fits" if fits else "DOES NOT FIT"
+    from tickq import commands
+
+    unstartable = commands.problems(registry)
     print(f"\ncapacity {verdict}: total slot share {share:.2f} against {budget:.2f} "
           f"({slots} slots less a {margin:.0%} margin);\n{runs:.2f} runs asked per tick")
     if not fits:
@@ -284,7 +291,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         worst = max(lanes, key=lambda row: row[3])
         print(f"the {worst[0]} lane takes the most ({worst[3]:.2f} slots): slow its cadences, "
               "shorten its timeouts, or add slots", file=sys.stderr)
-    return EXIT_OK if fits else EXIT_NO
+    for problem in unstartable:
+        print(f"tickq: {problem}", file=sys.stderr)
+    return EXIT_OK if fits and not unstartable else EXIT_NO
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

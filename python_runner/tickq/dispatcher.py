@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import db
+from tickq import commands, db
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
@@ -258,10 +258,11 @@ class Dispatcher:
             "TICKQ_TRIGGER": claim.trigger,
         }
         # Relative command paths and the default working directory are the registry's folder.
-        cwd = kind.cwd or self.registry.path.resolve().parent
+        start = commands.resolve(kind.command, self.registry.path.resolve().parent, kind.cwd,
+                                 kind.env)
         return run_command(
-            kind.command,
-            cwd=cwd,
+            start.argv,
+            cwd=start.cwd,
             env=env,
             timeout=kind.timeout,
             grace=self.grace,
@@ -312,7 +313,8 @@ class Dispatcher:
     def _alert(self, command: tuple[str, ...], doc: dict[str, Any]) -> None:
         settings = self.registry.settings
         result = run_command(
-            command, cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
+            commands.resolve(command, self.registry.path.resolve().parent).argv,
+            cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
             grace=2.0, stdin_data=json.dumps(doc).encode(), ledger=self.ledger,
             labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": self.name},
         )
