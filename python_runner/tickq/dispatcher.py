@@ -318,7 +318,7 @@ class Dispatcher:
             grace=2.0, stdin_data=json.dumps(doc).encode(), ledger=self.ledger,
             labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": self.name},
         )
-        fields = {"kind": doc["kind"], "event": doc["event"], "outcome": result.outcome}
+        fields = {"kind": doc["kind"], "alert_event": doc["event"], "outcome": result.outcome}
         if result.outcome == "ok":
             self.log.event("alert.sent", **fields)
         else:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 FORMATS = ("text", "json")
+RESERVED = frozenset({"ts", "level", "event"})  # the keys of every JSON line
 
 
 class EventLog:
@@ -29,6 +30,8 @@ class EventLog:
     def event(self, name: str, /, level: str = "info", **fields: Any) -> None:
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         if self.fmt == "json":
+            # A field never replaces the line's own keys: an alert's "event" stays the alert's.
+            fields = {f"field_{k}" if k in RESERVED else k: v for k, v in fields.items()}
             line = json.dumps({"ts": now, "level": level, "event": name, **fields}, default=str)
         else:
             parts = [now, level.upper(), name]
