@@ -467,3 +467,39 @@ def test_check_and_sync_report_commands_that_cannot_start_as_the_dispatcher_reso
     assert (tmp_path / "ran-in").read_text().strip() == str((tmp_path / "jobs").resolve())
     assert conn.execute("SELECT outcome::text FROM tickq.job_run WHERE kind = 'ingest'"
                         ).fetchall() == [("ok",)]
+
+
+# ---------------------------------------------------------------- log noise
+
+
+def test_a_registry_edit_is_info_real_drift_a_warning_in_registry_units(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    kind = {"command": ["true"], "every": "5m", "timeout": "30s"}
+    registry = write_registry(tmp_path, {"k": kind})
+    first = run_tickq("sync", registry, db_url)
+    assert first.returncode == 0, first.stderr
+
+    write_registry(tmp_path, {"k": {**kind, "every": "10m"}})
+    edited = run_tickq("sync", registry, db_url)
+    [line] = [ln for ln in edited.stdout.splitlines() if "registry.drift" in ln]
+    assert line.split()[1] == "INFO", line
+    assert "field=every stored=5m registry=10m" in line
+
+    conn.execute("UPDATE tickq.job_kind SET timeout = '2 minutes' WHERE name = 'k'")
+    drifted = run_tickq("sync", registry, db_url)
+    [line] = [ln for ln in drifted.stdout.splitlines() if "registry.drift" in ln]
+    assert line.split()[1] == "WARNING", line
+    assert "field=timeout stored=2m registry=30s" in line
+
+
+def test_a_fresh_database_logs_one_migrated_line(tmp_path: Path, empty_db_url: str) -> None:
+    registry = write_registry(tmp_path, {"k": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+
+    result = run_tickq("sync", registry, empty_db_url)
+
+    assert result.returncode == 0, result.stderr
+    [line] = [ln for ln in result.stdout.splitlines() if "db.migrated" in ln]
+    migrations = len(list((Path(__file__).parent.parent / "sql" / "migrations").glob("*.sql")))
+    assert f"migrations={migrations} api=true" in line

@@ -24,6 +24,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from tickq import commands, db
+from tickq.durations import format_duration
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
@@ -74,6 +75,21 @@ class TickSummary:
     unreported: int = 0
     orphans: int = 0
     interrupted: bool = False
+
+
+# Drift fields whose values are durations in seconds (registry_entry, registry_settings).
+_DURATION_FIELDS = frozenset({
+    "every", "timeout", "settings.tick", "settings.stale_after", "settings.lease_margin",
+    "settings.retry_base", "settings.retry_max", "settings.housekeeping_every",
+    "settings.retention",
+})
+
+
+def _registry_units(field_name: str, value: Any) -> Any:
+    """A drift value as the registry writes it: 300 seconds of `every` is "5m"."""
+    if field_name in _DURATION_FIELDS and isinstance(value, int | float) and value >= 1:
+        return format_duration(int(value))
+    return value
 
 
 def default_name() -> str:
@@ -145,8 +161,10 @@ class Dispatcher:
 
     def migrate(self) -> list[str]:
         applied = db.migrate(self._connection())
-        for step in applied:
-            self.log.event("db.migrated", step=step)
+        if applied:  # one line however many files: a fresh database applies them all
+            migrations = [step for step in applied if step.startswith("migration ")]
+            self.log.event("db.migrated", migrations=len(migrations),
+                           api=len(applied) > len(migrations), last=applied[-1])
         return applied
 
     # ------------------------------------------------------------ steps
@@ -199,9 +217,12 @@ class Dispatcher:
             if state != INVALID_REGISTRY and not state.startswith("22"):
                 raise
             raise RegistryRefused(exc.diag.message_primary or str(exc)) from exc
-        for kind, fieldname, stored, wanted in drift:
-            self.log.warning(
-                "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
+        for kind, fieldname, stored, wanted, edit in drift:
+            # An edit of the registry file is news; a row changed behind its back is a warning.
+            self.log.event(
+                "registry.drift", level="info" if edit else "warning", kind=kind,
+                field=fieldname, stored=_registry_units(fieldname, stored),
+                registry=_registry_units(fieldname, wanted), registry_edit=edit,
             )
         return drift
 
