@@ -7,6 +7,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -503,3 +504,55 @@ def test_a_fresh_database_logs_one_migrated_line(tmp_path: Path, empty_db_url: s
     [line] = [ln for ln in result.stdout.splitlines() if "db.migrated" in ln]
     migrations = len(list((Path(__file__).parent.parent / "sql" / "migrations").glob("*.sql")))
     assert f"migrations={migrations} api=true" in line
+
+
+# ---------------------------------------------------------------- timers without a bus
+
+
+def test_systemd_install_without_a_user_bus_says_what_to_do_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    registry = write_registry(tmp_path, {"a": {
+        "command": ["true"], "every": "1h", "timeout": "30s"}})
+    home = tmp_path / "home"
+    home.mkdir()
+    # No user manager can be reached at these addresses, whatever runs on this machine.
+    env = {**cli_env(), "HOME": str(home), "XDG_RUNTIME_DIR": str(tmp_path / "no-runtime"),
+           "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path / 'no-bus'}"}
+
+    def tickq_systemd(action: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "tickq.cli", "systemd", action, "--name", "t",
+                "--registry", str(registry)]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+
+    done = tickq_systemd("install")
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("tickq: no systemd user manager to talk to")
+    assert "tickq cron print" in done.stderr
+    assert ("--system" if os.geteuid() == 0 else "loginctl enable-linger") in done.stderr
+    assert list(home.rglob("*")) == [], "nothing written"
+
+    # Files left by an earlier install are removed even though systemd cannot be told.
+    units = home / ".config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    for suffix in ("service", "timer"):
+        (units / f"tickq-t.{suffix}").write_text("")
+    removed = tickq_systemd("uninstall")
+    assert (removed.returncode, removed.stdout) == (0, "removed\n"), removed.stderr
+    assert list(units.iterdir()) == []
+
+
+def test_version_and_launchd_advice_on_linux_name_commands(tmp_path: Path) -> None:
+    version = subprocess.run([sys.executable, "-m", "tickq.cli", "--version"], env=cli_env(),
+                             capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and version.stdout.startswith("tickq 0."), version
+    if sys.platform.startswith("linux"):
+        registry = write_registry(tmp_path, {"a": {
+            "command": ["true"], "every": "1h", "timeout": "30s"}})
+        done = subprocess.run([sys.executable, "-m", "tickq.cli", "launchd", "install",
+                               "--registry", str(registry)], env=cli_env(),
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2
+        assert "`tickq systemd install`" in done.stderr and "`tickq cron print`" in done.stderr
+        assert "_install" not in done.stderr and "crontab_line" not in done.stderr

@@ -194,7 +194,7 @@ def test_launchctl_argv():
 @pytest.mark.skipif(sys.platform == "darwin", reason="on macOS this would really install")
 def test_launchd_install_refuses_off_macos_and_writes_nothing(tmp_path):
     data = ot.launchd_plist(**plist_kwargs(stdout_path=tmp_path / "logs/o.log"))
-    with pytest.raises(TimerError, match=r"only exist on darwin.*systemd_install"):
+    with pytest.raises(TimerError, match=r"only exist on darwin.*`tickq systemd install`"):
         ot.launchd_install(data, "dev.tickq.tick", home=tmp_path)
     with pytest.raises(TimerError, match="only exist on darwin"):
         ot.launchd_uninstall("dev.tickq.tick", home=tmp_path)

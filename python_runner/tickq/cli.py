@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from tickq import db
+from tickq import __version__, db
 from tickq.dispatcher import (
     UNKNOWN_KIND,
     ClaimRefused,
@@ -361,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tickq", description="A recurring-job scheduler in PostgreSQL, woken by an OS timer."
     )
+    parser.add_argument("--version", action="version", version=f"tickq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[[argparse.Namespace], int], text: str):

@@ -222,9 +222,41 @@ def systemd_unit_names(name: str = DEFAULT_NAME) -> SystemdUnits:
     return SystemdUnits(f"tickq-{name}.service", f"tickq-{name}.timer")
 
 
-def systemd_unit_dir(*, home: Path | None = None) -> Path:
-    """~/.config/systemd/user, where `systemctl --user` looks for a user's own units."""
+SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
+
+
+def systemd_unit_dir(*, home: Path | None = None, system: bool = False) -> Path:
+    """~/.config/systemd/user, where `systemctl --user` looks for a user's own units; with
+    `system`, /etc/systemd/system (units the system manager runs, as root)."""
+    if system:
+        return SYSTEM_UNIT_DIR
     return (Path.home() if home is None else home) / ".config" / "systemd" / "user"
+
+
+def systemd_bus_problem(*, system: bool = False) -> str | None:
+    """Why systemctl cannot reach the manager the units are for (None when it can): checked
+    before anything is written, so a failed install leaves no unit files behind."""
+    argv = ["systemctl", *([] if system else ["--user"]), "show", "--property=Version"]
+    result = _run(argv)
+    if result.returncode == 0:
+        return None
+    detail = (result.stderr or result.stdout or "").strip().splitlines()
+    cause = detail[-1] if detail else f"exit {result.returncode}"
+    if system:
+        return (f"systemd is not running here ({cause}): use `tickq cron print` and add the "
+                "line with `crontab -e`")
+    advice = ("as root, install a system unit instead: `tickq systemd install --system`"
+              if os.geteuid() == 0 else
+              "log in to a session with a user manager, and for a server run "
+              f"`loginctl enable-linger {_user()}` once")
+    return (f"no systemd user manager to talk to ({cause}): {advice}; "
+            "or use `tickq cron print` and add the line with `crontab -e`")
+
+
+def _user() -> str:
+    import getpass
+
+    return getpass.getuser()
 
 
 def systemd_units(
@@ -330,28 +362,30 @@ def _systemd_specifiers(text: str) -> str:
     return text.replace("%", "%%")
 
 
-def systemctl_user_argv(*args: str) -> list[str]:
-    return ["systemctl", "--user", *args]
+def systemctl_user_argv(*args: str, system: bool = False) -> list[str]:
+    return ["systemctl", *([] if system else ["--user"]), *args]
 
 
-def systemctl_daemon_reload_argv() -> list[str]:
-    return systemctl_user_argv("daemon-reload")
+def systemctl_daemon_reload_argv(system: bool = False) -> list[str]:
+    return systemctl_user_argv("daemon-reload", system=system)
 
 
-def systemctl_enable_argv(timer_unit: str) -> list[str]:
-    return systemctl_user_argv("enable", timer_unit)
+def systemctl_enable_argv(timer_unit: str, system: bool = False) -> list[str]:
+    return systemctl_user_argv("enable", timer_unit, system=system)
 
 
-def systemctl_restart_argv(timer_unit: str) -> list[str]:
+def systemctl_restart_argv(timer_unit: str, system: bool = False) -> list[str]:
     """Starts the timer, or re-arms a running one so a changed interval takes effect."""
-    return systemctl_user_argv("restart", timer_unit)
+    return systemctl_user_argv("restart", timer_unit, system=system)
 
 
-def systemctl_disable_argv(timer_unit: str) -> list[str]:
-    return systemctl_user_argv("disable", "--now", timer_unit)
+def systemctl_disable_argv(timer_unit: str, system: bool = False) -> list[str]:
+    return systemctl_user_argv("disable", "--now", timer_unit, system=system)
 
 
-def systemd_install(units: Mapping[str, str], *, home: Path | None = None) -> list[Path]:
+def systemd_install(
+    units: Mapping[str, str], *, home: Path | None = None, system: bool = False
+) -> list[Path]:
     """Write `units` (from systemd_units) to ~/.config/systemd/user, reload systemd and enable
     and (re)start the timer: the equivalent of `enable --now` that also applies a changed
     interval. Returns the files written.
@@ -362,32 +396,40 @@ def systemd_install(units: Mapping[str, str], *, home: Path | None = None) -> li
     timers = [unit for unit in units if unit.endswith(".timer")]
     if len(timers) != 1 or not all(_is_tickq_unit(unit) for unit in units):
         raise TimerError(f"expected the units of systemd_units(), got {sorted(units)}")
-    unit_dir = systemd_unit_dir(home=home)
+    problem = systemd_bus_problem(system=system)
+    if problem:
+        raise TimerError(problem)
+    unit_dir = systemd_unit_dir(home=home, system=system)
     unit_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for unit, text in units.items():
         _write_private(unit_dir / unit, text.encode())
         written.append(unit_dir / unit)
-    _check(systemctl_daemon_reload_argv(), "systemctl --user could not reload its units")
-    _check(systemctl_enable_argv(timers[0]), f"could not enable {timers[0]}")
-    _check(systemctl_restart_argv(timers[0]), f"could not start {timers[0]}")
+    _check(systemctl_daemon_reload_argv(system), "systemctl could not reload its units")
+    _check(systemctl_enable_argv(timers[0], system), f"could not enable {timers[0]}")
+    _check(systemctl_restart_argv(timers[0], system), f"could not start {timers[0]}")
     return written
 
 
-def systemd_uninstall(name: str = DEFAULT_NAME, *, home: Path | None = None) -> bool:
+def systemd_uninstall(
+    name: str = DEFAULT_NAME, *, home: Path | None = None, system: bool = False
+) -> bool:
     """Stop and disable the timer, remove both unit files and reload. A tick that is running
-    finishes. False when there was nothing to remove."""
+    finishes. False when there was nothing to remove. Without a manager to talk to (no user
+    bus), nothing can be running them: the files are removed all the same."""
     _require_platform("linux", "systemd")
     units = systemd_unit_names(name)
-    unit_dir = systemd_unit_dir(home=home)
+    unit_dir = systemd_unit_dir(home=home, system=system)
     paths = [unit_dir / units.service, unit_dir / units.timer]
     if not any(p.exists() for p in paths):
         return False
-    if paths[1].exists():
-        _check(systemctl_disable_argv(units.timer), f"could not disable {units.timer}")
+    reachable = systemd_bus_problem(system=system) is None
+    if reachable and paths[1].exists():
+        _check(systemctl_disable_argv(units.timer, system), f"could not disable {units.timer}")
     for p in paths:
         p.unlink(missing_ok=True)
-    _check(systemctl_daemon_reload_argv(), "systemctl --user could not reload its units")
+    if reachable:
+        _check(systemctl_daemon_reload_argv(system), "systemctl could not reload its units")
     return True
 
 
@@ -519,10 +561,11 @@ def _check_environment(environment: Mapping[str, str]) -> dict[str, str]:
 
 def _require_platform(platform: str, tool: str) -> None:
     if not sys.platform.startswith(platform):
-        other = {"darwin": "systemd_install (Linux) or crontab_line", "linux": "launchd_install"}
+        other = {"darwin": "`tickq systemd install` (Linux) or `tickq cron print`",
+                 "linux": "`tickq launchd install` (macOS) or `tickq cron print`"}
         raise TimerError(
             f"{tool} timers only exist on {platform}; this is {sys.platform}. "
-            f"Use {other.get(platform, 'crontab_line')} instead."
+            f"Use {other.get(platform, '`tickq cron print`')} instead."
         )
 
 
