@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -556,3 +558,40 @@ def test_version_and_launchd_advice_on_linux_name_commands(tmp_path: Path) -> No
         assert done.returncode == 2
         assert "`tickq systemd install`" in done.stderr and "`tickq cron print`" in done.stderr
         assert "_install" not in done.stderr and "crontab_line" not in done.stderr
+
+
+# ---------------------------------------------------------------- the embedded server
+
+
+def test_server_status_and_stop_for_the_embedded_postgresql() -> None:
+    # Not under pytest's tmp_path: as root, the server runs as a user of its own, which must
+    # be able to reach the folder (the test server of conftest.py lives in /tmp the same way).
+    folder = Path(tempfile.mkdtemp(prefix="tickq-server-test-"))
+    try:
+        _server_status_and_stop(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _server_status_and_stop(folder: Path) -> None:
+    env = {**cli_env(), "TICKQ_DATA_DIR": str(folder / "data")}
+
+    def tickq(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert tickq("server", "status").returncode == 1
+    try:
+        assert tickq("migrate").returncode == 0  # starts it
+        status = tickq("server", "status")
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.startswith("running: pid ")
+        pid = int(status.stdout.split()[2].rstrip(","))
+        assert is_alive(pid)
+    finally:
+        stop = tickq("server", "stop")
+    assert stop.returncode == 0, stop.stderr
+    assert stop.stdout == f"stopped pid {pid}\n"
+    after = tickq("server", "status")
+    assert (after.returncode, after.stdout.split(" (")[0]) == (1, "not running")
+    assert tickq("server", "stop").returncode == 1
