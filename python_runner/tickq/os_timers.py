@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tickq.orphans import default_folder
 
@@ -99,6 +99,16 @@ def launchd_paths(label: str, *, home: Path | None = None) -> LaunchdPaths:
     )
 
 
+def aligned_minutes(interval_seconds: int) -> list[int] | None:
+    """The minutes of each hour a clock-aligned timer fires at (`every` cadences land on
+    :00, :05, :10... the same way), when the interval is whole minutes that divide an hour;
+    None for any other interval, which then counts from the timer's start."""
+    minutes, rest = divmod(interval_seconds, 60)
+    if rest or minutes < 1 or 60 % minutes:
+        return None
+    return list(range(0, 60, minutes))
+
+
 def launchd_plist(
     *,
     label: str,
@@ -110,19 +120,26 @@ def launchd_plist(
     environment: Mapping[str, str],
     stop_timeout_seconds: int = DEFAULT_STOP_TIMEOUT,
 ) -> bytes:
-    """The agent's plist (XML). launchd starts ProgramArguments every StartInterval seconds,
-    never while the previous run is still going, and coalesces the runs missed during sleep
-    into one. See launchd/tickq.plist.template for what each key does."""
+    """The agent's plist (XML). launchd starts ProgramArguments at the clock-aligned minutes
+    of StartCalendarInterval (an interval that does not divide an hour: every StartInterval
+    seconds), once at load, never while the previous run is still going, and coalesces the runs
+    missed during sleep into one. See launchd/tickq.plist.template for what each key does."""
     _check_label(label)
     argv = _check_argv(program_arguments)
     _check_interval(interval_seconds)
     _check_positive("stop_timeout_seconds", stop_timeout_seconds)
     env = _check_environment(environment)
+    minutes = aligned_minutes(interval_seconds)
+    schedule: dict[str, Any] = (
+        {"StartCalendarInterval": [{"Minute": m} for m in minutes]} if minutes is not None
+        else {"StartInterval": interval_seconds}
+    )
     plist = {
         "Label": label,
         "ProgramArguments": argv,
-        "StartInterval": interval_seconds,
-        "RunAtLoad": False,
+        **schedule,
+        # One tick right after install (and at each login): the first one is not a tick away.
+        "RunAtLoad": True,
         "WorkingDirectory": str(_check_absolute("working_directory", working_directory)),
         "StandardOutPath": str(_check_absolute("stdout_path", stdout_path)),
         "StandardErrorPath": str(_check_absolute("stderr_path", stderr_path)),
@@ -310,15 +327,9 @@ def systemd_units(
         f"Description=Run tickq tick ({name}) every {interval_seconds}s",
         "",
         "[Timer]",
-        # Already in the past when the timer is started after boot: then it elapses at once.
-        "OnBootSec=1min",
-        f"OnUnitActiveSec={interval_seconds}s",
-        # A oneshot service is never "active" (activating -> inactive), which some systemd
-        # versions mishandle for OnUnitActiveSec=; this one keeps the timer going regardless
-        # and is never earlier than the line above.
-        f"OnUnitInactiveSec={interval_seconds}s",
+        *_systemd_schedule(interval_seconds),
         "AccuracySec=1s",
-        # Only affects OnCalendar= timers; kept so that one added by hand catches up after sleep.
+        # After a sleep or a reboot, a missed OnCalendar= time runs once at once.
         "Persistent=true",
         f"Unit={units.service}",
         "",
@@ -327,6 +338,23 @@ def systemd_units(
         "",
     ]
     return {units.service: "\n".join(service), units.timer: "\n".join(timer)}
+
+
+def _systemd_schedule(interval_seconds: int) -> list[str]:
+    minutes = aligned_minutes(interval_seconds)
+    if minutes is not None:
+        # On the clock, like the `every` cadences it serves: *:0/5 is :00, :05, :10...
+        step = 60 // len(minutes)
+        return [f"OnCalendar=*:0/{step}" if step < 60 else "OnCalendar=*:00"]
+    return [
+        # Already in the past when the timer is started after boot: then it elapses at once.
+        "OnBootSec=1min",
+        f"OnUnitActiveSec={interval_seconds}s",
+        # A oneshot service is never "active" (activating -> inactive), which some systemd
+        # versions mishandle for OnUnitActiveSec=; this one keeps the timer going regardless
+        # and is never earlier than the line above.
+        f"OnUnitInactiveSec={interval_seconds}s",
+    ]
 
 
 def systemd_quote(word: str) -> str:
@@ -408,6 +436,10 @@ def systemd_install(
     _check(systemctl_daemon_reload_argv(system), "systemctl could not reload its units")
     _check(systemctl_enable_argv(timers[0], system), f"could not enable {timers[0]}")
     _check(systemctl_restart_argv(timers[0], system), f"could not start {timers[0]}")
+    # One tick right away, so the first one is not a whole tick after install.
+    service = timers[0].removesuffix(".timer") + ".service"
+    _check(systemctl_user_argv("start", "--no-block", service, system=system),
+           f"could not start {service}")
     return written
 
 
@@ -462,6 +494,9 @@ def cron_schedule(interval_seconds: int) -> str:
     )
 
 
+LOG_MAX_BYTES = 10 * 1024 * 1024  # the cron line's log, then one older copy
+
+
 def crontab_line(
     *,
     program_arguments: Sequence[str],
@@ -470,9 +505,11 @@ def crontab_line(
     environment: Mapping[str, str],
     log_path: Path,
 ) -> str:
-    """`*/N * * * * cd DIR && K=V ... exec ARGV >> LOG 2>&1`, quoted for /bin/sh, with `%`
-    written `\\%` (cron turns an unescaped `%` into a newline and feeds the rest to stdin).
-    Unlike launchd and systemd, cron starts a tick even while the previous one still runs."""
+    """`*/N * * * * cd DIR && ROTATE && K=V ... exec ARGV >> LOG 2>&1`, quoted for /bin/sh,
+    with `%` written `\\%` (cron turns an unescaped `%` into a newline and feeds the rest to
+    stdin). ROTATE keeps the log bounded: past LOG_MAX_BYTES it becomes LOG.1 (the one before
+    is dropped). Unlike launchd and systemd, cron starts a tick even while the previous one
+    still runs."""
     schedule = cron_schedule(interval_seconds)
     argv = _check_argv(program_arguments)
     env = _check_environment(environment)
@@ -482,10 +519,15 @@ def crontab_line(
     if any("\n" in p or "\r" in p for p in parts):
         raise TimerError("a crontab line cannot hold a newline; use a systemd timer or launchd")
     assignments = [f"{k}={shlex.quote(v)}" for k, v in env.items()]
+    qlog = shlex.quote(log)
+    rotate = (f"{{ test ! -f {qlog} || test $(wc -c < {qlog}) -lt {LOG_MAX_BYTES} "
+              f"|| mv -f {qlog} {shlex.quote(log + '.1')}; }}")
     command = " ".join(
         [
             "cd",
             shlex.quote(cwd),
+            "&&",
+            rotate,
             "&&",
             *assignments,
             "exec",
