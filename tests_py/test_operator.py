@@ -595,3 +595,34 @@ def _server_status_and_stop(folder: Path) -> None:
     after = tickq("server", "status")
     assert (after.returncode, after.stdout.split(" (")[0]) == (1, "not running")
     assert tickq("server", "stop").returncode == 1
+
+
+# ---------------------------------------------------------------- shell completion
+
+
+def test_bash_completion_offers_commands_options_actions_and_kind_names(tmp_path: Path) -> None:
+    registry = write_registry(tmp_path, {
+        name: {"command": ["true"], "every": "1h", "timeout": "30s"}
+        for name in ("send_email", "sweep")
+    })
+    script = subprocess.run([sys.executable, "-m", "tickq.cli", "completion", "bash"],
+                            env=cli_env(), capture_output=True, text=True, timeout=30)
+    assert script.returncode == 0, script.stderr
+    (tmp_path / "completion.bash").write_text(script.stdout)
+    probe = (
+        "source completion.bash\n"
+        'for line in "tickq sta" "tickq status --w" "tickq systemd in" "tickq run s" '
+        f'"tickq pause --registry {registry} se"; do\n'
+        '  COMP_WORDS=($line); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tickq\n'
+        '  echo "${COMPREPLY[*]}"\n'
+        "done\n"
+    )
+    done = subprocess.run(["bash", "-c", probe], cwd=tmp_path, env=cli_env(),
+                          capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "status", "--wide --watch", "install", "send_email sweep", "send_email"]
+    zsh = subprocess.run([sys.executable, "-m", "tickq.cli", "completion", "zsh"],
+                         env=cli_env(), capture_output=True, text=True, timeout=30)
+    assert "bashcompinit" in zsh.stdout and "complete -o default -F _tickq tickq" in zsh.stdout

@@ -390,9 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--durations", choices=("timeout", "observed"), default="timeout",
         help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
     )
-    from tickq import operator_cli, server_cli, timers_cli
+    from tickq import completion_cli, operator_cli, server_cli, timers_cli
 
     server_cli.add_command(sub, common)
+    completion_cli.add_command(sub, common, parser)
 
     timers_cli.add_commands(sub, common)
     operator_cli.add_commands(sub, common, _open_db)
