@@ -24,7 +24,7 @@ from tickq import db
 from tickq.durations import format_duration
 from tickq.orphans import Ledger
 
-EXIT_OK, EXIT_NO = 0, 1
+EXIT_OK, EXIT_NO, EXIT_DATABASE = 0, 1, 3
 NARROW = 80
 
 OpenDb = Callable[[argparse.Namespace], psycopg.Connection]
@@ -90,6 +90,10 @@ def _watch(args: argparse.Namespace, open_db: OpenDb) -> int:
     except KeyboardInterrupt:
         sys.stdout.write("\n")
         return EXIT_OK
+    except psycopg.OperationalError as exc:  # the server went away while watching
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"tickq: lost the database: {cause}", file=sys.stderr)
+        return EXIT_DATABASE
 
 
 def _width() -> int:
