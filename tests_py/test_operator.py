@@ -247,6 +247,23 @@ def test_a_retry_shorter_than_the_tick_runs_in_the_same_tick(
     assert "tick.waiting" in result.stdout
 
 
+def test_a_retry_is_claimed_when_due_while_another_run_goes_on(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    registry = write_registry(tmp_path, {
+        "flaky": {"command": ["sh", "-c", "if [ -e failed ]; then exit 0; fi; touch failed; "
+                              "exit 1"], "every": "1d", "timeout": "30s", "retries": 1},
+        "slow": {"command": ["sleep", "5"], "every": "1d", "timeout": "30s"},
+    }, {"tick": "1d", "retry_base": "1s", "slots": 2})
+
+    assert run_tickq("tick", registry, db_url).returncode == 0
+
+    retry, slow = conn.execute(
+        "SELECT (SELECT claimed_at FROM tickq.job_run WHERE kind = 'flaky' AND attempt = 2),"
+        " (SELECT finished_at FROM tickq.job_run WHERE kind = 'slow')").fetchone()
+    assert retry is not None and retry < slow, "claimed when due, not when slow finished"
+
+
 def test_a_tick_does_not_stay_for_cadences_or_retries_past_the_next_tick(
     tmp_path: Path, db_url: str, conn: psycopg.Connection
 ) -> None:

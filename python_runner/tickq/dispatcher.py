@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -122,6 +123,9 @@ class Dispatcher:
         self.refill_every = refill_every
         self.ledger = ledger or Ledger()
         self._conn: psycopg.Connection | None = None
+        # The earliest retry one of this tick's reports scheduled: claim again then, not only
+        # when a run finishes or every refill_every seconds.
+        self._retry_at: datetime | None = None
 
     # ------------------------------------------------------------ the database
 
@@ -394,6 +398,8 @@ class Dispatcher:
             )
             return False
         _run_id, _kind, outcome, streak, next_due_at, next_trigger = rows[0]
+        if next_trigger == "retry" and (self._retry_at is None or next_due_at < self._retry_at):
+            self._retry_at = next_due_at
         level = "info" if outcome == "ok" else "warning"
         self.log.event(
             "run.finished", level=level, **fields, failure_streak=streak,
@@ -461,7 +467,8 @@ class Dispatcher:
             free = slots - len(running)
             # Claim at the start, each time a run finishes, and every `refill_every` seconds while
             # runs go on (a kind can come due, or a retry's backoff pass, during a long run).
-            claim_now = claim_now or time.monotonic() - last_claim >= self.refill_every
+            claim_now = (claim_now or time.monotonic() - last_claim >= self.refill_every
+                         or self._retry_due())
             if can_claim and free > 0 and claim_now:
                 claim_now, last_claim = False, time.monotonic()
                 try:
@@ -511,6 +518,14 @@ class Dispatcher:
             self._query("record_tick", {"dispatcher": self.name, "host": socket.gethostname()})
         except (DatabaseUnavailable, psycopg.Error) as exc:
             self.log.warning("tick.unrecorded", error=str(exc).strip())
+
+    def _retry_due(self) -> bool:
+        """Whether a retry this tick's reports scheduled has come due (then forgotten: the
+        claim that follows takes it, or another dispatcher did)."""
+        if self._retry_at is None or datetime.now(UTC) < self._retry_at:
+            return False
+        self._retry_at = None
+        return True
 
     def _tick_deadline(self) -> float:
         """When the next tick would start (monotonic clock): the next clock-aligned tick, as the
