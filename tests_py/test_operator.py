@@ -643,3 +643,19 @@ def test_bash_completion_offers_commands_options_actions_and_kind_names(tmp_path
     zsh = subprocess.run([sys.executable, "-m", "tickq.cli", "completion", "zsh"],
                          env=cli_env(), capture_output=True, text=True, timeout=30)
     assert "bashcompinit" in zsh.stdout and "complete -o default -F _tickq tickq" in zsh.stdout
+
+
+def test_a_ledger_folder_owned_by_another_user_is_a_problem(tmp_path: Path) -> None:
+    from tickq.orphans import Ledger
+
+    if os.geteuid() == 0:
+        folder = tmp_path / "ledger"
+        folder.mkdir(mode=0o700)
+        os.chown(folder, 65534, -1)  # nobody's
+    else:
+        folder = Path("/")  # root's, and so another user's
+
+    problem = Ledger(folder).problem()
+
+    assert problem is not None and "belongs to uid" in problem and "TICKQ_RUN_DIR" in problem
+    assert Ledger(tmp_path / "not-yet").problem() is None, "a folder not made yet is fine"
