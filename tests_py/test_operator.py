@@ -659,3 +659,17 @@ def test_a_ledger_folder_owned_by_another_user_is_a_problem(tmp_path: Path) -> N
 
     assert problem is not None and "belongs to uid" in problem and "TICKQ_RUN_DIR" in problem
     assert Ledger(tmp_path / "not-yet").problem() is None, "a folder not made yet is fine"
+
+
+def test_run_into_a_closed_pipe_keeps_the_runs_exit_status(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    registry = write_registry(tmp_path, {"chatty": {
+        "command": ["seq", "1", "200000"], "every": "1h", "timeout": "30s"}})
+
+    rc, err = _closed_reader(tickq_argv("run", registry, db_url, "chatty"))
+
+    assert rc == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert ": ok, exit 0," in err.splitlines()[-1]
+    assert conn.execute("SELECT outcome::text FROM tickq.job_run").fetchall() == [("ok",)]

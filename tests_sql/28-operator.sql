@@ -1,7 +1,7 @@
 -- The operator's functions: a dead dispatcher's lease released at once; the next retry due;
 -- the health check.
 BEGIN;
-SELECT plan(15);
+SELECT plan(18);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
@@ -42,6 +42,10 @@ SELECT lives_ok($$SELECT tickq.record_tick('host:9', 'host', '2026-06-01 10:09Z'
 UPDATE tickq.settings SET alert_after = 1;
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:10Z')$$,
     $$VALUES ('a', 'failing'), ('b', 'failing')$$, 'failing at alert_after');
+SELECT lives_ok($$SELECT tickq.pause_kind('b', p_now => '2026-06-01 10:10Z')$$, 'b paused');
+SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:10Z')$$,
+    $$VALUES ('a', 'failing')$$, 'a paused kind is not reported as failing');
+SELECT lives_ok($$SELECT tickq.resume_kind('b', '2026-06-01 10:10Z')$$, 'b resumed');
 UPDATE tickq.settings SET alert_after = 3;
 SELECT lives_ok($$SELECT * FROM tickq.claim_jobs(1, 'host:3', '2026-06-01 10:10Z')$$, 'b claimed');
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 11:00Z')$$,

@@ -155,8 +155,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
 
     def stream(chunk: bytes) -> None:
-        out.write(chunk)
-        out.flush()  # a closed pipe raises here and stops the streaming, never the run
+        try:
+            out.write(chunk)
+            out.flush()
+        except BrokenPipeError:
+            # `tickq run KIND | head`: the run goes on, its exit status stays the run's.
+            discard_closed_pipe(sys.stdout)
+            raise  # stops the streaming
 
     try:
         claim, result = dispatcher.run_now(args.kind, on_output=stream)

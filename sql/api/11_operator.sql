@@ -180,7 +180,9 @@ AS $$
         FROM tickq.job_kind AS k
         CROSS JOIN tickq.settings AS s
         LEFT JOIN tickq.job_run AS r ON k.last_run_id = r.id
+        -- A paused kind is not run, and its operator already knows.
         WHERE k.retired_at IS NULL AND k.enabled AND k.failure_streak >= s.alert_after
+            AND NOT coalesce(k.paused_until > p_now, false)
         UNION ALL
         SELECT 3, k.name, 'stuck',
             format('run %s leased by %s until %s, %s ago, without a report', k.run_id,
@@ -209,5 +211,5 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.health_problems(timestamptz) IS
 'What a monitor should hear about as of p_now, one row per problem (`tickq status --check`): '
-'stale kinds, kinds failing at or past settings.alert_after, runs stuck past their lease, and '
-'no tick ended for two tick lengths (kind NULL).';
+'stale kinds, unpaused kinds failing at or past settings.alert_after, runs stuck past their '
+'lease, and no tick ended for two tick lengths (kind NULL).';
