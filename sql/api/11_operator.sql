@@ -11,14 +11,10 @@ CREATE OR REPLACE FUNCTION tickq.release_dead_lease(
 ) RETURNS boolean
 LANGUAGE plpgsql
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_kind text;
 BEGIN
     -- Only a run still live and leased by exactly that dispatcher: a run already reported, or
     -- expired and claimed again by someone else, is left alone.
-    SELECT k.name INTO v_kind
-    FROM tickq.job_kind AS k
+    PERFORM FROM tickq.job_kind AS k
     WHERE k.run_id = p_run_id AND k.leased_by = p_dispatcher
     FOR UPDATE;
     IF NOT FOUND THEN
