@@ -401,8 +401,12 @@ def test_the_next_tick_stops_a_command_whose_dispatcher_was_sigkilled(
     assert "kind=long" in line and f"run_id={run_id}" in line and "signal=SIGTERM" in line
     assert "orphans_stopped=1" in result.stdout
     assert list(own_ledger_folder.glob("*.json")) == []
-    # Still leased to the dead dispatcher: not started again; its lease expires into `lost`.
-    assert [(r["id"], r["outcome"]) for r in runs(conn)] == [(run_id, "running")]
+    # Its dispatcher is provably dead: the lease is released at once as `lost` (not started
+    # again in this tick: a lost run without retries waits for its next slot).
+    [row] = runs(conn)
+    assert (row["id"], row["outcome"]) == (run_id, "lost")
+    assert "died before reporting" in row["output_tail"]
+    assert "run.lost_released" in result.stdout
 
 
 # ---------------------------------------------------------------- the database goes away

@@ -98,8 +98,8 @@ def test_launchd_plist_has_every_key():
     assert plist == {
         "Label": "dev.tickq.tick",
         "ProgramArguments": [TICKQ, "tick"],
-        "StartInterval": 300,
-        "RunAtLoad": False,
+        "StartCalendarInterval": [{"Minute": m} for m in range(0, 60, 5)],
+        "RunAtLoad": True,
         "WorkingDirectory": "/srv/my jobs",
         "StandardOutPath": "/Users/me/Library/Logs/tickq/dev.tickq.tick.log",
         "StandardErrorPath": "/Users/me/Library/Logs/tickq/dev.tickq.tick.err.log",
@@ -109,8 +109,10 @@ def test_launchd_plist_has_every_key():
         "ExitTimeOut": 30,
     }
     assert Path(plist["ProgramArguments"][0]).is_absolute()
-    assert type(plist["StartInterval"]) is int
     assert type(plist["RunAtLoad"]) is bool
+    # An interval that divides no hour counts from the agent's start instead.
+    odd = plistlib.loads(ot.launchd_plist(**plist_kwargs(interval_seconds=420)))
+    assert odd["StartInterval"] == 420 and "StartCalendarInterval" not in odd
 
 
 def test_launchd_plist_is_xml_and_escapes_text():
@@ -121,7 +123,7 @@ def test_launchd_plist_is_xml_and_escapes_text():
     assert b"&lt;b&gt; &amp;" in data
     plist = plistlib.loads(data)
     assert plist["ProgramArguments"][1] == "a <b> & 'c' \"d\""
-    assert plist["StartInterval"] == 60
+    assert plist["StartCalendarInterval"] == [{"Minute": m} for m in range(60)]
 
 
 @pytest.mark.parametrize(
@@ -194,7 +196,7 @@ def test_launchctl_argv():
 @pytest.mark.skipif(sys.platform == "darwin", reason="on macOS this would really install")
 def test_launchd_install_refuses_off_macos_and_writes_nothing(tmp_path):
     data = ot.launchd_plist(**plist_kwargs(stdout_path=tmp_path / "logs/o.log"))
-    with pytest.raises(TimerError, match=r"only exist on darwin.*systemd_install"):
+    with pytest.raises(TimerError, match=r"only exist on darwin.*`tickq systemd install`"):
         ot.launchd_install(data, "dev.tickq.tick", home=tmp_path)
     with pytest.raises(TimerError, match="only exist on darwin"):
         ot.launchd_uninstall("dev.tickq.tick", home=tmp_path)
@@ -273,6 +275,7 @@ def test_systemd_timer_unit():
         "[Timer]",
         "OnBootSec=1min",
         "OnUnitActiveSec=90s",
+        "OnUnitInactiveSec=90s",
         "AccuracySec=1s",
         "Persistent=true",
         "Unit=tickq-my-jobs.service",
@@ -281,6 +284,26 @@ def test_systemd_timer_unit():
     ]:
         assert line in timer
     assert timer.index("[Install]") > timer.index("[Timer]")
+
+
+def test_systemd_timer_fires_on_the_clock_when_the_tick_divides_an_hour():
+    for seconds, calendar in ((300, "OnCalendar=*:0/5"), (60, "OnCalendar=*:0/1"),
+                              (3600, "OnCalendar=*:00"), (900, "OnCalendar=*:0/15")):
+        timer = lines(units(interval_seconds=seconds)["tickq-my-jobs.timer"])
+        assert calendar in timer and "Persistent=true" in timer
+        assert not any(x.startswith(("OnUnitActiveSec", "OnBootSec")) for x in timer)
+
+
+def test_the_cron_lines_log_is_bounded(tmp_path):
+    log = tmp_path / "tickq.log"
+    line = ot.crontab_line(program_arguments=["/bin/echo", "tick"], interval_seconds=300,
+                           working_directory=tmp_path, environment={}, log_path=log)
+    log.write_bytes(b"x" * (ot.LOG_MAX_BYTES + 1))
+    subprocess.run(["/bin/sh", "-c", cron_command(line)], timeout=60, env={}, check=True)
+    assert log.read_text() == "tick\n"
+    assert (tmp_path / "tickq.log.1").stat().st_size == ot.LOG_MAX_BYTES + 1
+    subprocess.run(["/bin/sh", "-c", cron_command(line)], timeout=60, env={}, check=True)
+    assert log.read_text() == "tick\ntick\n", "appended while small"
 
 
 def test_systemd_options():
@@ -390,7 +413,9 @@ def test_crontab_line_text():
         log_path=Path("/var/log/tickq.log"),
     )
     assert line == (
-        "*/5 * * * * cd '/srv/my jobs' && PATH=/usr/bin:/bin "
+        "*/5 * * * * cd '/srv/my jobs' && { test ! -f /var/log/tickq.log || "
+        "test $(wc -c < /var/log/tickq.log) -lt 10485760 || "
+        "mv -f /var/log/tickq.log /var/log/tickq.log.1; } && PATH=/usr/bin:/bin "
         "DATABASE_URL=postgresql://u:p\\%40ss@db/x "
         f"exec {TICKQ} tick >> /var/log/tickq.log 2>&1"
     )

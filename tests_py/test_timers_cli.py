@@ -33,13 +33,13 @@ def test_launchd_print_is_a_plist_for_this_registry(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     plist = plistlib.loads(done.stdout.encode())
     assert plist["Label"] == "dev.tickq.nightly-jobs"
-    assert plist["StartInterval"] == 120
+    assert plist["StartCalendarInterval"] == [{"Minute": m} for m in range(0, 60, 2)]
     assert Path(plist["ProgramArguments"][0]).is_absolute()
     assert plist["ProgramArguments"][-1] == "tick"
     assert plist["WorkingDirectory"] == str(folder.resolve())
     registry = str(folder.resolve() / "registry.toml")
     assert plist["EnvironmentVariables"]["TICKQ_REGISTRY"] == registry
-    assert plist["RunAtLoad"] is False
+    assert plist["RunAtLoad"] is True
 
 
 def test_cron_print_and_linux_refuses_launchd_install(tmp_path: Path) -> None:

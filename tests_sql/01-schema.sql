@@ -5,7 +5,8 @@ SELECT plan(14);
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
-    'agent', 'agent_settings', 'agent_turn'
+    'agent', 'agent_settings', 'agent_turn',
+    'dispatcher_tick'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -20,7 +21,8 @@ SELECT functions_are('tickq', ARRAY[
     'parse_kind', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
-    'start_run', 'report_run',
+    'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
+    'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from tickq import db
+from tickq import commands, db
 from tickq.process import RunResult, run_command
 from tickq.registry import Kind
 
@@ -55,7 +55,7 @@ class _Link:
 
 
 def run_chain(
-    d: Dispatcher, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path
+    d: Dispatcher, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None
 ) -> RunResult:
     """Run the steps of `kind` for `claim` (from the step the database names) and return the
     chain's result: ok when every step ran and each failure was allowed to continue."""
@@ -69,7 +69,7 @@ def run_chain(
 
 
 def _steps(
-    d: Dispatcher, link: _Link, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path,
+    d: Dispatcher, link: _Link, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None,
     started: float, deadline: float,
 ) -> RunResult:
     ids = {"run_id": claim.run_id, "dispatcher": d.name}
@@ -97,9 +97,12 @@ def _steps(
             outcome, exit_code = "timeout", None
             break
         cut_by_chain = left < step.timeout
+        # Each step starts by the one rule every command does (tickq.commands).
+        start = commands.resolve(step.command, d.registry.path.resolve().parent,
+                                 step.cwd or cwd, {**kind.env, **step.env})
         result = run_command(
-            step.command,
-            cwd=step.cwd or cwd,
+            start.argv,
+            cwd=start.cwd,
             env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
             timeout=min(step.timeout, left),
             grace=d.grace,

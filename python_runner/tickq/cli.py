@@ -8,7 +8,6 @@ but the answer is "no" (a manual run found no free slot, `check` found too littl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -19,15 +18,30 @@ from typing import Any
 
 import psycopg
 
-from tickq import db
-from tickq.dispatcher import ClaimRefused, DatabaseUnavailable, Dispatcher, RegistryRefused
+from tickq import __version__, db
+from tickq.dispatcher import (
+    UNKNOWN_KIND,
+    ClaimRefused,
+    DatabaseUnavailable,
+    Dispatcher,
+    RegistryRefused,
+)
 from tickq.durations import format_duration
-from tickq.log import FORMATS, EventLog
+from tickq.log import FORMATS, EventLog, discard_closed_pipe
 from tickq.process import StopEvent
 from tickq.registry import Registry, RegistryError, load_registry
 from tickq.worst_case import ScratchUnavailable
 
 EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
+RUN_EXITS = """\
+The command's output streams to stdout as it comes; tickq's log and the outcome line
+("tickq: run 12 of KIND: failed, exit 3, 0.4s") go to stderr. Exit statuses:
+  0        the run ended ok
+  1        it did not: failed, timed out, could not start, or was not claimed
+           (unknown kind, already running, no free slot)
+  2        invalid registry or configuration
+  3        the database cannot be reached
+  128+N    stopped by signal N (the command got the same signal)"""
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -81,15 +95,21 @@ def _server(args: argparse.Namespace) -> str:
 def _connect(url: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> psycopg.Connection:
     try:
         return db.connect(url, timeouts=timeouts)
+    except psycopg.ProgrammingError:
+        # The parser's message quotes the string, which may hold a password: not repeated.
+        raise Fail(EXIT_CONFIG, "invalid --database-url / DATABASE_URL: not a PostgreSQL URL "
+                   "(postgresql://user@host:port/dbname) or key=value string") from None
     except psycopg.OperationalError as exc:
         cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Fail(EXIT_DATABASE, f"cannot reach the database: {cause}") from None
 
 
-def _dispatcher(args: argparse.Namespace, registry: Registry, **kw: Any) -> Dispatcher:
+def _dispatcher(
+    args: argparse.Namespace, registry: Registry, log_stream: Any = None, **kw: Any
+) -> Dispatcher:
     url = _url(args)
     _connect(url, db.timeouts_of(registry.settings)).close()
-    dispatcher = Dispatcher(url, registry, EventLog(args.log_format), **kw)
+    dispatcher = Dispatcher(url, registry, EventLog(args.log_format, log_stream), **kw)
     try:
         dispatcher.migrate()
     except db.MigrationError as exc:
@@ -150,12 +170,25 @@ def _write_page(dispatcher: Dispatcher, path: Path) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run one kind now; its output streams to stdout as it comes, tickq's own lines go to
+    stderr. Exit 0 only when the run ended ok (see RUN_EXITS)."""
     from tickq import arming
 
     registry = _registry(args)
     stop = StopEvent()
     got = _on_signals(stop)
-    dispatcher = _dispatcher(args, registry, stop_event=stop)
+    dispatcher = _dispatcher(args, registry, stop_event=stop, log_stream=sys.stderr)
+    out = sys.stdout.buffer
+
+    def stream(chunk: bytes) -> None:
+        try:
+            out.write(chunk)
+            out.flush()
+        except BrokenPipeError:
+            # `tickq run KIND | head`: the run goes on, its exit status stays the run's.
+            discard_closed_pipe(sys.stdout)
+            raise  # stops the streaming
+
     confirmed: list[str] = []
 
     def confirm(refusal: str) -> str:
@@ -163,20 +196,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         return confirmed[0]
 
     try:
-        result = dispatcher.run_now(args.kind, confirm)
-    except (ClaimRefused, arming.NotConfirmed) as exc:
+        claim, result = dispatcher.run_now(args.kind, on_output=stream, confirm=confirm)
+    except arming.NotConfirmed as exc:
         print(f"tickq: {exc}", file=sys.stderr)
+        return EXIT_NO
+    except ClaimRefused as exc:
+        hint = ""
+        if exc.sqlstate == UNKNOWN_KIND:
+            from tickq.operator_cli import did_you_mean
+
+            with _connect(dispatcher.url) as conn:
+                hint = did_you_mean(conn, args.kind)
+        print(f"tickq: {exc}{hint}", file=sys.stderr)
         return EXIT_NO
     finally:
         dispatcher.close()
-    if result.output_tail:
-        sys.stdout.write(result.output_tail if result.output_tail.endswith("\n")
-                         else result.output_tail + "\n")
+    if result.pid is None and result.output_tail:  # never started: the tail is tickq's note
+        sys.stderr.write(result.output_tail)
+    exit_code = "" if result.exit_code is None else f", exit {result.exit_code}"
+    print(f"tickq: run {claim.run_id} of {claim.kind}: {result.outcome}{exit_code}, "
+          f"{result.duration:.1f}s", file=sys.stderr)
     if confirmed:
         print(f"tickq: {args.kind}: first run by {confirmed[0]} ended {result.outcome}: "
               + ("armed for its schedule" if result.outcome == "ok" else "still unarmed"),
               file=sys.stderr)
-    return 128 + got["signal"] if "signal" in got else EXIT_OK
+    if "signal" in got:
+        return 128 + got["signal"]
+    return EXIT_OK if result.outcome == "ok" else EXIT_NO
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -186,6 +232,10 @@ def cmd_sync(args: argparse.Namespace) -> int:
         drift = dispatcher.sync()
     finally:
         dispatcher.close()
+    from tickq import commands
+
+    for problem in commands.problems(registry):
+        dispatcher.log.warning("command.cannot_start", problem=problem)
     if not drift:
         print("no drift: the queue matches the registry")
     return EXIT_OK
@@ -202,6 +252,17 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _open_db(args: argparse.Namespace) -> psycopg.Connection:
+    """A connection to the configured database, migrated (or a one-line failure)."""
+    conn = _connect(_url(args))
+    try:
+        _migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _migrate(conn: psycopg.Connection) -> None:
     try:
         db.migrate(conn)
@@ -209,44 +270,10 @@ def _migrate(conn: psycopg.Connection) -> None:
         raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
 
 
-def _open_queue(args: argparse.Namespace) -> psycopg.Connection:
-    """A migrated connection to the configured queue, or Fail with the right exit status."""
-    conn = _connect(_url(args))
-    _migrate(conn)
-    return conn
-
-
 def cmd_status(args: argparse.Namespace) -> int:
-    url = _url(args)
-    with _connect(url) as conn:
-        _migrate(conn)
-        stale = conn.execute(db.load_query("stale_due")).fetchall()
-        cur = conn.execute(db.load_query("queue_status"))
-        columns = [c.name for c in cur.description or ()]
-        rows = cur.fetchall()
-    if args.json:
-        doc = {
-            "stale_due": [
-                {"kind": k, "priority": p, "due_at": d.isoformat(), "waiting_s": w.total_seconds()}
-                for k, p, d, w in stale
-            ],
-            "kinds": [dict(zip(columns, row, strict=True)) for row in rows],
-        }
-        print(json.dumps(doc, default=_json_value, indent=2))
-        return EXIT_OK
-    for kind, priority, due_at, waiting in stale:
-        print(f"WARNING stale: {kind} ({priority}) due since {due_at:%Y-%m-%d %H:%M:%S%z}, "
-              f"unclaimed for {_human(waiting.total_seconds())}")
-    print(_table(
-        ["kind", "priority", "schedule", "state", "next due", "streak", "last", "finished",
-         "steps"],
-        [
-            [r[0], r[1], r[2], r[3], _when(r[7]), str(r[12]), r[13] or "-", _when(r[14]),
-             r[19] or "-"]
-            for r in rows
-        ],
-    ))
-    return EXIT_OK
+    from tickq import status_cli
+
+    return status_cli.cmd_status(args, _open_db)
 
 
 def cmd_psql(args: argparse.Namespace) -> int:
@@ -270,7 +297,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"# tickq demo: registry {registry.path}, database tickq_demo")
     status = cmd_tick(args)
     print()
-    cmd_status(argparse.Namespace(**{**vars(args), "json": False}))
+    cmd_status(argparse.Namespace(**{**vars(args), "json": False, "check": False, "wide": False,
+                                     "watch": None}))
     return status
 
 
@@ -290,6 +318,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
         [[k, p, sch, f"{rpt:.4f}", _human(exp.total_seconds()), src, f"{share:.4f}"]
          for k, p, sch, rpt, exp, src, share in report.kinds],
+        width=100, shrink=(0, 2),  # kind and schedule are cut to fit 100 columns
     ))
     print()
     print(_table(
@@ -299,13 +328,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     _lane, _n, runs, share, slots, budget, fits = report.total
     margin = 1 - float(budget) / slots
     verdict = "fits" if fits else "DOES NOT FIT"
+    from tickq import commands
+
+    unstartable = commands.problems(registry)
     print(f"\ncapacity {verdict}: total slot share {share:.2f} against {budget:.2f} "
-          f"({slots} slots less a {margin:.0%} margin); {runs:.2f} runs asked per tick")
+          f"({slots} slots less a {margin:.0%} margin);\n{runs:.2f} runs asked per tick")
     if not fits:
         lanes = [row for row in report.lanes if row[0] != "total" and row[3] > 0]
         worst = max(lanes, key=lambda row: row[3])
         print(f"the {worst[0]} lane takes the most ({worst[3]:.2f} slots): slow its cadences, "
               "shorten its timeouts, or add slots", file=sys.stderr)
+    for problem in unstartable:
+        print(f"tickq: {problem}", file=sys.stderr)
     server = _server(args)
     result = worst_case.worst_case(server, registry, durations, agents)
     held = "timeout" if args.durations == "timeout" else "observed p95, else its timeout"
@@ -325,7 +359,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         from tickq import suggest
 
         print(suggest.render(suggest.suggest(server, registry, durations)))
-    return EXIT_OK if fits and not result.starved else EXIT_NO
+    return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -365,30 +399,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- formatting
 
 
-def _json_value(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if hasattr(value, "total_seconds"):
-        return value.total_seconds()
-    return str(value)
-
-
-def _when(value: Any) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
-
-
 def _human(seconds: float) -> str:
     """A duration as the registry writes it ("5m", "1h30m"); under a second, "0s"."""
     return format_duration(int(seconds)) if seconds >= 1 else "0s"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-        for line in lines
-    )
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = None,
+           shrink: Sequence[int] = ()) -> str:
+    from tickq.status_cli import table
+
+    return table(header, rows, width=width, shrink=shrink)
 
 
 # ---------------------------------------------------------------- argument parsing
@@ -415,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tickq", description="A recurring-job scheduler in PostgreSQL, woken by an OS timer."
     )
+    parser.add_argument("--version", action="version", version=f"tickq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[[argparse.Namespace], int], text: str):
@@ -423,11 +444,13 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     add("tick", cmd_tick, "sync the registry, run what is due, report, and exit")
-    add("status", cmd_status, "the queue, with stale-due warnings on top").add_argument(
-        "--json", action="store_true", help="print JSON"
-    )
+    from tickq import status_cli
+
+    status_cli.add_arguments(add("status", cmd_status, "the queue, with stale-due warnings on top"))
     run = add("run", cmd_run, "run one kind now (counted against the slots)")
     run.add_argument("kind")
+    run.epilog = RUN_EXITS
+    run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.add_argument("--yes-i-ran-this-by-hand", action="store_true",
                      help="confirm the first run of an irreversible kind without a terminal")
     add("sync", cmd_sync, "sync the registry into the queue and show the drift")
@@ -448,13 +471,26 @@ def build_parser() -> argparse.ArgumentParser:
             "--durations", choices=("timeout", "observed"), default="timeout",
             help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
         )
-    from tickq import agents_cli, legacy_cli, report_cli, roles_cli, timers_cli
+    from tickq import (
+        agents_cli,
+        completion_cli,
+        legacy_cli,
+        operator_cli,
+        report_cli,
+        roles_cli,
+        server_cli,
+        timers_cli,
+    )
+
+    server_cli.add_command(sub, common)
 
     timers_cli.add_commands(sub, common)
     roles_cli.add_commands(sub)
     legacy_cli.add_commands(sub, common)
     agents_cli.add_commands(sub, common)
-    report_cli.add_commands(sub, common, _open_queue)
+    report_cli.add_commands(sub, common, _open_db)
+    operator_cli.add_commands(sub, common, _open_db)
+    completion_cli.add_command(sub, common, parser)
     return parser
 
 
@@ -467,7 +503,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, so a closed pipe is caught below and not at exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`tickq status | head -1`): end quietly, as SIGPIPE would.
+        discard_closed_pipe(sys.stdout)
+        return 128 + signal.SIGPIPE
     except Fail as exc:
         print(f"tickq: {exc}", file=sys.stderr)
         return exc.status

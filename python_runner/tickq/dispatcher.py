@@ -18,12 +18,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import db, registry_db
+from tickq import commands, db, registry_db
+from tickq.durations import format_duration
 from tickq.log import EventLog
 from tickq.orphans import Ledger
 from tickq.process import RunResult, run_command
@@ -95,6 +97,21 @@ def _changed_names(stored: Any, wanted: Any) -> list[str]:
     return sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
 
 
+# Drift fields whose values are durations in seconds (registry_entry, registry_settings).
+_DURATION_FIELDS = frozenset({
+    "every", "timeout", "settings.tick", "settings.stale_after", "settings.lease_margin",
+    "settings.retry_base", "settings.retry_max", "settings.housekeeping_every",
+    "settings.retention",
+})
+
+
+def _registry_units(field_name: str, value: Any) -> Any:
+    """A drift value as the registry writes it: 300 seconds of `every` is "5m"."""
+    if field_name in _DURATION_FIELDS and isinstance(value, int | float) and value >= 1:
+        return format_duration(int(value))
+    return value
+
+
 def default_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -127,6 +144,9 @@ class Dispatcher:
         self.spool = Spool(self.ledger.folder)
         self.timeouts = db.timeouts_of(registry.settings)
         self._conn: psycopg.Connection | None = None
+        # The earliest retry one of this tick's reports scheduled: claim again then, not only
+        # when a run finishes or every refill_every seconds.
+        self._retry_at: datetime | None = None
 
     # ------------------------------------------------------------ the database
 
@@ -172,8 +192,10 @@ class Dispatcher:
             applied = db.migrate(self._connection())
         except psycopg.OperationalError as exc:  # a timeout, or the connection went away
             raise DatabaseUnavailable(f"while migrating: {_first_line(exc)}") from exc
-        for step in applied:
-            self.log.event("db.migrated", step=step)
+        if applied:  # one line however many files: a fresh database applies them all
+            migrations = [step for step in applied if step.startswith("migration ")]
+            self.log.event("db.migrated", migrations=len(migrations),
+                           api=len(applied) > len(migrations), last=applied[-1])
         return applied
 
     # ------------------------------------------------------------ steps
@@ -181,13 +203,38 @@ class Dispatcher:
     def stop_orphans(self) -> int:
         """Stop the commands a dead dispatcher on this host left running (see tickq.orphans).
         Runs before any claim, so an orphan is gone before its kind can be claimed again."""
-        stopped = self.ledger.reap(self.grace)
-        for s in stopped:
-            self.log.warning(
-                "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
-                pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+        problem = self.ledger.problem()
+        if problem:
+            self.log.error("ledger.unusable", problem=problem)
+        dead = self.ledger.reap_dead(self.grace)
+        for s in dead:
+            if s.signal is not None:
+                self.log.warning(
+                    "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
+                    pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+                )
+            self._release_dead_lease(s.entry)
+        return sum(1 for s in dead if s.signal is not None)
+
+    def _release_dead_lease(self, entry: dict[str, Any]) -> None:
+        """The dispatcher of a ledger entry is provably dead (same host, its pid gone or
+        reused) and its command is gone too: nobody will report the run, so it becomes `lost`
+        now rather than when the lease expires (which holds its slot, and refuses `tickq run`,
+        for up to the longest timeout)."""
+        run_id, holder = entry.get("run_id"), entry.get("dispatcher")
+        if not isinstance(run_id, int) or not isinstance(holder, str):
+            return  # an alert command's entry: no lease
+        try:
+            [(released,)] = self._query(
+                "release_dead_lease", {"run_id": run_id, "dispatcher": holder}
             )
-        return len(stopped)
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            self.log.warning("run.release_failed", run_id=run_id, dead_dispatcher=holder,
+                             error=str(exc).strip())
+            return
+        if released:
+            self.log.warning("run.lost_released", kind=entry.get("kind"), run_id=run_id,
+                             dead_dispatcher=holder)
 
     def sync(self) -> list[tuple]:
         """Make the queue match the registry; log and return each drift found."""
@@ -202,7 +249,7 @@ class Dispatcher:
                 raise
             found = registry_db.problems(self._connection(), self.registry, exc)
             raise RegistryRefused(found) from exc
-        for kind, fieldname, stored, wanted in drift:
+        for kind, fieldname, stored, wanted, edit in drift:
             if kind is None and fieldname == "registry":
                 self.log.warning(
                     "registry.conflict", dispatcher=self.name, other=stored["dispatcher"],
@@ -214,11 +261,15 @@ class Dispatcher:
                 continue
             if fieldname == "env":
                 # Digests only, and even those say nothing to a reader: name what changed.
-                self.log.warning("registry.drift", kind=kind, field=fieldname,
-                                 changed=",".join(_changed_names(stored, wanted)))
+                self.log.event("registry.drift", level="info" if edit else "warning", kind=kind,
+                               field=fieldname, changed=",".join(_changed_names(stored, wanted)),
+                               registry_edit=edit)
                 continue
-            self.log.warning(
-                "registry.drift", kind=kind, field=fieldname, stored=stored, registry=wanted
+            # An edit of the registry file is news; a row changed behind its back is a warning.
+            self.log.event(
+                "registry.drift", level="info" if edit else "warning", kind=kind,
+                field=fieldname, stored=_registry_units(fieldname, stored),
+                registry=_registry_units(fieldname, wanted), registry_edit=edit,
             )
         return drift
 
@@ -257,7 +308,9 @@ class Dispatcher:
         )
         return c
 
-    def execute(self, claim: Claim) -> RunResult:
+    def execute(
+        self, claim: Claim, on_output: Callable[[bytes], None] | None = None
+    ) -> RunResult:
         """Run the registry's command for a claim (this is the only place a command starts)."""
         if claim.kind == HOUSEKEEPING:
             return self._housekeeping()
@@ -287,20 +340,22 @@ class Dispatcher:
             "TICKQ_TRIGGER": claim.trigger,
         }
         # Relative command paths and the default working directory are the registry's folder.
-        cwd = kind.cwd or self.registry.path.resolve().parent
         if kind.steps:
             from tickq.chain import run_chain
 
-            return run_chain(self, claim, kind, env, cwd)
+            return run_chain(self, claim, kind, env, kind.cwd)
+        start = commands.resolve(kind.command, self.registry.path.resolve().parent, kind.cwd,
+                                 kind.env)
         return run_command(
-            kind.command,
-            cwd=cwd,
+            start.argv,
+            cwd=start.cwd,
             env=env,
             timeout=kind.timeout,
             grace=self.grace,
             stop_event=self.stop_event,
             ledger=self.ledger,
             labels={"kind": claim.kind, "run_id": claim.run_id, "dispatcher": self.name},
+            on_output=on_output,
         )
 
     def _agent(self, claim: Claim) -> RunResult:
@@ -389,11 +444,12 @@ class Dispatcher:
     def _alert(self, command: tuple[str, ...], doc: dict[str, Any]) -> None:
         settings = self.registry.settings
         result = run_command(
-            command, cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
+            commands.resolve(command, self.registry.path.resolve().parent).argv,
+            cwd=self.registry.path.resolve().parent, timeout=settings.alert_timeout,
             grace=2.0, stdin_data=json.dumps(doc).encode(), ledger=self.ledger,
             labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": self.name},
         )
-        fields = {"kind": doc["kind"], "event": doc["event"], "outcome": result.outcome}
+        fields = {"kind": doc["kind"], "alert_event": doc["event"], "outcome": result.outcome}
         if result.outcome == "ok":
             self.log.event("alert.sent", **fields)
         else:
@@ -456,6 +512,8 @@ class Dispatcher:
             )
             return False
         _run_id, _kind, outcome, streak, next_due_at, next_trigger = rows[0]
+        if next_trigger == "retry" and (self._retry_at is None or next_due_at < self._retry_at):
+            self._retry_at = next_due_at
         level = "info" if outcome == "ok" else "warning"
         self.log.event(
             "run.finished", level=level, **fields, failure_streak=streak,
@@ -504,10 +562,13 @@ class Dispatcher:
                              error=str(exc).strip())
             return self.report(claim, result), None
 
-    def _start(self, claim: Claim, results: queue.Queue) -> None:
+    def _start(
+        self, claim: Claim, results: queue.Queue,
+        on_output: Callable[[bytes], None] | None = None,
+    ) -> None:
         def work() -> None:
             try:
-                result = self.execute(claim)
+                result = self.execute(claim, on_output)
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
@@ -526,6 +587,7 @@ class Dispatcher:
         """Sync, warn, then claim and run until nothing this tick holds runs and nothing more
         can be claimed. Claims again each time a run finishes."""
         summary = TickSummary()
+        deadline = self._tick_deadline()
         summary.orphans = self.stop_orphans()
         summary.drift = len(self.sync())
         summary.late_reports = self.replay_spool()
@@ -543,7 +605,8 @@ class Dispatcher:
             free = slots - len(running)
             # Claim at the start, each time a run finishes, and every `refill_every` seconds while
             # runs go on (a kind can come due, or a retry's backoff pass, during a long run).
-            claim_now = claim_now or time.monotonic() - last_claim >= self.refill_every
+            claim_now = (claim_now or time.monotonic() - last_claim >= self.refill_every
+                         or self._retry_due())
             if can_claim and free > 0 and claim_now:
                 claim_now, last_claim = False, time.monotonic()
                 try:
@@ -559,6 +622,10 @@ class Dispatcher:
                     self._start(c, results)
                 summary.claimed += len(claims)
             if not running:
+                if can_claim and not self.stop_event.is_set() and self._wait_for_retry(deadline):
+                    claim_now = True
+                    continue
+                summary.interrupted = summary.interrupted or self.stop_event.is_set()
                 break
             try:
                 claim, result = results.get(timeout=0.2)
@@ -581,14 +648,57 @@ class Dispatcher:
                 summary.claimed += len(claims)
         alerts += self.send_alerts()
         self._join_alerts(alerts)
+        self._record_tick()
         return summary
 
+    def _record_tick(self) -> None:
+        """The health check's evidence that the timer fires (`tickq status --check`)."""
+        try:
+            self._query("record_tick", {"dispatcher": self.name, "host": socket.gethostname()})
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            self.log.warning("tick.unrecorded", error=str(exc).strip())
+
+    def _retry_due(self) -> bool:
+        """Whether a retry this tick's reports scheduled has come due (then forgotten: the
+        claim that follows takes it, or another dispatcher did)."""
+        if self._retry_at is None or datetime.now(UTC) < self._retry_at:
+            return False
+        self._retry_at = None
+        return True
+
+    def _tick_deadline(self) -> float:
+        """When the next tick would start (monotonic clock): the next clock-aligned tick, as the
+        timers tickq installs fire, and never more than one tick length from now."""
+        tick = self.registry.settings.tick
+        wall = time.time()
+        to_boundary = (wall // tick + 1) * tick - wall
+        return time.monotonic() + min(tick, to_boundary)
+
+    def _wait_for_retry(self, deadline: float) -> bool:
+        """With nothing running: wait for a retry that falls due before the next tick would
+        start (a 30-second retry runs 30 seconds later, not a tick later). True when one is
+        due now; False when there is none, or the stop event came first."""
+        within = deadline - time.monotonic()
+        if within <= 0:
+            return False
+        try:
+            [(wait,)] = self._query("next_due", {"within": within})
+        except DatabaseUnavailable:
+            return False
+        if wait is None:
+            return False
+        seconds = max(0.0, wait.total_seconds()) + 0.05  # claims take what is due at or before now
+        self.log.event("tick.waiting", for_s=round(seconds, 1), reason="retry")
+        return not self.stop_event.wait(seconds)
+
     def run_now(
-        self, kind: str, confirm: Callable[[str], str | None] | None = None
-    ) -> RunResult:
-        """A manual run of one kind through the same claim path (counted against the slots).
-        When the database refuses it because the kind is irreversible and unarmed, `confirm`
-        (given the refusal) names the person who confirmed the run, or refuses by raising."""
+        self, kind: str, on_output: Callable[[bytes], None] | None = None,
+        confirm: Callable[[str], str | None] | None = None,
+    ) -> tuple[Claim, RunResult]:
+        """A manual run of one kind through the same claim path (counted against the slots);
+        `on_output` gets the command's output as it comes. When the database refuses it because
+        the kind is irreversible and unarmed, `confirm` (given the refusal) names the person who
+        confirmed the run, or refuses by raising."""
         self.stop_orphans()
         self.sync()
         self.replay_spool()
@@ -599,7 +709,7 @@ class Dispatcher:
                 raise
             claim = self.claim_kind(kind, run_by=confirm(str(exc)))
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
-        self._start(claim, results)
+        self._start(claim, results, on_output)
         _claim, result = results.get()
         self.report(claim, result)
-        return result
+        return claim, result

@@ -127,10 +127,11 @@ def wait_group_gone(
 
 @dataclass(frozen=True)
 class Stopped:
-    """A command group stopped because the dispatcher that started it was gone."""
+    """A command group stopped because the dispatcher that started it was gone (or, with no
+    signal, one that had ended on its own after its dispatcher died)."""
 
     pgid: int
-    signal: str  # the last signal it needed: SIGTERM or SIGKILL
+    signal: str | None  # the last signal it needed: SIGTERM or SIGKILL; None if it had ended
     entry: dict[str, Any]
 
 
@@ -183,8 +184,36 @@ class Ledger:
         with contextlib.suppress(OSError):
             (self.folder / f"{pgid}.json").unlink()
 
+    def problem(self) -> str | None:
+        """Why this ledger cannot protect anything (a folder someone else owns or may write
+        to, or no start time for this process), else None. A folder not made yet is fine."""
+        if not self.usable:
+            return "this system gives no process start times: orphaned commands cannot be found"
+        try:
+            st = self.folder.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"the ledger folder {self.folder} cannot be read: {exc.strerror or exc}"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"the ledger folder {self.folder} is not a folder"
+        if st.st_uid != os.getuid():
+            return (f"the ledger folder {self.folder} belongs to uid {st.st_uid}, not this user "
+                    f"({os.getuid()}): commands of a killed dispatcher are never stopped; "
+                    "remove it or set TICKQ_RUN_DIR")
+        if st.st_mode & 0o022:
+            return (f"the ledger folder {self.folder} may be written by others (mode "
+                    f"{stat.S_IMODE(st.st_mode):04o}): commands of a killed dispatcher are never "
+                    "stopped; chmod 700 it or set TICKQ_RUN_DIR")
+        return None
+
     def reap(self, grace: float) -> list[Stopped]:
         """Stop every recorded group whose dispatcher is gone; forget groups that ended."""
+        return [s for s in self.reap_dead(grace) if s.signal is not None]
+
+    def reap_dead(self, grace: float) -> list[Stopped]:
+        """Like `reap`, but also return the entries of dead dispatchers whose groups had ended
+        (signal None): their runs' leases are held by no one and can be released at once."""
         if not self.usable or not self._folder_is_private():
             return []  # never act on entries others could have written
         stopped = []
@@ -208,6 +237,7 @@ class Ledger:
                 if escaped is not None and escaped.kill():
                     stopped.append(Stopped(pgid, signal.SIGKILL.name, entry))
                 self.forget(pgid)
+                stopped.append(Stopped(pgid, None, entry))
                 continue
             sent = signal.SIGTERM
             signal_group(pgid, sent)

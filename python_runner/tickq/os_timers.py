@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import conninfo
@@ -177,6 +177,16 @@ def launchd_paths(label: str, *, home: Path | None = None) -> LaunchdPaths:
     )
 
 
+def aligned_minutes(interval_seconds: int) -> list[int] | None:
+    """The minutes of each hour a clock-aligned timer fires at (`every` cadences land on
+    :00, :05, :10... the same way), when the interval is whole minutes that divide an hour;
+    None for any other interval, which then counts from the timer's start."""
+    minutes, rest = divmod(interval_seconds, 60)
+    if rest or minutes < 1 or 60 % minutes:
+        return None
+    return list(range(0, 60, minutes))
+
+
 def launchd_plist(
     *,
     label: str,
@@ -188,19 +198,26 @@ def launchd_plist(
     environment: Mapping[str, str],
     stop_timeout_seconds: int = DEFAULT_STOP_TIMEOUT,
 ) -> bytes:
-    """The agent's plist (XML). launchd starts ProgramArguments every StartInterval seconds,
-    never while the previous run is still going, and coalesces the runs missed during sleep
-    into one. See launchd/tickq.plist.template for what each key does."""
+    """The agent's plist (XML). launchd starts ProgramArguments at the clock-aligned minutes
+    of StartCalendarInterval (an interval that does not divide an hour: every StartInterval
+    seconds), once at load, never while the previous run is still going, and coalesces the runs
+    missed during sleep into one. See launchd/tickq.plist.template for what each key does."""
     _check_label(label)
     argv = _check_argv(program_arguments)
     _check_interval(interval_seconds)
     _check_positive("stop_timeout_seconds", stop_timeout_seconds)
     env = _check_environment(environment)
+    minutes = aligned_minutes(interval_seconds)
+    schedule: dict[str, Any] = (
+        {"StartCalendarInterval": [{"Minute": m} for m in minutes]} if minutes is not None
+        else {"StartInterval": interval_seconds}
+    )
     plist = {
         "Label": label,
         "ProgramArguments": argv,
-        "StartInterval": interval_seconds,
-        "RunAtLoad": False,
+        **schedule,
+        # One tick right after install (and at each login): the first one is not a tick away.
+        "RunAtLoad": True,
         "WorkingDirectory": str(_check_absolute("working_directory", working_directory)),
         "StandardOutPath": str(_check_absolute("stdout_path", stdout_path)),
         "StandardErrorPath": str(_check_absolute("stderr_path", stderr_path)),
@@ -300,9 +317,41 @@ def systemd_unit_names(name: str = DEFAULT_NAME) -> SystemdUnits:
     return SystemdUnits(f"tickq-{name}.service", f"tickq-{name}.timer")
 
 
-def systemd_unit_dir(*, home: Path | None = None) -> Path:
-    """~/.config/systemd/user, where `systemctl --user` looks for a user's own units."""
+SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
+
+
+def systemd_unit_dir(*, home: Path | None = None, system: bool = False) -> Path:
+    """~/.config/systemd/user, where `systemctl --user` looks for a user's own units; with
+    `system`, /etc/systemd/system (units the system manager runs, as root)."""
+    if system:
+        return SYSTEM_UNIT_DIR
     return (Path.home() if home is None else home) / ".config" / "systemd" / "user"
+
+
+def systemd_bus_problem(*, system: bool = False) -> str | None:
+    """Why systemctl cannot reach the manager the units are for (None when it can): checked
+    before anything is written, so a failed install leaves no unit files behind."""
+    argv = ["systemctl", *([] if system else ["--user"]), "show", "--property=Version"]
+    result = _run(argv)
+    if result.returncode == 0:
+        return None
+    detail = (result.stderr or result.stdout or "").strip().splitlines()
+    cause = detail[-1] if detail else f"exit {result.returncode}"
+    if system:
+        return (f"systemd is not running here ({cause}): use `tickq cron print` and add the "
+                "line with `crontab -e`")
+    advice = ("as root, install a system unit instead: `tickq systemd install --system`"
+              if os.geteuid() == 0 else
+              "log in to a session with a user manager, and for a server run "
+              f"`loginctl enable-linger {_user()}` once")
+    return (f"no systemd user manager to talk to ({cause}): {advice}; "
+            "or use `tickq cron print` and add the line with `crontab -e`")
+
+
+def _user() -> str:
+    import getpass
+
+    return getpass.getuser()
 
 
 def systemd_units(
@@ -356,15 +405,9 @@ def systemd_units(
         f"Description=Run tickq tick ({name}) every {interval_seconds}s",
         "",
         "[Timer]",
-        # Already in the past when the timer is started after boot: then it elapses at once.
-        "OnBootSec=1min",
-        f"OnUnitActiveSec={interval_seconds}s",
-        # A oneshot service is never "active" (activating -> inactive), which some systemd
-        # versions mishandle for OnUnitActiveSec=; this one keeps the timer going regardless
-        # and is never earlier than the line above.
-        f"OnUnitInactiveSec={interval_seconds}s",
+        *_systemd_schedule(interval_seconds),
         "AccuracySec=1s",
-        # Only affects OnCalendar= timers; kept so that one added by hand catches up after sleep.
+        # After a sleep or a reboot, a missed OnCalendar= time runs once at once.
         "Persistent=true",
         f"Unit={units.service}",
         "",
@@ -373,6 +416,23 @@ def systemd_units(
         "",
     ]
     return {units.service: "\n".join(service), units.timer: "\n".join(timer)}
+
+
+def _systemd_schedule(interval_seconds: int) -> list[str]:
+    minutes = aligned_minutes(interval_seconds)
+    if minutes is not None:
+        # On the clock, like the `every` cadences it serves: *:0/5 is :00, :05, :10...
+        step = 60 // len(minutes)
+        return [f"OnCalendar=*:0/{step}" if step < 60 else "OnCalendar=*:00"]
+    return [
+        # Already in the past when the timer is started after boot: then it elapses at once.
+        "OnBootSec=1min",
+        f"OnUnitActiveSec={interval_seconds}s",
+        # A oneshot service is never "active" (activating -> inactive), which some systemd
+        # versions mishandle for OnUnitActiveSec=; this one keeps the timer going regardless
+        # and is never earlier than the line above.
+        f"OnUnitInactiveSec={interval_seconds}s",
+    ]
 
 
 def systemd_quote(word: str) -> str:
@@ -408,28 +468,30 @@ def _systemd_specifiers(text: str) -> str:
     return text.replace("%", "%%")
 
 
-def systemctl_user_argv(*args: str) -> list[str]:
-    return ["systemctl", "--user", *args]
+def systemctl_user_argv(*args: str, system: bool = False) -> list[str]:
+    return ["systemctl", *([] if system else ["--user"]), *args]
 
 
-def systemctl_daemon_reload_argv() -> list[str]:
-    return systemctl_user_argv("daemon-reload")
+def systemctl_daemon_reload_argv(system: bool = False) -> list[str]:
+    return systemctl_user_argv("daemon-reload", system=system)
 
 
-def systemctl_enable_argv(timer_unit: str) -> list[str]:
-    return systemctl_user_argv("enable", timer_unit)
+def systemctl_enable_argv(timer_unit: str, system: bool = False) -> list[str]:
+    return systemctl_user_argv("enable", timer_unit, system=system)
 
 
-def systemctl_restart_argv(timer_unit: str) -> list[str]:
+def systemctl_restart_argv(timer_unit: str, system: bool = False) -> list[str]:
     """Starts the timer, or re-arms a running one so a changed interval takes effect."""
-    return systemctl_user_argv("restart", timer_unit)
+    return systemctl_user_argv("restart", timer_unit, system=system)
 
 
-def systemctl_disable_argv(timer_unit: str) -> list[str]:
-    return systemctl_user_argv("disable", "--now", timer_unit)
+def systemctl_disable_argv(timer_unit: str, system: bool = False) -> list[str]:
+    return systemctl_user_argv("disable", "--now", timer_unit, system=system)
 
 
-def systemd_install(units: Mapping[str, str], *, home: Path | None = None) -> list[Path]:
+def systemd_install(
+    units: Mapping[str, str], *, home: Path | None = None, system: bool = False
+) -> list[Path]:
     """Write `units` (from systemd_units) to ~/.config/systemd/user, reload systemd and enable
     and (re)start the timer: the equivalent of `enable --now` that also applies a changed
     interval. Returns the files written.
@@ -440,32 +502,44 @@ def systemd_install(units: Mapping[str, str], *, home: Path | None = None) -> li
     timers = [unit for unit in units if unit.endswith(".timer")]
     if len(timers) != 1 or not all(_is_tickq_unit(unit) for unit in units):
         raise TimerError(f"expected the units of systemd_units(), got {sorted(units)}")
-    unit_dir = systemd_unit_dir(home=home)
+    problem = systemd_bus_problem(system=system)
+    if problem:
+        raise TimerError(problem)
+    unit_dir = systemd_unit_dir(home=home, system=system)
     unit_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for unit, text in units.items():
         _write_private(unit_dir / unit, text.encode())
         written.append(unit_dir / unit)
-    _check(systemctl_daemon_reload_argv(), "systemctl --user could not reload its units")
-    _check(systemctl_enable_argv(timers[0]), f"could not enable {timers[0]}")
-    _check(systemctl_restart_argv(timers[0]), f"could not start {timers[0]}")
+    _check(systemctl_daemon_reload_argv(system), "systemctl could not reload its units")
+    _check(systemctl_enable_argv(timers[0], system), f"could not enable {timers[0]}")
+    _check(systemctl_restart_argv(timers[0], system), f"could not start {timers[0]}")
+    # One tick right away, so the first one is not a whole tick after install.
+    service = timers[0].removesuffix(".timer") + ".service"
+    _check(systemctl_user_argv("start", "--no-block", service, system=system),
+           f"could not start {service}")
     return written
 
 
-def systemd_uninstall(name: str = DEFAULT_NAME, *, home: Path | None = None) -> bool:
+def systemd_uninstall(
+    name: str = DEFAULT_NAME, *, home: Path | None = None, system: bool = False
+) -> bool:
     """Stop and disable the timer, remove both unit files and reload. A tick that is running
-    finishes. False when there was nothing to remove."""
+    finishes. False when there was nothing to remove. Without a manager to talk to (no user
+    bus), nothing can be running them: the files are removed all the same."""
     _require_platform("linux", "systemd")
     units = systemd_unit_names(name)
-    unit_dir = systemd_unit_dir(home=home)
+    unit_dir = systemd_unit_dir(home=home, system=system)
     paths = [unit_dir / units.service, unit_dir / units.timer]
     if not any(p.exists() for p in paths):
         return False
-    if paths[1].exists():
-        _check(systemctl_disable_argv(units.timer), f"could not disable {units.timer}")
+    reachable = systemd_bus_problem(system=system) is None
+    if reachable and paths[1].exists():
+        _check(systemctl_disable_argv(units.timer, system), f"could not disable {units.timer}")
     for p in paths:
         p.unlink(missing_ok=True)
-    _check(systemctl_daemon_reload_argv(), "systemctl --user could not reload its units")
+    if reachable:
+        _check(systemctl_daemon_reload_argv(system), "systemctl could not reload its units")
     return True
 
 
@@ -498,6 +572,9 @@ def cron_schedule(interval_seconds: int) -> str:
     )
 
 
+LOG_MAX_BYTES = 10 * 1024 * 1024  # the cron line's log, then one older copy
+
+
 def crontab_line(
     *,
     program_arguments: Sequence[str],
@@ -506,9 +583,11 @@ def crontab_line(
     environment: Mapping[str, str],
     log_path: Path,
 ) -> str:
-    """`*/N * * * * cd DIR && K=V ... exec ARGV >> LOG 2>&1`, quoted for /bin/sh, with `%`
-    written `\\%` (cron turns an unescaped `%` into a newline and feeds the rest to stdin).
-    Unlike launchd and systemd, cron starts a tick even while the previous one still runs."""
+    """`*/N * * * * cd DIR && ROTATE && K=V ... exec ARGV >> LOG 2>&1`, quoted for /bin/sh,
+    with `%` written `\\%` (cron turns an unescaped `%` into a newline and feeds the rest to
+    stdin). ROTATE keeps the log bounded: past LOG_MAX_BYTES it becomes LOG.1 (the one before
+    is dropped). Unlike launchd and systemd, cron starts a tick even while the previous one
+    still runs."""
     schedule = cron_schedule(interval_seconds)
     argv = _check_argv(program_arguments)
     env = _check_environment(environment)
@@ -518,10 +597,15 @@ def crontab_line(
     if any("\n" in p or "\r" in p for p in parts):
         raise TimerError("a crontab line cannot hold a newline; use a systemd timer or launchd")
     assignments = [f"{k}={shlex.quote(v)}" for k, v in env.items()]
+    qlog = shlex.quote(log)
+    rotate = (f"{{ test ! -f {qlog} || test $(wc -c < {qlog}) -lt {LOG_MAX_BYTES} "
+              f"|| mv -f {qlog} {shlex.quote(log + '.1')}; }}")
     command = " ".join(
         [
             "cd",
             shlex.quote(cwd),
+            "&&",
+            rotate,
             "&&",
             *assignments,
             "exec",
@@ -597,10 +681,11 @@ def _check_environment(environment: Mapping[str, str]) -> dict[str, str]:
 
 def _require_platform(platform: str, tool: str) -> None:
     if not sys.platform.startswith(platform):
-        other = {"darwin": "systemd_install (Linux) or crontab_line", "linux": "launchd_install"}
+        other = {"darwin": "`tickq systemd install` (Linux) or `tickq cron print`",
+                 "linux": "`tickq launchd install` (macOS) or `tickq cron print`"}
         raise TimerError(
             f"{tool} timers only exist on {platform}; this is {sys.platform}. "
-            f"Use {other.get(platform, 'crontab_line')} instead."
+            f"Use {other.get(platform, '`tickq cron print`')} instead."
         )
 
 

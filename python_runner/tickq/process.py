@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -78,6 +78,7 @@ def run_command(
     stdin_data: bytes | None = None,
     ledger: Ledger | None = None,
     labels: Mapping[str, Any] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> RunResult:
     """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
 
@@ -87,7 +88,9 @@ def run_command(
     `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
     its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
     holds an entry for the command's process group (with `labels`) while the group lives, so
-    that if this process dies, the next dispatcher on the host stops the group."""
+    that if this process dies, the next dispatcher on the host stops the group. `on_output`,
+    when given, gets each chunk of output as it is read (`tickq run` streams it), from the
+    reader thread; an exception it raises stops the streaming, never the run."""
     started = time.monotonic()
     descendants.become_subreaper()
     token = secrets.token_hex(16)
@@ -110,7 +113,7 @@ def run_command(
         return RunResult("failed", None, note, time.monotonic() - started, None)
 
     assert proc.stdout is not None
-    reader = _Reader(proc.stdout.fileno(), tail_bytes)
+    reader = _Reader(proc.stdout.fileno(), tail_bytes, on_output)
     reader.start()
     if stdin_data is not None:
         threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
@@ -250,8 +253,11 @@ def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception)
 class _Reader:
     """Read a pipe in a thread, keeping only the last `limit` bytes."""
 
-    def __init__(self, fd: int, limit: int) -> None:
+    def __init__(
+        self, fd: int, limit: int, on_output: Callable[[bytes], None] | None = None
+    ) -> None:
         self._fd = fd
+        self._on_output = on_output
         self._limit = max(limit, 0)
         self._buf = bytearray()
         self._dropped = 0
@@ -280,6 +286,11 @@ class _Reader:
                 if not chunk:
                     return
                 self._keep(chunk)
+                if self._on_output is not None:
+                    try:
+                        self._on_output(chunk)
+                    except Exception:  # noqa: BLE001 - the tail is kept whatever the viewer does
+                        self._on_output = None
 
     def _keep(self, chunk: bytes) -> None:
         self._buf += chunk

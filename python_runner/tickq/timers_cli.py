@@ -68,8 +68,9 @@ def cmd_launchd(args: argparse.Namespace) -> int:
 
 def cmd_systemd(args: argparse.Namespace) -> int:
     setup = _Setup(args)
+    system = getattr(args, "system", False)
     if args.action == "uninstall":
-        removed = os_timers.systemd_uninstall(setup.name)
+        removed = os_timers.systemd_uninstall(setup.name, system=system)
         print("removed" if removed else "not installed")
         return 0
     units = os_timers.systemd_units(
@@ -78,9 +79,9 @@ def cmd_systemd(args: argparse.Namespace) -> int:
     )
     if args.action == "print":
         for filename, text in units.items():
-            print(f"# {os_timers.systemd_unit_dir() / filename}\n{text}")
+            print(f"# {os_timers.systemd_unit_dir(system=system) / filename}\n{text}")
         return 0
-    for path in os_timers.systemd_install(units):
+    for path in os_timers.systemd_install(units, system=system):
         print(f"installed {path}")
     return 0
 
@@ -106,6 +107,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.add_argument("action", choices=actions)
         p.add_argument("--name", help="timer name (default: the registry's folder name)")
+        if name == "systemd":
+            p.add_argument("--system", action="store_true",
+                           help="a system unit in /etc/systemd/system, run as root (needs root)")
         p.set_defaults(func=_guarded(func))
 
 

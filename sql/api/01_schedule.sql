@@ -10,6 +10,7 @@
 --   TQ030 not_armed        a manual run of an unarmed irreversible kind names no person
 --   TQ031 unknown_step     a step report names no step of the run's chain
 --   TQ032 step_reported    a step report for a step already reported
+--   TQ060 invalid_pause    a pause that would end by now, or a reason over 500 characters
 --   TQ080 no_window        a simulation window that is not positive (tickq.simulate)
 --   TQ070 bad_access       a role's tickq.access setting is neither dispatcher nor reader (99_privileges)
 --   TQ071 grant_unknown    tickq.access_privileges names a function that does not exist

@@ -245,27 +245,33 @@ BEGIN
     -- range, so the oldest stale kinds of all lanes are among the rows read. An irreversible
     -- kind nobody has armed by hand is outside the index (its predicate is repeated here): a
     -- schedule never runs it, whatever its other columns say.
+    -- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
+    -- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
     v_candidates := ARRAY(
         SELECT c.name
         FROM (
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
         ) AS c
         ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
@@ -277,10 +283,12 @@ BEGIN
     END IF;
 
     -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
+    -- A pause is checked again here: pause_kind may have committed since the candidates were read.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
         WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
             AND k.run_id IS NULL AND k.due_at <= p_now
+            AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY array_position(v_candidates, k.name)
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
@@ -340,7 +348,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
-'Leases at most p_limit due, enabled kinds to p_dispatcher and opens a run for each, each in a '
+'Leases at most p_limit due, enabled, unpaused kinds to p_dispatcher and opens a run for each, each in a '
 'free slot row: never more live leases than settings.slots across all dispatchers, and claims '
 'never wait for each other; a kind is never leased twice. Order: '
 'kinds due longer than stale_after first (oldest first), then priority, then oldest due time. '
@@ -416,8 +424,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
-'A manual run: leases the named kind now, due or not, enabled or not (a person may run a disabled '
-'kind by hand), counted against the slots. p_run_by is the person who started it from a '
+'A manual run: leases the named kind now, due or not, enabled or not, paused or not (a person may '
+'run a disabled or paused kind by hand), counted against the slots. p_run_by is the person who started it from a '
 'terminal; an unarmed irreversible kind needs one, and its successful run arms the kind. Raises '
 'TQ003 unknown kind, TQ006 already running, TQ005 no free slot, TQ030 unarmed irreversible kind '
 'without a person.';

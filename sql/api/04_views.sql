@@ -3,7 +3,8 @@
 
 DROP VIEW IF EXISTS tickq.queue_status;
 DROP VIEW IF EXISTS tickq.stale_due;
--- queue_status_at gained irreversible, armed_at, armed_by and steps.
+-- queue_status_at gained irreversible, armed_at, armed_by and steps (0014) and the pause
+-- columns (0017).
 DROP FUNCTION IF EXISTS tickq.queue_status_at(timestamptz);
 
 -- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
@@ -50,7 +51,10 @@ CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     irreversible boolean,
     armed_at timestamptz,
     armed_by text,
-    steps text
+    steps text,
+    paused_until timestamptz,
+    paused_reason text,
+    paused_by text
 )
 LANGUAGE sql STABLE
 AS $$
@@ -63,15 +67,20 @@ AS $$
             WHEN k.run_id IS NOT NULL THEN 'running'
             WHEN NOT k.enabled THEN 'disabled'
             WHEN k.irreversible AND k.armed_at IS NULL THEN 'unarmed'
-            WHEN k.due_at <= p_now - s.stale_after THEN 'stale'
+            WHEN k.paused_until > p_now THEN 'paused'
+            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND (NOT k.irreversible OR k.armed_at IS NOT NULL),
+        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+            AND NOT coalesce(k.paused_until > p_now, false),
         k.run_id IS NOT NULL,
         k.due_at,
-        CASE WHEN k.enabled AND k.run_id IS NULL AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-            THEN k.due_at END,
+        CASE
+            WHEN NOT k.enabled OR k.run_id IS NOT NULL OR (k.irreversible AND k.armed_at IS NULL) THEN NULL
+            WHEN k.paused_until > p_now THEN nullif(greatest(k.due_at, k.paused_until), 'infinity')
+            ELSE k.due_at
+        END,
         k.run_id,
         k.leased_by,
         k.leased_until,
@@ -84,7 +93,10 @@ AS $$
         k.armed_at,
         k.armed_by,
         -- Only chains pay for the summary of their last run's steps.
-        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END
+        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END,
+        CASE WHEN k.paused_until > p_now THEN k.paused_until END,
+        CASE WHEN k.paused_until > p_now THEN k.paused_reason END,
+        CASE WHEN k.paused_until > p_now THEN k.paused_by END
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
@@ -99,10 +111,11 @@ AS $$
     ORDER BY k.retired_at IS NOT NULL, k.priority, k.name
 $$;
 COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
-'One row per kind as of p_now: state (running, due, stale, waiting, disabled, retired, unarmed: '
-'an irreversible kind no person has run by hand yet), due and running flags, next due time, '
-'lease, failure streak, the last finished run, who armed an irreversible kind and when, and for '
-'a chain a summary of its last run''s steps.';
+'One row per kind as of p_now: state (running, due, stale, waiting, paused, disabled, retired, '
+'unarmed: an irreversible kind no person has run by hand yet), due and running flags, next due '
+'time (a paused kind: not before its pause ends), lease, failure streak, the last finished run, '
+'who armed an irreversible kind and when, for a chain a summary of its last run''s steps, and '
+'the pause (until, reason, by) while it lasts.';
 
 CREATE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());
@@ -117,13 +130,15 @@ AS $$
     SELECT k.name, k.priority, k.due_at, p_now - k.due_at
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
+    -- Waiting while paused is on purpose: a pause that ended counts as due since its end.
     WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
-        AND k.due_at <= p_now - s.stale_after
+        AND greatest(k.due_at, k.paused_until) <= p_now - s.stale_after
     ORDER BY k.due_at, k.name
 $$;
 COMMENT ON FUNCTION tickq.stale_due_at(timestamptz) IS
 'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first '
-'(an unarmed irreversible kind waits for a person, not a slot: queue_status shows it as unarmed).';
+'(an unarmed irreversible kind waits for a person, not a slot: queue_status shows it as unarmed; '
+'a paused kind is not stale: it waits on purpose).';
 
 CREATE VIEW tickq.stale_due AS
 SELECT * FROM tickq.stale_due_at(now());

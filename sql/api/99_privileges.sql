@@ -33,6 +33,13 @@ AS $$
         ('dispatcher', 'EXECUTE', 'registry_problems'),
         ('dispatcher', 'EXECUTE', 'claim_manual'),
         ('dispatcher', 'EXECUTE', 'report_late_run'),
+        -- an operator's everyday (sql/api/11_operator.sql)
+        ('dispatcher', 'EXECUTE', 'pause_kind'),
+        ('dispatcher', 'EXECUTE', 'resume_kind'),
+        ('dispatcher', 'EXECUTE', 'health_problems'),
+        ('dispatcher', 'EXECUTE', 'record_tick'),
+        ('dispatcher', 'EXECUTE', 'next_due_at'),
+        ('dispatcher', 'EXECUTE', 'release_dead_lease'),
         -- chains (sql/api/08_chain.sql)
         ('dispatcher', 'EXECUTE', 'chain_start'),
         ('dispatcher', 'EXECUTE', 'report_step'),
@@ -84,6 +91,7 @@ AS $$
         ('reader', 'EXECUTE', 'kind_history'),
         ('reader', 'EXECUTE', 'run_detail'),
         ('reader', 'EXECUTE', 'agents_at'),
+        ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'SELECT', 'queue_status'),
         ('reader', 'SELECT', 'stale_due'),
         ('reader', 'SELECT', 'capacity'),

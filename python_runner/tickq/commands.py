@@ -1,0 +1,89 @@
+"""Where a registry command starts: the one rule the dispatcher runs by and `check` checks.
+
+A program named with a "/" (``bin/send-email``, ``./x``) is relative to the registry's folder,
+whatever the kind's ``cwd`` says, so a registry and its scripts move together; a bare name
+(``python3``) is looked up in PATH as the command will see it (the kind's ``env`` over the
+dispatcher's environment). The command runs in ``cwd``, which defaults to the registry's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tickq.registry import Registry
+
+
+@dataclass(frozen=True)
+class Resolved:
+    argv: tuple[str, ...]  # argv[0] absolute when it names a path
+    cwd: Path
+    problem: str | None  # why it cannot start, or None
+
+
+def resolve(
+    argv: Sequence[str], folder: Path, cwd: Path | None = None,
+    env: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None,
+) -> Resolved:
+    """`argv` as the dispatcher starts it from a registry in `folder`; `problem` says why it
+    could not start (missing program, no execute bit, not on PATH, missing cwd)."""
+    workdir = Path(cwd) if cwd is not None else folder
+    if not argv:
+        return Resolved((), workdir, "the command is empty")
+    program = argv[0]
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else folder / program
+        return Resolved((str(path), *argv[1:]), workdir,
+                        _cwd_problem(workdir) or _program_problem(path, program))
+    search = {**(os.environ if environ is None else environ), **(env or {})}.get("PATH", "")
+    for entry in search.split(os.pathsep):
+        candidate = (workdir / (entry or ".")) / program
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return Resolved(tuple(argv), workdir, _cwd_problem(workdir))
+    where = "PATH is empty" if not search else f"not found in PATH ({search})"
+    return Resolved(tuple(argv), workdir, _cwd_problem(workdir) or f"{program!r}: {where}")
+
+
+def _program_problem(path: Path, written: str) -> str | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return f"{written!r}: no such file ({path})"
+    except OSError as exc:
+        return f"{written!r}: {exc.strerror or exc} ({path})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{written!r}: not a file ({path})"
+    if not os.access(path, os.X_OK):
+        return f"{written!r}: not executable, no execute bit ({path}): chmod +x it"
+    return None
+
+
+def _cwd_problem(cwd: Path) -> str | None:
+    return None if cwd.is_dir() else f"cwd {str(cwd)!r} is not a folder"
+
+
+def problems(registry: Registry) -> list[str]:
+    """One line per registry command that cannot start here (kinds and the alert command)."""
+    folder = registry.path.resolve().parent
+    found = []
+    for name, kind in sorted(registry.kinds.items()):
+        if kind.steps:  # a chain: each step starts by itself
+            for step in kind.steps:
+                problem = resolve(step.command, folder, step.cwd or kind.cwd,
+                                  {**kind.env, **step.env}).problem
+                if problem:
+                    found.append(f"{registry.path}: kind {name!r}, step {step.name!r}: command "
+                                 f"cannot start: {problem}")
+            continue
+        problem = resolve(kind.command, folder, kind.cwd, kind.env).problem
+        if problem:
+            found.append(f"{registry.path}: kind {name!r}: command cannot start: {problem}")
+    alert = registry.settings.alert_command
+    if alert:
+        problem = resolve(alert, folder).problem
+        if problem:
+            found.append(f"{registry.path}: alert_command cannot start: {problem}")
+    return found

@@ -1,0 +1,1 @@
+SELECT kind, problem, detail FROM tickq.health_problems()

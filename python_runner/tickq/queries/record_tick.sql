@@ -1,0 +1,1 @@
+SELECT tickq.record_tick(%(dispatcher)s, %(host)s)

@@ -1,0 +1,1 @@
+SELECT tickq.release_dead_lease(%(run_id)s, %(dispatcher)s) AS released

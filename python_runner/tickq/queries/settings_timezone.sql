@@ -1,0 +1,1 @@
+SELECT timezone FROM tickq.report_header_at()
