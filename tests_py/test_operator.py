@@ -584,6 +584,7 @@ def test_server_status_and_stop_for_the_embedded_postgresql() -> None:
     # Not under pytest's tmp_path: as root, the server runs as a user of its own, which must
     # be able to reach the folder (the test server of conftest.py lives in /tmp the same way).
     folder = Path(tempfile.mkdtemp(prefix="tickq-server-test-"))
+    folder.chmod(0o711)  # tickq opens no folder it did not create: the test does, as conftest
     try:
         _server_status_and_stop(folder)
     finally:

@@ -20,9 +20,10 @@ def blocks(language: str) -> list[str]:
 
 
 def test_the_registry_example_loads_and_syncs(tmp_path: Path, conn: psycopg.Connection) -> None:
-    [text] = blocks("toml")
+    # The first block is the whole registry; the later ones (chains, agents) add sections to it.
+    main, *more = blocks("toml")
     path = tmp_path / "registry.toml"
-    path.write_text(text)
+    path.write_text(main)
     (tmp_path / "jobs").mkdir()  # its cwd
 
     registry = load_registry(path)
@@ -30,6 +31,11 @@ def test_the_registry_example_loads_and_syncs(tmp_path: Path, conn: psycopg.Conn
     assert sorted(registry.kinds) == ["send_scheduled_email", "weekly_ingest"]
     conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
     assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (3,)
+
+    path.write_text("\n".join([main, *more]))
+    registry = load_registry(path)
+    assert {"payout", "core"} <= set(registry.kinds) and registry.agents is not None
+    conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
 
 
 def test_the_sql_examples_run(conn: psycopg.Connection) -> None:

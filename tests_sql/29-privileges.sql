@@ -13,11 +13,11 @@ SELECT is(
         'capacity_total_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
         'claim_kind', 'claim_manual', 'health_problems', 'housekeeping', 'kind_history',
         'load_agent', 'next_due_at', 'pause_agent', 'pause_kind', 'queue_status_at',
-        'record_agent_turn', 'record_tick', 'registry_problems', 'release_dead_lease',
-        'remove_agent', 'report_dispatchers_at', 'report_header_at', 'report_kinds_at',
-        'report_late_run', 'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
-        'report_waiting_at', 'resume_agent', 'resume_kind', 'run_detail', 'save_agent',
-        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
+        'release_dead_lease', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
+        'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
+        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'run_detail',
+        'save_agent', 'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -64,11 +64,11 @@ SELECT is(
         'capacity_total_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
         'health_problems', 'housekeeping', 'kind_history', 'load_agent', 'next_due_at',
         'pause_agent', 'pause_kind', 'queue_status_at', 'record_agent_turn', 'record_tick',
-        'registry_problems', 'release_dead_lease', 'remove_agent', 'report_dispatchers_at',
-        'report_header_at', 'report_kinds_at', 'report_late_run', 'report_run',
-        'report_slots_at', 'report_step', 'report_timeline_at', 'report_waiting_at',
-        'resume_agent', 'resume_kind', 'run_detail', 'save_agent', 'stale_due_at', 'start_run',
-        'sync_registry', 'take_alerts', 'upcoming_at'
+        'registry_mirror', 'registry_problems', 'release_dead_lease', 'remove_agent',
+        'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
+        'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
+        'report_waiting_at', 'resume_agent', 'resume_kind', 'run_detail', 'save_agent',
+        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
 );

@@ -290,7 +290,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     dispatcher = Dispatcher(db.resolve_url(args.database_url), registry,
                             EventLog(args.log_format, stream=sys.stderr), stop_event=stop)
     try:
-        result = dispatcher.run_now(AGENT_PREFIX + args.name)
+        _claim, result = dispatcher.run_now(AGENT_PREFIX + args.name)
     except ClaimRefused as exc:
         raise _Fail(EXIT_NO, str(exc)) from None
     except RegistryRefused as exc:
@@ -302,8 +302,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.output_tail:
         sys.stdout.write(result.output_tail if result.output_tail.endswith("\n")
                          else result.output_tail + "\n")
-    # As `tickq run`: a failing run does not change the exit status, the output says how it went.
-    return 128 + got["signal"] if "signal" in got else EXIT_OK
+    # As `tickq run`: exit 0 only when the run ended ok.
+    if "signal" in got:
+        return 128 + got["signal"]
+    return EXIT_OK if result.outcome == "ok" else EXIT_NO
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -121,10 +121,12 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
                      else f"until {_at(end, now, zone)} ({_rel(end, now)})")
             lines.append(f"paused: {k['kind']} {until} by {k['paused_by']}"
                          + (f": {k['paused_reason']}" if k["paused_reason"] else ""))
+        if k.get("steps") and not wide:  # a chain: its last run's steps, on a line of their own
+            lines.append(f"chain {k['kind']}: last run {k['steps']}")
     lines.append(f"times in {zone.key}, now {now.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}")
     if wide:
         header = ["kind", "priority", "schedule", "state", "next due", "in", "streak",
-                  "last", "finished", "ago", "took", "lease", "paused until", "reason"]
+                  "last", "finished", "ago", "took", "lease", "paused until", "reason", "steps"]
         rows = [[
             k["kind"], k["priority"], k["schedule"], k["state"],
             _at(k["next_due_at"], now, zone, full=True), _rel(k["next_due_at"], now),
@@ -136,6 +138,7 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
             ("until resumed" if k["state"] == "paused" and k["paused_until"] is None
              else _at(k["paused_until"], now, zone, full=True)),
             k["paused_reason"] or "-",
+            k.get("steps") or "-",
         ] for k in snapshot["kinds"]]
         lines.append(table(header, rows))
     else:

@@ -209,3 +209,17 @@ COMMENT ON FUNCTION tickq.health_problems(timestamptz) IS
 'What a monitor should hear about as of p_now, one row per problem (`tickq status --check`): '
 'stale kinds, unpaused kinds failing at or past settings.alert_after, runs stuck past their '
 'lease, and no tick ended for two tick lengths (kind NULL).';
+
+CREATE OR REPLACE FUNCTION tickq.registry_mirror(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- STABLE: called in the statement that syncs, it sees the mirror as it was before the sync,
+    -- which tells an edit of the registry file from a row changed behind its back.
+    SELECT k.registry FROM tickq.job_kind AS k WHERE k.name = p_kind
+$$;
+COMMENT ON FUNCTION tickq.registry_mirror(text, timestamptz) IS
+'A kind''s registry mirror (job_kind.registry) as the calling statement''s snapshot sees it; '
+'p_now is unused.';

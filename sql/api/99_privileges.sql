@@ -40,6 +40,7 @@ AS $$
         ('dispatcher', 'EXECUTE', 'record_tick'),
         ('dispatcher', 'EXECUTE', 'next_due_at'),
         ('dispatcher', 'EXECUTE', 'release_dead_lease'),
+        ('dispatcher', 'EXECUTE', 'registry_mirror'),
         -- chains (sql/api/08_chain.sql)
         ('dispatcher', 'EXECUTE', 'chain_start'),
         ('dispatcher', 'EXECUTE', 'report_step'),
