@@ -395,3 +395,15 @@ def test_a_tick_rewrites_the_page_when_the_registry_asks(queue: dict[str, Any],
     assert result.returncode == 0, result.stderr
     assert "report.written" in result.stdout
     assert 'class="kind-row"' in (tmp_path / "out" / "status.html").read_text()
+
+
+def test_the_header_names_each_hosts_last_tick(page: dict[str, Any]) -> None:
+    source = page["source"]
+    host = socket.gethostname()
+    row = re.search(rf"<tr><td>{re.escape(host)}</td><td>([^<]+)</td><td>([^<]+)</td>"
+                    r'<td class="num">(\d+)</td></tr>', source)
+    assert row, source[source.index('<table id="dispatchers">'):][:600]
+    assert row.group(1) != "-" and row.group(2) != "-", "a tick and a claim were recorded"
+    assert int(row.group(3)) >= 7, "every run of both ticks is counted for the host"
+    assert re.search(r'id="paused-count"><b>0</b>', source)
+    assert re.search(r'id="unarmed-count"><b>0</b>', source)

@@ -29,6 +29,8 @@ CREATE OR REPLACE FUNCTION tickq.report_header_at(
     stale integer,
     failing integer,
     disabled integer,
+    paused integer,
+    unarmed integer,
     drift_recent integer,
     window_start timestamptz,
     window_end timestamptz,
@@ -46,6 +48,10 @@ AS $$
         (SELECT count(*)::integer FROM tickq.job_kind AS k
             WHERE k.retired_at IS NULL AND k.failure_streak >= s.alert_after),
         (SELECT count(*)::integer FROM tickq.job_kind AS k WHERE k.retired_at IS NULL AND NOT k.enabled),
+        (SELECT count(*)::integer FROM tickq.job_kind AS k
+            WHERE k.retired_at IS NULL AND k.enabled AND k.paused_until > p_now),
+        (SELECT count(*)::integer FROM tickq.job_kind AS k
+            WHERE k.retired_at IS NULL AND k.enabled AND k.irreversible AND k.armed_at IS NULL),
         (SELECT count(*)::integer FROM tickq.drift AS d
             WHERE d.detected_at > p_now - interval '1 day' AND d.detected_at <= p_now),
         p_now - p_hours * interval '1 hour',
@@ -57,23 +63,32 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.report_header_at(numeric, timestamptz) IS
 'The status page''s header as of p_now: slots in use and the limit, kinds, stale and failing '
-'(streak at alert_after or more) and disabled kinds, drift found in the last day, the window '
+'(streak at alert_after or more), disabled, paused and unarmed irreversible kinds, drift found '
+'in the last day, the window '
 '(the last p_hours), the registry''s zone, tick and stale threshold.';
 
 CREATE OR REPLACE FUNCTION tickq.report_dispatchers_at(
     p_hours numeric DEFAULT 24,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (dispatcher text, last_claim_at timestamptz, runs integer)
+) RETURNS TABLE (host text, last_tick_at timestamptz, last_claim_at timestamptz, runs integer)
 LANGUAGE sql STABLE
 AS $$
-    SELECT r.dispatcher, max(r.claimed_at), count(*)::integer
-    FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
-    WHERE r.dispatcher <> 'simulator'
-    GROUP BY r.dispatcher
-    ORDER BY 2 DESC
+    -- Per host (a dispatcher is host:pid, a new one each tick): its last tick that ended
+    -- (tickq.dispatcher_tick), its last claim and its runs in the window.
+    WITH claims AS (
+        SELECT split_part(r.dispatcher, ':', 1) AS host, max(r.claimed_at) AS last_claim_at,
+            count(*)::integer AS runs
+        FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
+        WHERE r.dispatcher NOT LIKE 'simulator%'
+        GROUP BY 1
+    )
+    SELECT coalesce(t.host, c.host), t.last_tick_at, c.last_claim_at, coalesce(c.runs, 0)
+    FROM (SELECT d.host, d.last_tick_at FROM tickq.dispatcher_tick AS d WHERE d.last_tick_at <= p_now) AS t
+    FULL JOIN claims AS c ON t.host = c.host
+    ORDER BY greatest(t.last_tick_at, c.last_claim_at) DESC NULLS LAST
 $$;
 COMMENT ON FUNCTION tickq.report_dispatchers_at(numeric, timestamptz) IS
-'Each dispatcher that claimed runs in the last p_hours: its last claim and how many runs.';
+'Each dispatcher host: its last tick that ended, its last claim and its runs in the last p_hours.';
 
 CREATE OR REPLACE FUNCTION tickq.report_timeline_at(
     p_hours numeric DEFAULT 24,
