@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import sys
-import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -346,15 +345,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     held = "timeout" if args.durations == "timeout" else "observed p95, else its timeout"
     print(f"\nworst case, every run taking its {held}:")
     for window in result.windows:
-        print(textwrap.fill(f"simulated {worst_case.describe(window)}", 100,
-                            initial_indent="  ", subsequent_indent="    "))
+        first, *more = worst_case.describe(window)
+        print(f"  simulated {first}")
+        for line in more:
+            print(f"    {line}")
     print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
                  worst_case.wait_rows(result), width=100, shrink=(0,)))
     stale = registry.settings.stale_after
     if result.starved:
         print(f"\nworst case STARVES {len(result.starved)} kind(s):")
         for line in worst_case.starved_lines(result, stale):
-            print(textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    "))
+            print(f"  {line}")
     else:
         print(f"\nworst case fits: no kind waits longer than stale_after {_human(stale)}")
     if args.suggest and result.starved:

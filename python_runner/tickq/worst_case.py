@@ -200,14 +200,14 @@ def human(delta: dt.timedelta) -> str:
     return format_duration(seconds) if seconds >= 1 else "0s"
 
 
-def describe(window: Window) -> str:
-    """Which window was covered and why, in one line."""
-    text = (f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
-            f"({human(window.period)}), opened the longest timeout early and closed "
-            f"stale_after late")
+def describe(window: Window) -> list[str]:
+    """Which window was covered and why, in short lines (check's output fits 100 columns)."""
+    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
+             f"({human(window.period)}),",
+             "opened the longest timeout early and closed stale_after late"]
     if window.dst_zone:
-        text += f"; holds a daylight-saving change of {window.dst_zone}"
-    return text
+        lines.append(f"holds a daylight-saving change of {window.dst_zone}")
+    return lines
 
 
 def wait_rows(result: WorstCase) -> list[list[str]]:
