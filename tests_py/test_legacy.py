@@ -491,6 +491,29 @@ def test_check_fails_with_its_message(folder: Path, case: str) -> None:
     assert "legacy check failed" in result.stderr
 
 
+def test_check_fails_while_an_enabled_irreversible_kind_is_unarmed_in_the_queue(
+    folder: Path, db_url: str
+) -> None:
+    (folder / "bin" / "payout").write_text("#!/bin/sh\necho paid\n")
+    (folder / "bin" / "payout").chmod(0o755)
+    files_only = run_check(folder, REGISTRY, OLD_MOVED)
+    assert files_only.returncode == 0 and "arming not checked" in files_only.stdout
+    assert tickq("sync", "--registry", "registry.toml", "--database-url", db_url,
+                 cwd=folder).returncode == 0
+
+    unarmed = tickq("legacy", "check", "old.sh", "--registry", "registry.toml",
+                    "--database-url", db_url, cwd=folder)
+    assert unarmed.returncode == 1, unarmed.stdout + unarmed.stderr
+    assert "irreversible kind 'payout' is enabled for its schedule but not armed" in unarmed.stdout
+
+    first = tickq("run", "payout", "--yes-i-ran-this-by-hand", "--registry", "registry.toml",
+                  "--database-url", db_url, cwd=folder)
+    assert first.returncode == 0, first.stderr
+    armed = tickq("legacy", "check", "old.sh", "--registry", "registry.toml",
+                  "--database-url", db_url, cwd=folder)
+    assert armed.returncode == 0, armed.stdout + armed.stderr
+
+
 def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -> None:
     registry = REGISTRY.replace("irreversible = true\n", "irreversible = true\nenabled = false\n")
     assert run_check(folder, registry, OLD_MOVED).returncode == 0

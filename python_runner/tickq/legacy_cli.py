@@ -14,10 +14,16 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from tickq import legacy_check, legacy_import
+import psycopg
+
+from tickq import db, legacy_check, legacy_import
 from tickq.durations import parse_duration
 
-EXIT_OK, EXIT_NO, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_NO, EXIT_INVALID, EXIT_DATABASE = 0, 1, 2, 3
+
+
+class _Unreachable(Exception):
+    """--database-url was given and the database did not answer."""
 
 
 class _Invalid(Exception):
@@ -115,6 +121,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     except legacy_check.InvalidInput as e:
         raise _Invalid(str(e)) from None
     failures, notes = legacy_check.check(old_text, str(old_path), entries)
+    irreversible = sorted(e.target for e in entries.values()
+                          if e.irreversible and e.enabled and "/" not in e.target)
+    if irreversible and args.database_url:
+        failures += _unarmed(args.database_url, irreversible)
+    elif irreversible:
+        notes.append("arming not checked: give --database-url to fail while an enabled "
+                     "irreversible kind has had no first run by hand")
     for note in notes:
         print(f"note: {note}")
     for failure in failures:
@@ -125,6 +138,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_NO
     print(f"legacy parity holds: {with_legacy} kind(s) and step(s) run what their old lines ran")
     return EXIT_OK
+
+
+def _unarmed(url: str, kinds: list[str]) -> list[str]:
+    """The enabled irreversible kinds the queue still holds unarmed (queue_status, which a
+    reader role may read): each waits for a person's first run, whatever the files say."""
+    try:
+        with db.connect(url) as conn:
+            rows = conn.execute(db.load_query("unarmed_kinds"), {"kinds": kinds}).fetchall()
+    except psycopg.Error as exc:
+        raise _Unreachable(str(exc).strip().splitlines()[0] if str(exc).strip() else
+                           type(exc).__name__) from None
+    return [f"irreversible kind {kind!r} is enabled for its schedule but not armed: a person "
+            f"runs it once by hand first (tickq run {kind})" for (kind,) in rows]
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -168,6 +194,11 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
         "watchdog's, and no irreversible kind's old line is active.",
     )
     chk.add_argument("file", metavar="FILE")
+    chk.add_argument(
+        "--database-url", default=None, metavar="URL",
+        help="also fail while an enabled irreversible kind of the queue at URL is not armed "
+        "(only when given: the check otherwise reads files only)",
+    )
     chk.set_defaults(func=_guarded(cmd_check))
 
 
@@ -184,6 +215,9 @@ def _guarded(func):
         except _Invalid as e:
             print(f"tickq: {e}", file=sys.stderr)
             return EXIT_INVALID
+        except _Unreachable as e:
+            print(f"tickq: cannot read the queue's arming: {e}", file=sys.stderr)
+            return EXIT_DATABASE
         except OSError as e:
             print(f"tickq: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
             return EXIT_INVALID
