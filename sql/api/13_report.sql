@@ -330,21 +330,24 @@ AS $$
             ORDER BY r.id DESC LIMIT 20
         ) AS ok
     ) AS d ON true
-    -- The last three failures in the window, each with the end of its output (the page escapes
-    -- it: output is untrusted text).
-    LEFT JOIN LATERAL (
-        SELECT jsonb_agg(jsonb_build_object(
+    -- The last three failures in the window of each kind, each with the end of its output (the
+    -- page escapes it: output is untrusted text). One range of job_run_finished_at for all
+    -- kinds: a probe per kind would read every run the kind ever had.
+    LEFT JOIN (
+        SELECT x.kind, jsonb_agg(jsonb_build_object(
             'run_id', x.id, 'outcome', x.outcome, 'exit_code', x.exit_code,
             'finished_at', x.finished_at, 'output_tail', right(x.output_tail, 2000))
             ORDER BY x.finished_at DESC) AS failures
         FROM (
-            SELECT r.id, r.outcome, r.exit_code, r.finished_at, r.output_tail
+            SELECT r.kind, r.id, r.outcome, r.exit_code, r.finished_at, r.output_tail,
+                row_number() OVER (PARTITION BY r.kind ORDER BY r.finished_at DESC, r.id DESC) AS n
             FROM tickq.job_run AS r
-            WHERE r.kind = q.kind AND r.finished_at >= p_now - p_hours * interval '1 hour'
+            WHERE r.finished_at >= p_now - p_hours * interval '1 hour' AND r.finished_at <= p_now
                 AND r.outcome IN ('failed', 'timeout', 'lost')
-            ORDER BY r.finished_at DESC LIMIT 3
         ) AS x
-    ) AS f ON true
+        WHERE x.n <= 3
+        GROUP BY x.kind
+    ) AS f ON q.kind = f.kind
     WHERE q.state <> 'retired'
 $$;
 COMMENT ON FUNCTION tickq.report_kinds_at(numeric, timestamptz) IS
