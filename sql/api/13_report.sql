@@ -122,7 +122,7 @@ AS $$
             k.every
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
-        WHERE r.dispatcher <> 'simulator'
+        WHERE r.dispatcher NOT LIKE 'simulator%'
     ),
     marked AS (
         SELECT
@@ -195,7 +195,7 @@ AS $$
     runs AS (
         SELECT r.claimed_at, r.finished_at
         FROM tickq.window_runs((SELECT b.since FROM bounds AS b), p_now) AS r
-        WHERE r.dispatcher <> 'simulator'
+        WHERE r.dispatcher NOT LIKE 'simulator%'
     ),
     events AS (
         SELECT runs.claimed_at AS at, 1 AS delta FROM runs
