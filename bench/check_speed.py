@@ -7,7 +7,7 @@ day of 1,000 kinds, as ratios against a reference run in the same invocation (a 
 
 Each figure is the median of --reps runs (default 3; --quick: 1 run, 300 kinds). Reported: the
 whole `tickq check` command (a process: start-up, capacity table, scratch database, simulation),
-and the simulation alone (worst_case.worst_case in this process), with the events it handled.
+and the simulation alone (simulate.worst_case in this process), with the events it handled.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import _common as c
 
-from tickq import db, worst_case
+from tickq import db
+from tickq.check import simulate
 from tickq.registry import load_registry
 
 TICKQ = [sys.executable, "-m", "tickq.cli"]
@@ -77,7 +78,7 @@ def whole_check(registry: Path, url: str) -> tuple[float, str]:
 def simulation_only(registry: Path, server: str) -> tuple[float, int, str]:
     loaded = load_registry(registry)
     started = time.perf_counter()
-    result = worst_case.worst_case(server, loaded, None)
+    result = simulate.worst_case(server, loaded, None)
     wall = time.perf_counter() - started
     runs = sum(k.runs for k in result.kinds)
     return wall, runs, ", ".join(f"{float(w.hours):g} h" for w in result.windows)

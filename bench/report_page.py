@@ -20,7 +20,8 @@ from datetime import date
 import _common as c
 import psycopg
 
-from tickq import db, report
+from tickq import db
+from tickq.page import render as report
 
 KINDS = 1_000
 TARGET_MS = 1000.0

@@ -47,7 +47,7 @@ def pg_server_url() -> Iterator[str]:
         with PostgresContainer(_docker_image(), driver=None) as container:
             yield container.get_connection_url()
     else:
-        from tickq import embedded
+        from tickq.db import embedded
 
         folder = Path(tempfile.mkdtemp(prefix="tickq-test-"))
         folder.chmod(0o711)  # as root, the server's own user must pass this folder of ours

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from psycopg import conninfo
 
-from tickq import embedded
+from tickq.db import embedded
 
 REPO = Path(__file__).resolve().parent.parent
 

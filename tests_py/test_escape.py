@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from processes import is_alive
 
-from tickq.process import run_command
+from tickq.host.process import run_command
 
 PY = sys.executable
 

@@ -43,8 +43,9 @@ import psycopg
 import pytest
 from psycopg import conninfo, sql
 
-from tickq import db, embedded
-from tickq.roles_cli import roles_script
+from tickq import db
+from tickq.cli.roles import roles_script
+from tickq.db import embedded
 
 HOSTS = 3
 SLOTS = 2

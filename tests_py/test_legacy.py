@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tickq import legacy, legacy_import
+from tickq.legacy import importing
+from tickq.legacy import shell as legacy
 from tickq.registry import parse_registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -234,18 +235,18 @@ def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
 
 def test_a_chain_of_crontab_lines_takes_their_one_schedule() -> None:
     text = "30 6 * * 1-5 timeout 5m bin/a\n30 6 * * 1-5 bin/b\n0 * * * * bin/c\n"
-    plan = legacy_import.plan_import(text, chains=[legacy_import.Chain("morning", 1, 2)])
+    plan = importing.plan_import(text, chains=[importing.Chain("morning", 1, 2)])
     kinds = tomllib.loads(plan.registry_text())["kinds"]
     assert (kinds["morning"]["at"], kinds["morning"]["on"]) == (
         ["06:30"], ["mon", "tue", "wed", "thu", "fri"])
     assert [s["command"] for s in kinds["morning"]["steps"]] == [["bin/a"], ["bin/b"]]
     assert kinds["c"]["every"] == "1h"
-    with pytest.raises(legacy_import.ImportRefused, match="different schedules"):
-        legacy_import.plan_import(text, chains=[legacy_import.Chain("morning", 1, 3)])
+    with pytest.raises(importing.ImportRefused, match="different schedules"):
+        importing.plan_import(text, chains=[importing.Chain("morning", 1, 3)])
 
 
 def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
-    kind_name = legacy_import.kind_name
+    kind_name = importing.kind_name
     assert kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
     assert kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
     assert kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"

@@ -647,7 +647,7 @@ def test_bash_completion_offers_commands_options_actions_and_kind_names(tmp_path
 
 
 def test_a_ledger_folder_owned_by_another_user_is_a_problem(tmp_path: Path) -> None:
-    from tickq.orphans import Ledger
+    from tickq.host.ledger import Ledger
 
     if os.geteuid() == 0:
         folder = tmp_path / "ledger"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from processes import is_alive
 
-from tickq.orphans import Ledger, start_time
-from tickq.process import run_command
+from tickq.host.ledger import Ledger, start_time
+from tickq.host.process import run_command
 
 
 @pytest.fixture

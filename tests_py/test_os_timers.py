@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tickq import os_timers as ot
-from tickq.os_timers import TimerError
+from tickq.timers import units as ot
+from tickq.timers.units import TimerError
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "launchd" / "tickq.plist.template"

@@ -23,10 +23,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tickq import db, embedded
-from tickq.dispatcher import DatabaseUnavailable, Dispatcher
+from tickq import db
+from tickq.db import embedded
+from tickq.db.errors import DatabaseUnavailable
+from tickq.dispatch.tick import Dispatcher
+from tickq.host.ledger import Ledger
 from tickq.log import EventLog
-from tickq.orphans import Ledger
 from tickq.registry import load_registry
 
 

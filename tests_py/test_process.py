@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from processes import is_alive
 
-from tickq.process import run_command
+from tickq.host.process import run_command
 
 PY = sys.executable
 
@@ -228,7 +228,7 @@ def test_env_is_given_not_inherited_and_cwd_applied(
         env={"JOB_MODE": "full"},
         timeout=10,
     )
-    # Only the documented minimal set is inherited (tickq.process.INHERITED).
+    # Only the documented minimal set is inherited (tickq.host.process.INHERITED).
     assert result.output_tail == f"|full|{tmp_path.resolve()}\n"
 
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tickq.durations import format_duration, parse_duration
 from tickq.registry import Problem, RegistryError, env_digest, load_registry, parse_registry
+from tickq.registry.durations import format_duration, parse_duration
 
 FILE = "registry.toml"
 

@@ -18,7 +18,8 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from tickq import db, registry_db
+from tickq import db
+from tickq.db import verdict as registry_db
 from tickq.registry import load_registry
 
 REPO = Path(__file__).resolve().parent.parent

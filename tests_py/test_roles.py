@@ -23,7 +23,7 @@ import pytest
 from psycopg import conninfo, sql
 
 from tickq import db
-from tickq.roles_cli import roles_script
+from tickq.cli.roles import roles_script
 
 TICKQ = [sys.executable, "-m", "tickq.cli"]
 QUERIES = Path(db.__file__).parent / "queries"
@@ -185,7 +185,7 @@ def test_grants_survive_the_api_being_reapplied(roles: Roles, tmp_path: Path) ->
 
 
 def test_every_query_the_runner_sends_is_the_dispatchers_to_send(roles: Roles) -> None:
-    """A function or view another change adds to python_runner/tickq/queries must be granted in
+    """A function or view another change adds to python_runner/tickq/db/queries must be granted in
     sql/api/99_privileges.sql, or ticks fail only where roles are used."""
     with db.connect(roles.url(roles.owner)) as conn:
         db.migrate(conn)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tickq import db, embedded
+from tickq import db
+from tickq.db import embedded
 
 REPO = Path(__file__).resolve().parent.parent
 # The first commit with the SQL core, and the one before slot rows replaced the settings lock.

@@ -14,8 +14,8 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq import worst_case
-from tickq.dispatcher import Dispatcher
+from tickq.check import simulate as worst_case
+from tickq.dispatch.tick import Dispatcher
 from tickq.log import EventLog
 from tickq.registry import load_registry
 

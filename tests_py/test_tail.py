@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 
-from tickq.dispatcher import Dispatcher
+from tickq.dispatch.tick import Dispatcher
 from tickq.log import EventLog
 from tickq.registry import load_registry
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq.dispatcher import Dispatcher
+from tickq.dispatch.tick import Dispatcher
 from tickq.log import EventLog
 from tickq.registry import load_registry
 

@@ -37,7 +37,8 @@ except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO / "python_runner"))
     from tickq import db
 
-DBNAME = "tickq_pgtap"
+# TICKQ_PGTAP_DB lets several checkouts share one server (Debian's cluster) without colliding.
+DBNAME = os.environ.get("TICKQ_PGTAP_DB", "tickq_pgtap")
 
 # Folders that hold extension/pgtap.control, best first (the folder above extension/).
 PGTAP_SHARE_CANDIDATES = [
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     psql_bin: str | None = None
     server_url = args.database_url
     if not server_url:
-        from tickq import embedded
+        from tickq.db import embedded
 
         tmp = Path(tempfile.mkdtemp(prefix="tickq-pgtap-"))
         tmp.chmod(0o711)  # as root, the server's own user must pass this folder of ours
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if tmp is not None:
-            from tickq import embedded
+            from tickq.db import embedded
 
             embedded.stop_server(tmp / "pg")
             shutil.rmtree(tmp, ignore_errors=True)

@@ -2,6 +2,6 @@
 
 import sys
 
-from tickq.cli import main
+from tickq.cli.main import main
 
 sys.exit(main())

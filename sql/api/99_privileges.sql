@@ -18,7 +18,7 @@ AS $$
     -- Functions are named without arguments: every signature of the name is granted, so a
     -- change of arguments (with its DROP of the old signature) needs no change here.
     VALUES
-        -- what `tickq tick`, `run`, `sync`, `check` and `status` call (python_runner/tickq/queries)
+        -- what `tickq tick`, `run`, `sync`, `check` and `status` call (python_runner/tickq/db/queries)
         ('dispatcher', 'EXECUTE', 'sync_registry'),
         ('dispatcher', 'EXECUTE', 'claim_jobs'),
         ('dispatcher', 'EXECUTE', 'claim_kind'),

@@ -32,8 +32,8 @@ from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.agents.client import ChatClient, ModelError
-from tickq.orphans import Ledger
-from tickq.process import StopEvent, run_command
+from tickq.host.ledger import Ledger
+from tickq.host.process import StopEvent, run_command
 from tickq.registry import AgentTool, Registry
 
 # The database URL the dispatcher hands to its agent runner, and to nothing else it starts.

@@ -1,0 +1,1 @@
+"""`tickq check` and `tickq simulate`: drivers of the capacity and simulation SQL functions."""

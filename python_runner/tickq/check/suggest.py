@@ -1,0 +1,204 @@
+"""`tickq check --suggest`: the smallest change that makes the worst case pass.
+
+"Passes" here is stricter than the check: every wait stays below stale_after, so the queue does
+not even warn. First offsets for `every` kinds: each movable kind (a cadence slower than the
+tick) is placed, in turn, at the offset (whole ticks) where its runs meet the fewest others over
+the window's period, keeping its own offset when that is as good; then kinds get their own
+offset back while the proposal still passes. When no offsets pass, the number of slots that
+does, and the lane whose timeouts hold the slots while others starve, with how far they must
+shrink. Every proposal is run through the same worst-case simulation as the check before it is
+printed; one that fails is not offered."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import psycopg
+
+from tickq import db
+from tickq.check import simulate
+from tickq.registry import Registry
+from tickq.registry.durations import format_duration
+
+MOST_REVERTS = 12  # simulations spent on making an offset proposal smaller
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    offsets: dict[str, int] = field(default_factory=dict)  # kind -> seconds, the changed ones
+    slots: int | None = None  # slots that pass without other changes
+    lane: str | None = None  # the lane whose timeouts hold the slots
+    timeout_share: float | None = None  # ...and the share of them that passes (e.g. 0.5)
+    tried: list[str] = field(default_factory=list)  # what was simulated and failed
+
+
+def with_offsets(registry: Registry, offsets: dict[str, int]) -> Registry:
+    kinds = {name: dataclasses.replace(kind, offset=offsets.get(name, kind.offset))
+             for name, kind in registry.kinds.items()}
+    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+
+
+def with_slots(registry: Registry, slots: int) -> Registry:
+    return dataclasses.replace(registry,
+                               settings=dataclasses.replace(registry.settings, slots=slots))
+
+
+def with_lane_timeouts(registry: Registry, lane: str, share: float) -> Registry:
+    kinds = {name: dataclasses.replace(kind, timeout=max(1, int(kind.timeout * share)))
+             if kind.priority == lane else kind for name, kind in registry.kinds.items()}
+    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+
+
+def passes(conn: psycopg.Connection, registry: Registry,
+           durations: dict[str, float] | None) -> bool:
+    """The check passes with room: no kind waits as long as stale_after, so a proposal never
+    leaves the queue warning about stale kinds at every burst while the check stays green."""
+    limit = dt.timedelta(seconds=registry.settings.stale_after)
+    result = simulate.evaluate(conn, registry, durations)
+    return all(k.longest_wait is None or k.longest_wait < limit for k in result.kinds)
+
+
+def spread_offsets(
+    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None
+) -> dict[str, int]:
+    """Greedy offsets that flatten the load of the window's period; only the changed ones."""
+    settings = registry.settings
+    tick = settings.tick
+    simulate.load(conn, registry)
+    window = simulate.windows(conn)[0]
+    calendar = conn.execute(db.load_query("calendar_slots"), {
+        "start": window.starts_at + window.warm_up,
+        "until": window.starts_at + window.warm_up + window.period,
+    }).fetchall()
+    start = (window.starts_at + window.warm_up).timestamp()
+    period = int(window.period.total_seconds())
+    buckets = max(1, math.ceil(period / tick))
+    load = [0] * buckets
+
+    def held(kind: str, timeout: int) -> int:
+        seconds = (durations or {}).get(kind, timeout)
+        return max(1, math.ceil(seconds / tick))
+
+    def occupied(first_slot: float, every: int, length: int) -> list[int]:
+        """Buckets held by runs due at first_slot + k*every in the period, claimed at a tick."""
+        cells: list[int] = []
+        slot = first_slot
+        while slot < start + period:
+            first = math.ceil((slot - start) / tick)
+            cells.extend((first + i) % buckets for i in range(length))
+            slot += every
+        return cells
+
+    def first_slot(every: int, offset: int) -> float:
+        return start + (offset - start) % every
+
+    # Fixed load: calendar kinds, the built-in housekeeping kind, cadences at or below the tick.
+    timeouts = {name: kind.timeout for name, kind in registry.kinds.items()}
+    for name, slot in calendar:
+        for cell in occupied(slot.timestamp(), period, held(name, timeouts.get(name, 60))):
+            load[cell] += 1
+    fixed = [("tickq.housekeeping", settings.housekeeping_every, 0, settings.housekeeping_timeout)]
+    movable = []
+    for name, kind in registry.kinds.items():
+        if kind.every is None or not kind.enabled:
+            continue
+        if kind.every <= tick:
+            fixed.append((name, kind.every, kind.offset or 0, kind.timeout))
+        else:
+            movable.append(kind)
+    for name, every, offset, timeout in fixed:
+        for cell in occupied(first_slot(every, offset), max(every, tick), held(name, timeout)):
+            load[cell] += 1
+    # Longest holders first, as in bin packing; then by lane and name for a stable answer.
+    lanes = ("urgent", "high", "normal", "low")
+    movable.sort(key=lambda k: (-held(k.name, k.timeout), lanes.index(k.priority), k.name))
+    changed: dict[str, int] = {}
+    for kind in movable:
+        length = held(kind.name, kind.timeout)
+        own = kind.offset or 0  # None when the file gives none
+        best: tuple[int, int, int, int] | None = None
+        for offset in [own, *range(0, kind.every, tick)]:
+            cells = occupied(first_slot(kind.every, offset), kind.every, length)
+            cost = (max(load[c] for c in cells), sum(load[c] for c in cells),
+                    0 if offset == own else 1, offset)
+            if best is None or cost < best:
+                best = cost
+        assert best is not None
+        offset = best[3]
+        for cell in occupied(first_slot(kind.every, offset), kind.every, length):
+            load[cell] += 1
+        if offset != own:
+            changed[kind.name] = offset
+    return changed
+
+
+def suggest(server: str, registry: Registry, durations: dict[str, float] | None) -> Suggestion:
+    with simulate.scratch(server) as conn:
+        return _suggest(conn, registry, durations)
+
+
+def _suggest(
+    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None
+) -> Suggestion:
+    tried: list[str] = []
+    offsets = spread_offsets(conn, registry, durations)
+    if offsets and passes(conn, with_offsets(registry, offsets), durations):
+        # Smaller: give kinds back their own offset while the worst case still passes.
+        for name in sorted(offsets, key=lambda n: (-offsets[n], n))[:MOST_REVERTS]:
+            fewer = {k: v for k, v in offsets.items() if k != name}
+            if passes(conn, with_offsets(registry, fewer), durations):
+                offsets = fewer
+        return Suggestion(offsets=offsets)
+    if offsets:
+        tried.append(f"offsets for {len(offsets)} kind(s)")
+    # No offsets pass: how many slots do, and which lane's timeouts hold the slots.
+    # A slot for every kind (and housekeeping) always passes: nothing ever waits. Search below.
+    low, high = registry.settings.slots, len(registry.kinds) + 1
+    slots = None
+    if high > low:
+        while high - low > 1:
+            middle = (low + high) // 2
+            if passes(conn, with_slots(registry, middle), durations):
+                high = middle
+            else:
+                low = middle
+        slots = high if passes(conn, with_slots(registry, high), durations) else None
+    if slots is None:
+        tried.append(f"up to {high} slots")
+    result = simulate.evaluate(conn, registry, durations)
+    timeouts = {name: kind.priority for name, kind in registry.kinds.items()}
+    holders = Counter(timeouts[b] for k in result.starved for b in k.behind if b in timeouts)
+    lane = share = None
+    if holders:
+        lane = holders.most_common(1)[0][0]
+        for candidate in (0.75, 0.5, 0.25):
+            if passes(conn, with_lane_timeouts(registry, lane, candidate), durations):
+                share = candidate
+                break
+        else:
+            tried.append(f"the {lane} lane's timeouts at a quarter")
+    return Suggestion(slots=slots, lane=lane, timeout_share=share, tried=tried)
+
+
+def render(suggestion: Suggestion) -> str:
+    lines = ["", "suggested fix (checked by the same worst-case simulation):"]
+    if suggestion.offsets:
+        lines.append("  spread the cadences with offsets; in each kind's table, set:")
+        for name, offset in sorted(suggestion.offsets.items()):
+            value = format_duration(offset) if offset else "0s"
+            lines += ["", f"[kinds.{name}]", f'offset = "{value}"']
+        return "\n".join(lines)
+    lines.append("  no offsets make every kind wait less than stale_after; instead:")
+    if suggestion.slots:
+        lines.append(f"  - slots = {suggestion.slots} under [settings]")
+    if suggestion.lane and suggestion.timeout_share:
+        lines.append(f"  - or shrink the {suggestion.lane} lane's timeouts to "
+                     f"{suggestion.timeout_share:.0%} of what they are")
+    if not suggestion.slots and not suggestion.timeout_share:
+        lines.append("  nothing tried passes (" + "; ".join(suggestion.tried) + ")")
+    return "\n".join(lines)

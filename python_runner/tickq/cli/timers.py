@@ -1,0 +1,124 @@
+"""The `tickq launchd|systemd|cron` commands: what wakes `tickq tick` every `tick` of the registry.
+
+Each timer runs `<this tickq> tick` in the registry's folder with TICKQ_REGISTRY set to the
+registry's absolute path (and DATABASE_URL / TICKQ_DATA_DIR when they are set now). A password
+in DATABASE_URL goes to a libpq passfile (PGPASSFILE, mode 0600), never into the timer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from tickq.registry import RegistryError, load_registry
+from tickq.timers import units as os_timers
+
+
+class _Setup:
+    def __init__(self, args: argparse.Namespace) -> None:
+        try:
+            registry = load_registry(args.registry)
+        except RegistryError as exc:
+            for problem in exc.problems:
+                print(f"tickq: {problem}", file=sys.stderr)
+            raise SystemExit(2) from None
+        self.registry_path = Path(args.registry).resolve()
+        self.folder = self.registry_path.parent
+        self.name = os_timers.timer_name(args.name or self.folder.name)
+        self.interval = registry.settings.tick
+        environ = dict(os.environ)
+        if args.database_url:
+            environ["DATABASE_URL"] = args.database_url
+        # Uninstalling needs no environment: write no passfile for it.
+        passfile = None if args.action == "uninstall" else os_timers.keep_password_out(environ)
+        if passfile is not None:
+            print(f"tickq: the database password is kept in {passfile} (mode 0600), "
+                  "not in the timer", file=sys.stderr)
+        self.environment = os_timers.timer_environment(
+            registry_path=self.registry_path, environ=environ
+        )
+        script = Path(sys.executable).parent / "tickq"
+        self.argv = [str(script), "tick"] if script.exists() else [
+            sys.executable, "-m", "tickq.cli", "tick"
+        ]
+
+
+def cmd_launchd(args: argparse.Namespace) -> int:
+    setup = _Setup(args)
+    label = os_timers.launchd_label(setup.name)
+    paths = os_timers.launchd_paths(label)
+    if args.action == "uninstall":
+        removed = os_timers.launchd_uninstall(label)
+        print(f"removed {paths.plist}" if removed else f"{label} was not installed")
+        return 0
+    plist = os_timers.launchd_plist(
+        label=label, program_arguments=setup.argv, interval_seconds=setup.interval,
+        working_directory=setup.folder, stdout_path=paths.log, stderr_path=paths.log,
+        environment=setup.environment,
+    )
+    if args.action == "print":
+        sys.stdout.write(plist.decode())
+        return 0
+    path = os_timers.launchd_install(plist, label)
+    print(f"installed {path}; logs in {paths.log}")
+    return 0
+
+
+def cmd_systemd(args: argparse.Namespace) -> int:
+    setup = _Setup(args)
+    system = getattr(args, "system", False)
+    if args.action == "uninstall":
+        removed = os_timers.systemd_uninstall(setup.name, system=system)
+        print("removed" if removed else "not installed")
+        return 0
+    units = os_timers.systemd_units(
+        name=setup.name, program_arguments=setup.argv, interval_seconds=setup.interval,
+        working_directory=setup.folder, environment=setup.environment,
+    )
+    if args.action == "print":
+        for filename, text in units.items():
+            print(f"# {os_timers.systemd_unit_dir(system=system) / filename}\n{text}")
+        return 0
+    for path in os_timers.systemd_install(units, system=system):
+        print(f"installed {path}")
+    return 0
+
+
+def cmd_cron(args: argparse.Namespace) -> int:
+    setup = _Setup(args)
+    print(os_timers.crontab_line(
+        program_arguments=setup.argv, interval_seconds=setup.interval,
+        working_directory=setup.folder, environment=setup.environment,
+        log_path=setup.folder / "tickq.log",
+    ))
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    for name, func, actions, text in (
+        ("launchd", cmd_launchd, ("print", "install", "uninstall"),
+         "the macOS launchd agent that runs `tickq tick` every tick"),
+        ("systemd", cmd_systemd, ("print", "install", "uninstall"),
+         "the systemd user timer that runs `tickq tick` every tick (Linux)"),
+        ("cron", cmd_cron, ("print",), "a crontab line that runs `tickq tick` every tick"),
+    ):
+        p = sub.add_parser(name, parents=[common], help=text, description=text)
+        p.add_argument("action", choices=actions)
+        p.add_argument("--name", help="timer name (default: the registry's folder name)")
+        if name == "systemd":
+            p.add_argument("--system", action="store_true",
+                           help="a system unit in /etc/systemd/system, run as root (needs root)")
+        p.set_defaults(func=_guarded(func))
+
+
+def _guarded(func):
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except os_timers.TimerError as exc:
+            print(f"tickq: {exc}", file=sys.stderr)
+            return 2
+
+    return run

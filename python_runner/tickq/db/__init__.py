@@ -1,0 +1,35 @@
+"""The database door: connections (connect.py), the migrator (migrator.py), the embedded server
+(embedded.py) and the database's verdict on a registry (verdict.py)."""
+
+from tickq.db.connect import (
+    DEFAULT_TIMEOUTS,
+    EMBEDDED_DBNAME,
+    Timeouts,
+    connect,
+    create_database,
+    drop_database,
+    libpq_env,
+    resolve_url,
+    timeouts_of,
+    url_params,
+    with_dbname,
+)
+from tickq.db.migrator import (
+    MIGRATE_LOCK_KEY,
+    MIGRATE_STATEMENT_TIMEOUT,
+    Migration,
+    MigrationError,
+    api_checksum,
+    api_files,
+    load_query,
+    migrate,
+    migration_files,
+    sql_root,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUTS", "EMBEDDED_DBNAME", "MIGRATE_LOCK_KEY", "MIGRATE_STATEMENT_TIMEOUT",
+    "Migration", "MigrationError", "Timeouts", "api_checksum", "api_files", "connect",
+    "create_database", "drop_database", "libpq_env", "load_query", "migrate", "migration_files",
+    "resolve_url", "sql_root", "timeouts_of", "url_params", "with_dbname",
+]

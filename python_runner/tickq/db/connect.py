@@ -1,0 +1,116 @@
+"""Connections to PostgreSQL: URLs, timeouts on every connection, databases made and dropped.
+
+Connections are autocommit; code that needs a transaction opens one with
+``with conn.transaction():``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import conninfo, sql
+
+EMBEDDED_DBNAME = "tickq"
+
+# ---------------------------------------------------------------- URLs and connections
+
+
+def with_dbname(url: str, dbname: str) -> str:
+    """The same server and credentials as ``url`` with another database.
+
+    Works for URIs (also socket ones like ``postgresql://postgres:@/postgres?host=/tmp/x``) and
+    for ``key=value`` strings; returns a ``key=value`` conninfo string.
+    """
+    return conninfo.make_conninfo(url, dbname=dbname)
+
+
+def url_params(url: str) -> dict[str, str]:
+    """The parts of a connection string (host, port, user, dbname, password...)."""
+    return {k: str(v) for k, v in conninfo.conninfo_to_dict(url).items() if v is not None}
+
+
+def libpq_env(url: str) -> dict[str, str]:
+    """PGHOST/PGPORT/PGUSER/PGDATABASE/PGPASSWORD for tools that take no URI (pg_prove)."""
+    names = {
+        "host": "PGHOST",
+        "port": "PGPORT",
+        "user": "PGUSER",
+        "dbname": "PGDATABASE",
+        "password": "PGPASSWORD",
+        "sslmode": "PGSSLMODE",
+    }
+    params = url_params(url)
+    return {env: params[key] for key, env in names.items() if params.get(key)}
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Limits on every connection, in seconds (the registry's db_* settings): nothing tickq does
+    may wait on the database without bound."""
+
+    connect: int = 10  # libpq's connect_timeout: a server that accepts and never answers
+    statement: int = 60  # statement_timeout
+    lock: int = 10  # lock_timeout: a lock another connection holds
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+
+def connect(
+    url: str, autocommit: bool = True, timeouts: Timeouts = DEFAULT_TIMEOUTS
+) -> psycopg.Connection:
+    """A connection with `timeouts` set (they replace any the URL gives; other `options` of the
+    URL are kept)."""
+    options = conninfo.conninfo_to_dict(url).get("options") or ""
+    options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
+               f" -c lock_timeout={timeouts.lock * 1000}").strip()
+    return psycopg.connect(
+        url, autocommit=autocommit, connect_timeout=timeouts.connect, options=options
+    )
+
+
+def timeouts_of(settings: object) -> Timeouts:
+    """The Timeouts of a registry's settings (tickq.registry.Settings)."""
+    return Timeouts(
+        connect=getattr(settings, "db_connect_timeout", DEFAULT_TIMEOUTS.connect),
+        statement=getattr(settings, "db_statement_timeout", DEFAULT_TIMEOUTS.statement),
+        lock=getattr(settings, "db_lock_timeout", DEFAULT_TIMEOUTS.lock),
+    )
+
+
+def create_database(server_url: str, name: str, template: str | None = None) -> str:
+    """Create database ``name`` (a copy of ``template`` if given); return its URL."""
+    query = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        query += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    with connect(server_url) as admin:
+        admin.execute(query)
+    return with_dbname(server_url, name)
+
+
+def drop_database(server_url: str, name: str) -> None:
+    """Drop database ``name`` if it exists, ending its sessions."""
+    query = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+    with connect(server_url) as admin:
+        admin.execute(query)
+
+
+def resolve_url(url: str | None = None) -> str:
+    """``url``, else ``DATABASE_URL``, else the embedded server's ``tickq`` database."""
+    if url:
+        return url
+    env = os.environ.get("DATABASE_URL")
+    if env:
+        return env
+    from tickq.db import embedded
+
+    server_url = embedded.ensure_server()
+    with connect(server_url) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DBNAME,)
+        ).fetchone()
+    if not exists:
+        return create_database(server_url, EMBEDDED_DBNAME)
+    return with_dbname(server_url, EMBEDDED_DBNAME)

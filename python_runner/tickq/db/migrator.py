@@ -1,0 +1,238 @@
+"""The migrator and the SQL files shipped with the package.
+
+``sql/`` (migrations and the API) reaches the package through the ``tickq/sql`` symlink; named
+queries are ``tickq/db/queries/NAME.sql``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from tickq.db.errors import MigrationError
+
+MIGRATE_LOCK_KEY = "tickq.migrate"
+MIGRATE_STATEMENT_TIMEOUT = "15min"  # a migration may rewrite a large table
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+
+# ---------------------------------------------------------------- SQL files
+
+
+def sql_root() -> Traversable:
+    """The ``sql/`` folder shipped with the package."""
+    return files("tickq") / "sql"
+
+
+@functools.cache
+def load_query(name: str) -> str:
+    """The text of ``tickq/queries/NAME.sql``."""
+    return (files("tickq.db") / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    text: str
+
+
+def migration_files(root: Traversable | Path | None = None) -> list[Migration]:
+    """Every ``migrations/NNNN_name.sql`` under ``root``, by version."""
+    folder = (root or sql_root()) / "migrations"
+    found: dict[int, Migration] = {}
+    for entry in folder.iterdir() if folder.is_dir() else []:
+        if not entry.name.endswith(".sql"):
+            continue
+        match = _MIGRATION_NAME.match(entry.name)
+        if not match:
+            raise MigrationError(f"{entry.name}: migration files are named NNNN_lower_snake.sql")
+        version = int(match.group(1))
+        if version in found:
+            raise MigrationError(
+                f"{entry.name}: version {version} is also used by {found[version].name}"
+            )
+        found[version] = Migration(version, entry.name, entry.read_text(encoding="utf-8"))
+    return [found[v] for v in sorted(found)]
+
+
+def api_files(root: Traversable | Path | None = None) -> list[tuple[str, str]]:
+    """``(name, text)`` of every ``api/*.sql`` under ``root``, sorted by name."""
+    folder = (root or sql_root()) / "api"
+    entries = [e for e in folder.iterdir() if e.name.endswith(".sql")] if folder.is_dir() else []
+    return [(e.name, e.read_text(encoding="utf-8")) for e in sorted(entries, key=lambda e: e.name)]
+
+
+def api_checksum(api: list[tuple[str, str]]) -> str:
+    """sha256 of the API files' contents, concatenated in name order."""
+    digest = hashlib.sha256()
+    for _name, text in api:
+        digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- the migrator
+
+# The schema is created only when missing: CREATE SCHEMA IF NOT EXISTS needs the right to create
+# schemas in the database even when the schema exists, which an owner given the schema by
+# sql/roles.sql does not have.
+_BOOKKEEPING = """
+DO $$ BEGIN
+    IF to_regnamespace('tickq') IS NULL THEN
+        CREATE SCHEMA tickq;
+    END IF;
+END $$;
+CREATE TABLE IF NOT EXISTS tickq.migration (
+    version int PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tickq.migration IS
+    'One row per applied sql/migrations/NNNN_name.sql file; written by tickq.db.migrate.';
+CREATE TABLE IF NOT EXISTS tickq.api_checksum (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    checksum text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tickq.api_checksum IS
+    'sha256 of the sql/api/*.sql files last applied (one row); written by tickq.db.migrate.';
+"""
+
+
+def _execute_file(conn: psycopg.Connection, name: str, text: str) -> None:
+    try:
+        # No parameters: psycopg sends the text as one simple query, so several statements work.
+        conn.execute(text)  # type: ignore[arg-type]
+    except psycopg.Error as exc:
+        diag = exc.diag
+        place = name
+        if diag.statement_position:
+            place = f"{name}:{text[: int(diag.statement_position)].count(chr(10)) + 1}"
+        message = f"{place}: {exc}"
+        if diag.context:
+            message += f" (context: {diag.context.strip()})"
+        raise MigrationError(message) from exc
+
+
+def _unknown_migrations(recorded: dict[int, str], migrations: list[Migration]) -> None:
+    known = {m.version for m in migrations}
+    unknown = sorted(set(recorded) - known)
+    if unknown:
+        names = ", ".join(recorded[v] for v in unknown)
+        raise MigrationError(
+            f"the database has migrations this tickq does not know ({names}): "
+            "it was migrated by a newer tickq"
+        )
+
+
+def _is_current(conn: psycopg.Connection, migrations: list[Migration], checksum: str) -> bool:
+    """Whether every migration is recorded and the API checksum matches, read without a lock
+    or DDL: a dispatcher role may read the bookkeeping but not migrate (sql/roles.sql)."""
+    try:
+        versions, names, stored = conn.execute(
+            "SELECT array(SELECT version FROM tickq.migration ORDER BY version),"
+            " array(SELECT name FROM tickq.migration ORDER BY version),"
+            " (SELECT checksum FROM tickq.api_checksum)"
+        ).fetchone()  # type: ignore[misc]
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        return False  # never migrated
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise MigrationError(
+            f"role {conn.info.user} may not read tickq's migration bookkeeping "
+            f"({exc.diag.message_primary}): give it an access with sql/roles.sql "
+            "(tickq roles print)"
+        ) from None
+    _unknown_migrations(dict(zip(versions, names, strict=True)), migrations)
+    return set(versions) == {m.version for m in migrations} and stored == checksum
+
+
+def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None) -> list[str]:
+    """Bring the database up to date with ``sql/``; return what was applied.
+
+    First reads, without a lock or DDL, whether the database is current; only when it is not,
+    holds ``pg_advisory_lock(hashtext('tickq.migrate'))`` for the rest, so concurrent migrators
+    apply each file once. Each migration runs in its own transaction together with its row in
+    ``tickq.migration``; the API files run together in one transaction when their checksum
+    differs from ``tickq.api_checksum``. ``conn`` must be in autocommit mode.
+    """
+    if not conn.autocommit:
+        raise ValueError("migrate needs an autocommit connection")
+    migrations = migration_files(sql_dir)
+    api = api_files(sql_dir)
+    applied: list[str] = []
+    if _is_current(conn, migrations, api_checksum(api) if api else ""):
+        return applied
+
+    # The connection's lock timeout still bounds the wait for another migrator.
+    conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (MIGRATE_STATEMENT_TIMEOUT,))
+    owner = None
+    try:
+        # An administrator who may act as the schema's owner (a superuser, a member) migrates
+        # as the owner: whatever it creates belongs to the owner, whose functions the other
+        # roles call and whose tables those functions reach.
+        owner = conn.execute(
+            "SELECT pg_get_userbyid(n.nspowner) FROM pg_namespace AS n WHERE n.nspname = 'tickq'"
+            " AND n.nspowner <> (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
+            " AND pg_has_role(current_user, n.nspowner, 'MEMBER')"
+        ).fetchone()
+        if owner:
+            conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(owner[0])))
+        try:
+            applied = _migrate_locked(conn, migrations, api)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise MigrationError(
+                f"the schema is not current and role {conn.info.user} may not migrate it "
+                f"({exc.diag.message_primary}): run `tickq migrate` as the schema's owner"
+            ) from None
+    finally:
+        if not conn.closed and not conn.broken:
+            if owner:
+                conn.execute("RESET ROLE")
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
+            conn.execute("RESET statement_timeout")  # back to the connection's own
+    return applied
+
+
+def _migrate_locked(
+    conn: psycopg.Connection, migrations: list[Migration], api: list[tuple[str, str]]
+) -> list[str]:
+    applied: list[str] = []
+    with conn.transaction():
+        conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
+    recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
+    _unknown_migrations(recorded, migrations)
+    for m in migrations:
+        if m.version in recorded:
+            continue
+        with conn.transaction():
+            _execute_file(conn, m.name, m.text)
+            conn.execute(
+                "INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                (m.version, m.name),
+            )
+        applied.append(f"migration {m.name}")
+
+    checksum = api_checksum(api)
+    row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+    if api and (row is None or row[0] != checksum):
+        with conn.transaction():
+            for name, text in api:
+                _execute_file(conn, name, text)
+            conn.execute(
+                "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
+                " ON CONFLICT (id) DO UPDATE"
+                " SET checksum = excluded.checksum, applied_at = now()",
+                (checksum,),
+            )
+        applied.append(f"api {len(api)} files, checksum {checksum[:12]}")
+    return applied

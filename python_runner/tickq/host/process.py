@@ -1,0 +1,317 @@
+"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output.
+
+run_command is safe to call from several threads at once: each call owns its process, its
+reader thread and its buffer, and signals go to that call's process group only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tickq.host import descendants
+from tickq.host.ledger import Ledger, group_alive, signal_group, wait_group_gone
+
+Outcome = Literal["ok", "failed", "timeout", "interrupted"]
+
+READ_CHUNK = 65536
+MAX_TAIL_CHARS = 65536  # job_run.output_tail's bound (domain tickq.output_tail)
+_POLL = 0.05  # seconds between checks of the child, the clock and the stop event
+_DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
+_KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
+_SCAN_EVERY = 0.5  # seconds between looks at the run's process tree (descendants.Tree)
+
+
+class StopEvent(threading.Event):
+    """Set when the dispatcher must stop. Remembers the signal that asked, so running commands
+    get the same one (Ctrl-C's SIGINT, launchd's or systemd's SIGTERM)."""
+
+    signum: signal.Signals = signal.SIGTERM
+
+    def stop(self, signum: int) -> None:
+        self.signum = signal.Signals(signum)
+        self.set()
+
+
+# What a command inherits from the dispatcher's environment: enough to find programs, write
+# temporary files and format text; never the database URL, PG* variables or tickq's settings.
+# Everything else comes from the registry's `env` (and TICKQ_KIND, TICKQ_RUN_ID, ...).
+INHERITED = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME", "TMPDIR")
+INHERITED_PREFIXES = ("LC_",)
+
+
+def inherited_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default os.environ) a command gets (INHERITED)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items()
+            if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outcome: Outcome
+    exit_code: int | None  # negative signal number when killed by a signal, like Popen
+    output_tail: str
+    duration: float  # seconds, monotonic clock
+    pid: int | None  # None when the command never started
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+    grace: float = 5.0,
+    tail_bytes: int = 65536,
+    stop_event: threading.Event | None = None,
+    stdin_data: bytes | None = None,
+    ledger: Ledger | None = None,
+    labels: Mapping[str, Any] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
+) -> RunResult:
+    """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
+
+    The command's environment is `inherited_environment()` plus `env`: nothing else of this
+    process's environment reaches it.
+
+    `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
+    its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
+    holds an entry for the command's process group (with `labels`) while the group lives, so
+    that if this process dies, the next dispatcher on the host stops the group. `on_output`,
+    when given, gets each chunk of output as it is read (`tickq run` streams it), from the
+    reader thread; an exception it raises stops the streaming, never the run."""
+    started = time.monotonic()
+    descendants.become_subreaper()
+    token = secrets.token_hex(16)
+    if stop_event is not None and stop_event.is_set():
+        note = "[tickq: not started: dispatcher is shutting down]\n"
+        return RunResult("interrupted", None, note, time.monotonic() - started, None)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            shell=False,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
+        )
+    except (OSError, ValueError, IndexError) as e:
+        note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
+        return RunResult("failed", None, note, time.monotonic() - started, None)
+
+    assert proc.stdout is not None
+    reader = _Reader(proc.stdout.fileno(), tail_bytes, on_output)
+    reader.start()
+    if stdin_data is not None:
+        threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
+    notes: list[str] = []
+    tree = descendants.Tree(proc.pid, token)
+    if ledger is not None:
+        problem = ledger.record(proc.pid, token=token, **(labels or {}))
+        if problem:
+            notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
+    try:
+        outcome = _watch(proc, started + timeout, stop_event, tree)
+        if outcome == "timeout":
+            notes.append(
+                f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]"
+            )
+        sent = signal.SIGTERM
+        if outcome == "interrupted":
+            sent = getattr(stop_event, "signum", signal.SIGTERM)
+            notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
+        escaped: dict[int, descendants.Proc] = {}
+        if outcome in ("timeout", "interrupted"):
+            signal_group(proc.pid, sent)
+            escaped.update(_outside(tree.signal(sent), proc.pid))
+            if not _wait_all_gone(proc, tree, grace):
+                notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
+        else:
+            proc.wait()
+            outcome = "ok" if proc.returncode == 0 else "failed"
+        # No member of the group, and no process that left it, may outlive the run.
+        if group_alive(proc.pid):
+            signal_group(proc.pid, signal.SIGKILL)
+            if outcome in ("ok", "failed"):
+                notes.append("[tickq: killed processes left in the group after the command exited]")
+        escaped.update(_outside(tree.kill(), proc.pid))
+        if escaped:
+            notes.append(
+                f"[tickq: killed {len(escaped)} process(es) outside its process group: "
+                f"{descendants.describe(escaped)}]"
+            )
+        wait_group_gone(proc.pid, _KILL_WAIT, proc)
+    finally:
+        if proc.poll() is None:  # only when something above raised
+            signal_group(proc.pid, signal.SIGKILL)
+            tree.kill()
+            proc.wait()
+        if ledger is not None:
+            ledger.forget(proc.pid)
+        reader.finish(_DRAIN)
+        proc.stdout.close()
+    tail = _compose(*reader.parts(), notes)
+    return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
+
+
+def _compose(dropped: int, text: str, notes: list[str]) -> str:
+    """The output tail as stored: a header when the front was cut, the output, tickq's notes;
+    at most MAX_TAIL_CHARS in all. The database keeps the right-most characters of a longer
+    text, which would cut the header off, so the output's front gives way here instead."""
+    ending = "" if not notes else (
+        ("" if not text or text.endswith("\n") else "\n") + "\n".join(notes) + "\n")
+    while True:
+        header = f"[... {dropped} bytes omitted ...]\n" if dropped else ""
+        excess = len(header) + len(text) + len(ending) - MAX_TAIL_CHARS
+        if excess <= 0:
+            return header + text + ending
+        cut, text = text[:excess], text[excess:]
+        dropped += len(cut.encode("utf-8", errors="replace"))
+        if not text:
+            return (header + ending)[-MAX_TAIL_CHARS:]
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):  # the command exited or closed its stdin: fine
+        proc.stdin.write(data)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+
+
+def _outside(procs: dict[int, descendants.Proc], pgid: int) -> dict[int, descendants.Proc]:
+    return {pid: p for pid, p in procs.items() if p.pgrp != pgid}
+
+
+def _wait_all_gone(proc: subprocess.Popen[bytes], tree: descendants.Tree, seconds: float) -> bool:
+    """Wait until the group and every process of the run's tree are gone; False after
+    `seconds`."""
+    deadline = time.monotonic() + seconds
+    if not wait_group_gone(proc.pid, seconds, proc):
+        return False
+    while True:
+        tree.reap()
+        if not _outside(tree.scan(), proc.pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    stop_event: threading.Event | None,
+    tree: descendants.Tree,
+) -> Outcome | None:
+    """Wait until the child exits (None), the deadline passes or the stop event is set. Looks
+    at the run's process tree now and then, so a process that later clears its environment is
+    still known as the run's."""
+    next_scan = time.monotonic() + _SCAN_EVERY
+    while proc.poll() is None:
+        if time.monotonic() >= next_scan:
+            tree.scan()
+            next_scan = time.monotonic() + _SCAN_EVERY
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        if stop_event is not None and stop_event.is_set():
+            return "interrupted"
+        wait = min(_POLL, left)
+        if stop_event is not None:
+            stop_event.wait(wait)
+        else:
+            time.sleep(wait)
+    return None
+
+
+def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:
+    if not argv:
+        return "cannot start: empty command"
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    filename = error.filename if isinstance(error, OSError) else None
+    if filename is not None and cwd is not None and str(filename) == str(cwd):
+        reason += f" (cwd {str(cwd)!r})"
+    elif filename not in (None, argv[0]):
+        reason += f" ({filename})"
+    return f"cannot start {argv[0]!r}: {reason}"
+
+
+class _Reader:
+    """Read a pipe in a thread, keeping only the last `limit` bytes."""
+
+    def __init__(
+        self, fd: int, limit: int, on_output: Callable[[bytes], None] | None = None
+    ) -> None:
+        self._fd = fd
+        self._on_output = on_output
+        self._limit = max(limit, 0)
+        self._buf = bytearray()
+        self._dropped = 0
+        self._stop_at: float | None = None
+        self._thread = threading.Thread(target=self._run, name=f"tickq-reader-{fd}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def finish(self, drain: float) -> None:
+        """Stop at end of file or after `drain` more seconds, whichever comes first: a process
+        that escaped the group may hold the pipe open forever."""
+        self._stop_at = time.monotonic() + drain
+        self._thread.join()
+
+    def _run(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._fd, selectors.EVENT_READ)
+            while self._stop_at is None or time.monotonic() < self._stop_at:
+                if not selector.select(timeout=0.1):
+                    continue
+                try:
+                    chunk = os.read(self._fd, READ_CHUNK)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self._keep(chunk)
+                if self._on_output is not None:
+                    try:
+                        self._on_output(chunk)
+                    except Exception:  # noqa: BLE001 - the tail is kept whatever the viewer does
+                        self._on_output = None
+
+    def _keep(self, chunk: bytes) -> None:
+        self._buf += chunk
+        excess = len(self._buf) - self._limit
+        if excess > 0:
+            del self._buf[:excess]
+            self._dropped += excess
+
+    def text(self) -> str:
+        """The tail decoded, marked when the front was cut (see `parts`)."""
+        return _compose(*self.parts(), [])
+
+    def parts(self) -> tuple[int, str]:
+        """Bytes dropped from the front, and the tail decoded (bad bytes replaced). NUL becomes
+        U+FFFD so the text fits a PostgreSQL `text` column."""
+        data = bytes(self._buf)
+        dropped = self._dropped
+        if dropped:
+            # Do not start in the middle of a UTF-8 character.
+            skip = 0
+            while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
+                skip += 1
+            data, dropped = data[skip:], dropped + skip
+        return dropped, data.decode("utf-8", errors="replace").replace("\0", "\ufffd")

@@ -1,0 +1,240 @@
+"""`tickq legacy check`: the registry against the old file it replaced. Every kind and step with
+a `legacy` line must run that line's command; moved lines must name kinds that run them; no line
+may run in both places.
+
+The registry is read as raw TOML, so that the check judges chains and irreversible kinds
+whatever the runner's model of them, and needs no database."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tickq.legacy.shell import OldLine, Untranslatable, read_old_file, translate
+from tickq.registry.durations import format_duration, parse_duration
+
+# ---------------------------------------------------------------- the parity check
+
+
+class InvalidInput(Exception):
+    """The registry or the old file cannot be read (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A kind or a chain's step as the registry file says, read from the raw TOML so that the
+    check does not depend on how the runner models chains."""
+
+    target: str  # "KIND" or "KIND/STEP"
+    argv: tuple[str, ...]
+    timeout: int | None
+    cwd: str | None
+    env: Mapping[str, str]
+    legacy: str | None
+    enabled: bool
+    irreversible: bool
+    is_chain: bool = False
+
+
+def registry_entries(path: Path) -> dict[str, Entry]:
+    """Every kind and every step of the registry file at `path`, by target."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidInput(f"{path}: invalid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidInput(f"{path}: cannot read: {e}") from None
+    kinds = doc.get("kinds", {})
+    if not isinstance(kinds, dict):
+        raise InvalidInput(f"{path}: [kinds] must be a table")
+    entries: dict[str, Entry] = {}
+    for name, table in kinds.items():
+        where = f'{path}: kind "{name}"'
+        if not isinstance(table, dict):
+            raise InvalidInput(f"{where}: must be a table")
+        enabled = _get(table, "enabled", bool, True, where)
+        irreversible = _get(table, "irreversible", bool, False, where)
+        timeout = _timeout(table, where)
+        cwd = _get(table, "cwd", str, None, where)
+        env = _get(table, "env", dict, {}, where)
+        steps = table.get("steps")
+        entries[name] = Entry(
+            name, _argv(table.get("command"), where) if steps is None else (), timeout, cwd, env,
+            _get(table, "legacy", str, None, where), enabled, irreversible, steps is not None,
+        )
+        if steps is None:
+            continue
+        if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
+            raise InvalidInput(f"{where}: steps must be an array of tables")
+        for index, step in enumerate(steps):
+            step_name = step.get("name")
+            if not isinstance(step_name, str):
+                raise InvalidInput(f"{where}: steps[{index}].name must be a string")
+            at = f'{where}, step "{step_name}"'
+            step_timeout = _timeout(step, at)
+            entries[f"{name}/{step_name}"] = Entry(
+                f"{name}/{step_name}", _argv(step.get("command"), at),
+                step_timeout if step_timeout is not None else timeout,
+                _get(step, "cwd", str, cwd, at), {**env, **_get(step, "env", dict, {}, at)},
+                _get(step, "legacy", str, None, at), enabled, irreversible,
+            )
+    return entries
+
+
+def _get(table: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
+    value = table.get(key, default)
+    if value is not default and not isinstance(value, kind):
+        raise InvalidInput(f'{where}: key "{key}" has the wrong type')
+    return value
+
+
+def _timeout(table: Mapping[str, Any], where: str) -> int | None:
+    if "timeout" not in table:
+        return None
+    try:
+        return parse_duration(table["timeout"])
+    except ValueError as e:
+        raise InvalidInput(f'{where}: key "timeout": {e}') from None
+
+
+def _argv(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f'{where}: key "command" must be a non-empty list of strings')
+    return tuple(value)
+
+
+def first_difference(a: str, b: str) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _mismatch(target: str, what: str, ours: str, theirs: str) -> str:
+    at = first_difference(ours, theirs)
+    return (f"{_label(target)}: {what} differs from its legacy line at character {at + 1}\n"
+            f"  tickq:  {ours}\n"
+            f"  legacy: {theirs}\n"
+            f"          {' ' * at}^")
+
+
+def _label(target: str) -> str:
+    kind, _, step = target.partition("/")
+    return f'kind "{kind}", step "{step}"' if step else f'kind "{kind}"'
+
+
+def check(old_text: str, old_name: str, entries: Mapping[str, Entry]) -> tuple[list[str],
+                                                                              list[str]]:
+    """(failures, notes): every way the registry and the old file disagree."""
+    failures: list[str] = []
+    notes: list[str] = []
+    lines = read_old_file(old_text)
+    for entry in entries.values():
+        if entry.legacy is None or entry.is_chain:
+            continue
+        failures += _parity(entry, entry.legacy)
+    found: set[str] = set()
+    for line in lines:
+        where = f"{old_name}:{line.first}"
+        if line.moved_to is not None:
+            found.add(line.moved_to)
+            entry = entries.get(line.moved_to)
+            kind = entries.get(line.moved_to.partition("/")[0])
+            if entry is None:
+                failures.append(f"{where}: moved to {_label(line.moved_to)}, which is not in the "
+                                "registry: nothing runs this line now")
+                continue
+            if kind is not None and not kind.enabled and not kind.irreversible:
+                failures.append(f"{where}: moved to {_label(line.moved_to)}, which is disabled: "
+                                "nothing runs this line now")
+            if entry.legacy is None:
+                failures += _parity(entry, line.text, where)
+            elif entry.legacy != line.text:
+                at = first_difference(line.text, entry.legacy)
+                failures.append(
+                    f"{where}: the moved line differs from the legacy line of "
+                    f"{_label(line.moved_to)} at character {at + 1}\n"
+                    f"  old file: {line.text}\n  legacy:   {entry.legacy}\n"
+                    f"            {' ' * at}^"
+                )
+            continue
+        if not line.active:
+            continue
+        try:
+            t = translate(line.text)
+        except Untranslatable:
+            continue  # the old orchestrator keeps running it; no kind can run the same
+        for entry in entries.values():
+            runs_it = entry.legacy == line.text or (entry.argv and entry.argv == t.argv)
+            if not runs_it:
+                continue
+            found.add(entry.target)
+            if entry.irreversible:
+                failures.append(f"{where}: the old line of irreversible {_label(entry.target)} "
+                                "is active: comment it (it must only run by hand, once, "
+                                "through tickq)")
+            elif entry.enabled:
+                failures.append(f"{where}: still active while {_label(entry.target)} is "
+                                "enabled: both would run it; comment the line as "
+                                f"#tickq:{entry.target}# or disable the kind")
+    failures += _step_order(lines, old_name, entries)
+    for entry in entries.values():
+        if entry.legacy is not None and entry.target not in found:
+            notes.append(f"{_label(entry.target)}: its legacy line is not in {old_name}")
+    return failures, notes
+
+
+def _step_order(lines: list[OldLine], old_name: str, entries: Mapping[str, Entry]) -> list[str]:
+    """A chain's steps must keep the order of their old lines: the old script ran them so, and
+    a step may need what the one before it made."""
+    where = {line.moved_to: line.first for line in lines if line.moved_to}
+    failures = []
+    for chain in (e for e in entries.values() if e.is_chain):
+        steps = [t for t in entries if t.startswith(chain.target + "/") and t in where]
+        in_file = sorted(steps, key=where.__getitem__)
+        if steps != in_file:
+            failures.append(
+                f"{_label(chain.target)}: its steps run in another order than their old lines "
+                f"in {old_name}: registry {', '.join(s.partition('/')[2] for s in steps)}; "
+                f"old file {', '.join(s.partition('/')[2] for s in in_file)}"
+            )
+    return failures
+
+
+def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
+    """The entry against one old line: the same argv, no shorter timeout, the same cwd/env."""
+    label = _label(entry.target)
+    try:
+        old = translate(old_line)
+    except Untranslatable as e:
+        source = f"its old line at {where}" if where else "its legacy line"
+        return [f"{label}: {source} cannot be run without a shell: {e}"]
+    failures = []
+    ours = shlex.join(entry.argv)
+    theirs = old.joined
+    if ours != theirs:
+        failures.append(_mismatch(entry.target, "the command", ours, theirs))
+    if old.timeout is not None and (entry.timeout is None or entry.timeout < old.timeout):
+        have = format_duration(entry.timeout) if entry.timeout else "none"
+        failures.append(f"{label}: timeout {have} is shorter than the old line's "
+                        f"{format_duration(old.timeout)}: a run the old watchdog let finish "
+                        "would be killed")
+    if _normal_dir(entry.cwd) != _normal_dir(old.cwd):
+        failures.append(f"{label}: cwd {entry.cwd or '(the registry folder)'} differs from the "
+                        f"old line's cd {old.cwd or '(none)'}")
+    if dict(entry.env) != dict(old.env):
+        # Names only: env values may be secrets, and this output lands in CI logs.
+        names = sorted(k for k in {*entry.env, *old.env} if entry.env.get(k) != old.env.get(k))
+        failures.append(f"{label}: env differs from the old line's in {', '.join(names)}")
+    return failures
+
+
+def _normal_dir(path: str | None) -> str:
+    return "." if path is None else posixpath.normpath(path)

@@ -1,0 +1,142 @@
+"""Where things go on the status page: times to x, values to y, rows to lanes. Numbers only;
+every piece of text is placed by the template, which escapes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from tickq.registry.durations import format_duration
+
+LABEL_WIDTH = 230  # kind names left of the timeline
+PLOT_WIDTH = 900
+ROW_HEIGHT = 18
+LANE_HEIGHT = 22
+AXIS_HEIGHT = 22
+SLOT_PLOT_HEIGHT = 120
+
+
+def human_duration(value: timedelta | None) -> str:
+    if value is None:
+        return "-"
+    seconds = value.total_seconds()
+    return format_duration(int(seconds)) if seconds >= 1 else f"{seconds:.1f}s"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The window the page covers, left edge to right edge."""
+
+    start: datetime
+    end: datetime
+
+    def x(self, when: datetime) -> float:
+        span = (self.end - self.start).total_seconds() or 1.0
+        offset = (min(max(when, self.start), self.end) - self.start).total_seconds()
+        return round(LABEL_WIDTH + offset / span * PLOT_WIDTH, 2)
+
+    def hour_marks(self) -> list[tuple[float, datetime]]:
+        """An x for each whole hour (every few hours on long windows)."""
+        hours = (self.end - self.start).total_seconds() / 3600
+        step = max(1, int(hours // 12) or 1)
+        first = self.start.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+        marks, t = [], first
+        while t < self.end:
+            if t.hour % step == 0:
+                marks.append((self.x(t), t))
+            t += timedelta(hours=1)
+        return marks
+
+
+@dataclass
+class Row:
+    kind: str
+    lane: str
+    y: float
+    bars: list[dict[str, Any]] = field(default_factory=list)
+    waits: list[dict[str, Any]] = field(default_factory=list)
+    stale_marks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    frame: Frame
+    lanes: list[tuple[str, float]]  # lane name and the y of its heading
+    rows: list[Row]
+    height: float
+    width: float = LABEL_WIDTH + PLOT_WIDTH + 10
+
+
+def timeline(
+    frame: Frame, kinds: list[dict[str, Any]], bars: list[dict[str, Any]],
+    waiting: list[dict[str, Any]], stale_after: timedelta, lane_order: tuple[str, ...],
+) -> Timeline:
+    """One row per kind, grouped by lane; a bar per (merged) run, a thin line for each wait
+    before it, and a marker where a wait went stale."""
+    by_lane: dict[str, list[str]] = {lane: [] for lane in lane_order}
+    for k in kinds:
+        by_lane.setdefault(k["priority"], []).append(k["kind"])
+    rows: dict[str, Row] = {}
+    lanes: list[tuple[str, float]] = []
+    y = AXIS_HEIGHT
+    for lane, names in by_lane.items():
+        if not names:
+            continue
+        lanes.append((lane, y))
+        y += LANE_HEIGHT
+        for name in sorted(names):
+            rows[name] = Row(name, lane, y)
+            y += ROW_HEIGHT
+    for bar in bars:
+        row = rows.get(bar["kind"])
+        if row is None:  # a kind that left the registry since
+            continue
+        x0, x1 = frame.x(bar["bar_start"]), frame.x(bar["bar_end"])
+        row.bars.append({**bar, "x": x0, "w": max(2.0, round(x1 - x0, 2))})
+        if bar["wait_start"] is not None and bar["longest_wait"] > timedelta(0):
+            row.waits.append({"x0": frame.x(bar["wait_start"]), "x1": x0,
+                              "wait": bar["longest_wait"], "open": False})
+        if bar["stale_at"] is not None and frame.start <= bar["stale_at"] <= frame.end:
+            row.stale_marks.append({"x": frame.x(bar["stale_at"]), "at": bar["stale_at"]})
+    for w in waiting:
+        row = rows.get(w["kind"])
+        if row is None:
+            continue
+        row.waits.append({"x0": frame.x(w["due_at"]), "x1": frame.x(frame.end),
+                          "wait": w["waiting"], "open": True})
+        stale_at = w["due_at"] + stale_after
+        if w["stale"] and frame.start <= stale_at <= frame.end:
+            row.stale_marks.append({"x": frame.x(stale_at), "at": stale_at})
+    return Timeline(frame, lanes, list(rows.values()), y + 4)
+
+
+@dataclass(frozen=True)
+class SlotPlot:
+    path: str
+    limit_y: float
+    limit: int
+    peak: int
+    height: float
+    ticks: list[tuple[int, float]]  # value and its y, for the axis
+    width: float = LABEL_WIDTH + PLOT_WIDTH + 10
+
+
+def slot_plot(frame: Frame, steps: list[dict[str, Any]], limit: int) -> SlotPlot:
+    """Slots held over the window as a step line, against the limit."""
+    peak = max((s["in_use"] for s in steps), default=0)
+    top = max(limit, peak) + 0.5
+    base = AXIS_HEIGHT + SLOT_PLOT_HEIGHT
+
+    def y(value: float) -> float:
+        return round(base - value / top * SLOT_PLOT_HEIGHT, 2)
+
+    parts: list[str] = []
+    for i, step in enumerate(steps):
+        x = frame.x(step["step_start"])
+        parts.append(f"M{x},{y(step['in_use'])}" if i == 0 else f"H{x}V{y(step['in_use'])}")
+    if parts:
+        parts.append(f"H{frame.x(frame.end)}")
+    every = max(1, -(-max(limit, peak) // 5))
+    ticks = [(v, y(v)) for v in range(0, max(limit, peak) + 1, every)]
+    return SlotPlot(" ".join(parts), y(limit), limit, peak, base + 6, ticks)

@@ -1,0 +1,20 @@
+"""The registry file: its model (model.py), its shape (parse.py) and durations (durations.py)."""
+
+from tickq.registry.model import (
+    AGENT_PREFIX,
+    Agents,
+    AgentTool,
+    Kind,
+    Problem,
+    Registry,
+    RegistryError,
+    Settings,
+    Step,
+    env_digest,
+)
+from tickq.registry.parse import MAX_FILE_BYTES, load_registry, parse_registry
+
+__all__ = [
+    "AGENT_PREFIX", "MAX_FILE_BYTES", "AgentTool", "Agents", "Kind", "Problem", "Registry",
+    "RegistryError", "Settings", "Step", "env_digest", "load_registry", "parse_registry",
+]

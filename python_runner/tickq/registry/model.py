@@ -1,0 +1,261 @@
+"""The registry file (TOML) -> immutable settings and kinds, checked for shape.
+
+This module checks the file's shape: TOML, known keys, the type of each value, duration syntax,
+argv lists, env tables, cwd folders. The rules on values (bounds, kind names, time zones,
+weekdays, times of day, repeats) have one owner, the database (tickq.sync_registry, and
+tickq.registry_problems for the full list), so the file and the JSON a script sends get the
+same verdict; see tickq.db.verdict. Validation never stops at the first mistake: every problem
+is collected and raised together in one RegistryError, each naming the file, the kind and the
+key it is about.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a registry file. `kind` and `key` are None when they do not apply;
+    a key under [settings] is spelled "settings.<key>"."""
+
+    file: str
+    kind: str | None
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = []
+        if self.kind is not None:
+            where.append(f'kind "{self.kind}"')
+        if self.key is not None:
+            where.append(f'key "{self.key}"')
+        prefix = f"{self.file}: " + (", ".join(where) + ": " if where else "")
+        return prefix + self.message
+
+
+class RegistryError(Exception):
+    """Every problem found in a registry file, reported at once."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+@dataclass(frozen=True)
+class Settings:
+    slots: int = 3
+    tick: int = 300
+    stale_after: int = 900
+    timezone: str = "UTC"
+    lease_margin: int = 300
+    capacity_margin: float = 0.25
+    alert_command: tuple[str, ...] | None = None
+    alert_after: int = 3
+    alert_timeout: int = 30
+    retry_base: int = 30  # first retry after this, doubling per attempt
+    retry_max: int = 3600  # backoff cap
+    housekeeping_every: int = 900  # the built-in kind tickq.housekeeping
+    housekeeping_timeout: int = 60  # its timeout, which counts in the lease like any kind's
+    retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
+    keep_runs: int = 100  # ...but never the latest keep_runs of a kind
+    # The dispatcher's own limits on every database connection (never sent to the database):
+    # a server that never answers, a hung statement or a lock held elsewhere ends the command
+    # with exit 3 instead of hanging it.
+    db_connect_timeout: int = 10
+    db_statement_timeout: int = 60
+    db_lock_timeout: int = 10
+    report_html: Path | None = None  # the status page, rewritten at the end of every tick
+
+    def to_sync_json(self) -> dict[str, Any]:
+        # alert_timeout is read by the runner alone; it goes along so that its bounds are
+        # checked where every other bound is.
+        return {
+            "slots": self.slots,
+            "tick": self.tick,
+            "stale_after": self.stale_after,
+            "lease_margin": self.lease_margin,
+            "timezone": self.timezone,
+            "capacity_margin": self.capacity_margin,
+            "alert_after": self.alert_after,
+            "retry_base": self.retry_base,
+            "retry_max": self.retry_max,
+            "housekeeping_every": self.housekeeping_every,
+            "housekeeping_timeout": self.housekeeping_timeout,
+            "retention": self.retention,
+            "keep_runs": self.keep_runs,
+            "alert_timeout": self.alert_timeout,
+        }
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a chain: run in order, each under its own watchdog (`timeout`)."""
+
+    name: str
+    command: tuple[str, ...]
+    timeout: int
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    continue_on_failure: bool = False
+    legacy: str | None = None  # the old orchestrator's line; never sent to the database
+
+    def to_sync_json(self, kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "command": list(self.command),
+                               "timeout": self.timeout}
+        if self.cwd is not None:
+            out["cwd"] = str(self.cwd)
+        if self.env:  # digests only, as for a kind's env: the values are often secrets
+            out["env"] = {name: env_digest(f"{kind}.{self.name}", name, value)
+                          for name, value in self.env.items()}
+        if self.continue_on_failure:
+            out["continue_on_failure"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
+    clock times with `on` and `timezone`) are None when the file leaves them out, except that a
+    kind with `at` gets the settings' zone by default. Which of them go together is checked by
+    the database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
+    clock-aligned slots. A chain has `steps` and an empty `command`; its `timeout` is at least
+    the sum of its steps'."""
+
+    name: str
+    command: tuple[str, ...]
+    timeout: int
+    every: int | None = None
+    offset: int | None = None
+    at: tuple[str, ...] | None = None
+    on: tuple[str, ...] | None = None
+    timezone: str | None = None
+    priority: str = "normal"
+    retries: int = 0
+    enabled: bool = True
+    cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    irreversible: bool = False  # never claimed by a schedule until a person's run arms it
+    legacy: str | None = None  # the old orchestrator's line; never sent to the database
+    steps: tuple[Step, ...] = ()
+    resume: bool = False  # a retry of a failed chain starts at the failed step
+
+    def to_sync_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = (
+            {"steps": [s.to_sync_json(self.name) for s in self.steps]} if self.steps
+            else {"command": list(self.command)}
+        )
+        if self.resume:
+            out["resume"] = True
+        if self.irreversible:
+            out["irreversible"] = True
+        schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
+                    "timezone": self.timezone}
+        out |= {k: list(v) if isinstance(v, tuple) else v
+                for k, v in schedule.items() if v is not None}
+        out |= {
+            "timeout": self.timeout,
+            "priority": self.priority,
+            "retries": self.retries,
+            "enabled": self.enabled,
+        }
+        if self.cwd is not None:
+            out["cwd"] = str(self.cwd)
+        if self.env:
+            out["env"] = {name: env_digest(self.name, name, value)
+                          for name, value in self.env.items()}
+        return out
+
+
+def env_digest(kind: str, name: str, value: str) -> str:
+    """What the database keeps of an env value: enough to see that it changed, not the value
+    (tickq.env_digests in sql/api/12_spool.sql computes the same for JSON sent directly)."""
+    return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
+
+
+# User-built agents (tickq.agents): the caps the database also holds, and the tools' shape.
+AGENT_MAX_TURNS = 6
+AGENT_MAX_TIMEOUT = 600
+AGENT_TOOL_MAX_TIMEOUT = 300
+AGENT_PREFIX = "agent."
+TOOL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+
+
+
+def default_agent_runner() -> tuple[str, ...]:
+    """tickq's own `tickq agent exec`, run by the interpreter that runs this tickq."""
+    return (sys.executable, "-m", "tickq", "agent", "exec")
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """A registry command an agent may call. The model's arguments reach it as JSON on stdin,
+    never in its argv. `parameters` is a JSON schema (an object), kept as canonical JSON text so
+    the tool stays immutable."""
+
+    name: str
+    command: tuple[str, ...]
+    description: str
+    parameters_json: str
+    timeout: int = 30
+    cwd: Path | None = None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return json.loads(self.parameters_json)
+
+
+@dataclass(frozen=True)
+class Agents:
+    """The [agents] section: the model endpoint and the bounds of every user-built agent."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    max_turns: int = AGENT_MAX_TURNS
+    timeout: int = AGENT_MAX_TIMEOUT
+    priority: str = "normal"
+    retries: int = 0
+    runner: tuple[str, ...] = field(default_factory=default_agent_runner)
+    deliver: tuple[str, ...] | None = None
+    deliver_timeout: int = 30
+    request_timeout: int = 120  # one model call, within the agent's own watchdog
+    http_attempts: int = 4  # tries of one model call on 429, 5xx, timeouts, malformed JSON
+    tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_sync_json(self) -> dict[str, Any]:
+        """What the database holds of the section: the lane and the caps, and the tool names
+        (so a saved agent can only name tools that exist). Commands stay in this file."""
+        return {
+            "priority": self.priority,
+            "max_turns": self.max_turns,
+            "timeout": self.timeout,
+            "retries": self.retries,
+            "tools": list(self.tools),
+        }
+
+
+@dataclass(frozen=True)
+class Registry:
+    path: Path
+    settings: Settings
+    kinds: Mapping[str, Kind]  # in file order
+    agents: Agents | None = None
+
+    def to_sync_json(self) -> dict[str, Any]:
+        """The JSON `tickq.sync_registry` takes (see ARCHITECTURE.md)."""
+        doc = {
+            "settings": self.settings.to_sync_json(),
+            "kinds": {name: kind.to_sync_json() for name, kind in self.kinds.items()},
+        }
+        if self.agents is not None:
+            doc["agents"] = self.agents.to_sync_json()
+        return doc

@@ -1,0 +1,1 @@
+"""The OS timers that wake `tickq tick`: launchd, systemd, cron."""
