@@ -4,10 +4,15 @@ same run (the floor for any Python dispatcher), and the dispatcher's own peak RS
 running three commands, with and without one of them printing 100 MB.
 
     .venv/bin/python bench/tick_overhead.py [--quick] [--reps N] [--database-url URL]
+                                             [--against DIR]
+
+With --against DIR (another checkout of tickq, e.g. a `git worktree` of an older commit), that
+checkout's idle tick is measured in the same interleaved run, each on a database of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -53,6 +58,8 @@ def registry(folder: Path, body: str) -> Path:
 def main() -> None:
     p = c.parser(__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, help="repetitions of each idle measurement (default 15)")
+    p.add_argument("--against", type=Path, metavar="DIR",
+                   help="another checkout whose idle tick is measured in the same run")
     args = p.parse_args()
     reps = args.reps or (5 if args.quick else 15)
     env = {"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"}
@@ -68,10 +75,20 @@ def main() -> None:
         measured(tick, env)  # runs the kind and housekeeping once: later ticks find nothing due
         bare = [sys.executable, "-c",
                 f"import psycopg; psycopg.connect({url!r}).execute('select 1')"]
-        ticks, bares = [], []
-        for _ in range(reps):  # interleaved, so drift on the machine hits both alike
-            ticks.append(measured(tick, env))
-            bares.append(measured(bare, env))
+        with contextlib.ExitStack() as stack:
+            other = None
+            if args.against:
+                other_url = stack.enter_context(c.fresh_database(server, "tickother"))
+                other_env = {**env, "PYTHONPATH": str(args.against.resolve() / "python_runner")}
+                other = ([*TICKQ, "tick", "--registry", str(idle), "--database-url", other_url],
+                         other_env)
+                measured(*other)
+            ticks, bares, others = [], [], []
+            for _ in range(reps):  # interleaved, so drift on the machine hits all alike
+                ticks.append(measured(tick, env))
+                bares.append(measured(bare, env))
+                if other:
+                    others.append(measured(*other))
 
         busy_body = """
             [settings]
@@ -117,6 +134,19 @@ def main() -> None:
             ["ratio", f"{tick_wall / bare_wall:.2f}", f"{tick_rss / bare_rss:.2f}"],
         ],
     ))
+    if others:
+        other_wall = statistics.median(w for w, _ in others)
+        other_rss = statistics.median(r for _, r in others)
+        print(f"\n=== against {args.against}: its idle tick in the same run, median of {reps}")
+        print(c.table(
+            ["process", "wall ms", "peak RSS MiB"],
+            [
+                [f"tickq tick of {args.against.name}", f"{other_wall * 1000:.0f}",
+                 f"{other_rss:.1f}"],
+                ["this checkout / that one", f"{tick_wall / other_wall:.3f}",
+                 f"{tick_rss / other_rss:.3f}"],
+            ],
+        ))
     print("\n=== the dispatcher's own peak RSS during a tick (commands are separate processes)")
     print(c.table(
         ["tick", "wall s", "dispatcher peak RSS MiB"],
