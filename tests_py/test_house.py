@@ -86,10 +86,11 @@ def _resolve(name: str) -> str:
     return ".".join(parts) or "tickq"
 
 
-def _imports_of(module: str) -> Iterator[Import]:
-    """Every import statement of `module`, wherever it stands (function bodies included)."""
+def _imports_of(module: str, code: ast.Module | None = None) -> Iterator[Import]:
+    """Every import statement of `module` (or of `code`, read as if it were `module`),
+    wherever it stands (function bodies included)."""
     modules = module_paths()
-    for node in ast.walk(tree(module)):
+    for node in ast.walk(tree(module) if code is None else code):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield Import(module, _resolve(alias.name), node.lineno)
@@ -212,11 +213,11 @@ def test_no_import_circle() -> None:
     _fail("import circles", offenders)
 
 
-def _psycopg_names(module: str) -> tuple[set[str], set[str]]:
-    """The names `module` binds to psycopg itself (or a connection class), and bare names
+def _psycopg_names(code: ast.Module) -> tuple[set[str], set[str]]:
+    """The names `code` binds to psycopg itself (or a connection class), and bare names
     bound to a psycopg connect function."""
     holders, connects = set(), set()
-    for node in ast.walk(tree(module)):
+    for node in ast.walk(code):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "psycopg":
@@ -228,9 +229,10 @@ def _psycopg_names(module: str) -> tuple[set[str], set[str]]:
     return holders, connects
 
 
-def _psycopg_connects(module: str) -> Iterator[int]:
-    holders, connects = _psycopg_names(module)
-    for node in ast.walk(tree(module)):
+def _psycopg_connects(code: ast.Module) -> Iterator[int]:
+    """The lines of `code` that call psycopg's connect (also `psycopg.Connection.connect`)."""
+    holders, connects = _psycopg_names(code)
+    for node in ast.walk(code):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -252,7 +254,7 @@ def test_psycopg_is_imported_and_connected_only_under_db() -> None:
     for module, path in module_paths().items():
         if not _inside(module, "tickq.db"):
             offenders += [f"{_relative(path)}:{line}: calls psycopg's connect"
-                          for line in _psycopg_connects(module)]
+                          for line in _psycopg_connects(tree(module))]
     _fail("psycopg outside tickq/db/", offenders)
 
 
@@ -292,13 +294,23 @@ def test_the_checks_see_what_they_look_for() -> None:
     assert any(i.target == "argparse" for i in all_imports() if _inside(i.importer, "tickq.cli"))
     assert any(i.importer == "tickq.__main__" and i.target == "tickq.cli.main"
                for i in all_imports())
-    assert list(_psycopg_connects("tickq.db.connect")), "psycopg.connect in db/connect.py"
+    assert list(_psycopg_connects(tree("tickq.db.connect"))), "psycopg.connect in db/connect.py"
+    calls = ast.parse(
+        "import psycopg as pg\nfrom psycopg import connect as c, Connection\n"
+        "def f():\n    pg.connect('')\n    c('')\n    Connection.connect('')\n"
+        "    db.connect('')\n")
+    assert list(_psycopg_connects(calls)) == [4, 5, 6]
+    inner = ast.parse("def f():\n    from . import shell\n    from ..db import connect\n"
+                      "    import tickq.cli.main\n")
+    assert [(i.target, i.line) for i in _imports_of("tickq.legacy.importing", inner)] == [
+        ("tickq.legacy.shell", 2), ("tickq.db.connect", 3), ("tickq.cli.main", 4)]
     assert _cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [
         ["a", "b", "c"]]
     assert _cycles({"a": {"b": 1}, "b": {}}) == []
     assert _resolve("tickq.db.connect.connect") == "tickq.db.connect"
     functions = [f for f in plpgsql_functions() if f.name == "tickq.claim_jobs"]
     assert functions and all(f.lines > 10 for f in functions)
+    assert any(f.path.parent.name == "migrations" for f in plpgsql_functions())
 
 
 # ---------------------------------------------------------------- SQL
