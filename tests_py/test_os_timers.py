@@ -1,4 +1,4 @@
-"""os_timers.py: the files and argv lists that make an OS timer wake `tickq tick`.
+"""tickq.timers: the files and argv lists that make an OS timer wake `tickq tick`.
 
 Everything here is pure except: the crontab line is run for real by /bin/sh (after cron's own
 `%` processing), and the systemd units are checked by `systemd-analyze verify` when it exists."""
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tickq.timers import units as ot
-from tickq.timers.units import TimerError
+from tickq.timers import common, cron, launchd, systemd
+from tickq.timers.common import TimerError
+from tickq.timers.environment import timer_environment
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "launchd" / "tickq.plist.template"
@@ -60,21 +61,21 @@ def plist_kwargs(**over):
     ],
 )
 def test_timer_name_sanitizes(text, name):
-    assert ot.timer_name(text) == name
-    assert ot.launchd_label(name) == f"dev.tickq.{name}"
+    assert common.timer_name(text) == name
+    assert launchd.launchd_label(name) == f"dev.tickq.{name}"
 
 
 @pytest.mark.parametrize("bad", ["", "a b", "../x", "-x", "x/y", "a.b"])
 def test_unsanitized_names_are_refused(bad):
     with pytest.raises(TimerError, match="timer_name"):
-        ot.systemd_unit_names(bad)
+        systemd.systemd_unit_names(bad)
     with pytest.raises(TimerError):
-        ot.launchd_label(bad)
+        launchd.launchd_label(bad)
 
 
 def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
     environ = {"PATH": "/p", "DATABASE_URL": "postgresql:///x", "HOME": "/h", "TICKQ_DATA_DIR": ""}
-    env = ot.timer_environment(registry_path=tmp_path / "registry.toml", environ=environ)
+    env = timer_environment(registry_path=tmp_path / "registry.toml", environ=environ)
     assert env == {
         "PATH": "/p",
         "DATABASE_URL": "postgresql:///x",
@@ -82,7 +83,7 @@ def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
         # the ledger folder of this shell's manual runs, so the timer's ticks find them
         "TICKQ_RUN_DIR": str(Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"),
     }
-    env = ot.timer_environment(
+    env = timer_environment(
         registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d", "TICKQ_RUN_DIR": "r"}
     )
     assert env["TICKQ_DATA_DIR"] == "/d"
@@ -94,7 +95,7 @@ def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
 
 
 def test_launchd_plist_has_every_key():
-    plist = plistlib.loads(ot.launchd_plist(**plist_kwargs()))
+    plist = plistlib.loads(launchd.launchd_plist(**plist_kwargs()))
     assert plist == {
         "Label": "dev.tickq.tick",
         "ProgramArguments": [TICKQ, "tick"],
@@ -111,12 +112,12 @@ def test_launchd_plist_has_every_key():
     assert Path(plist["ProgramArguments"][0]).is_absolute()
     assert type(plist["RunAtLoad"]) is bool
     # An interval that divides no hour counts from the agent's start instead.
-    odd = plistlib.loads(ot.launchd_plist(**plist_kwargs(interval_seconds=420)))
+    odd = plistlib.loads(launchd.launchd_plist(**plist_kwargs(interval_seconds=420)))
     assert odd["StartInterval"] == 420 and "StartCalendarInterval" not in odd
 
 
 def test_launchd_plist_is_xml_and_escapes_text():
-    data = ot.launchd_plist(
+    data = launchd.launchd_plist(
         **plist_kwargs(program_arguments=[TICKQ, "a <b> & 'c' \"d\""], interval_seconds=60)
     )
     assert data.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
@@ -144,12 +145,12 @@ def test_launchd_plist_is_xml_and_escapes_text():
 )
 def test_launchd_plist_refuses_bad_input(over, match):
     with pytest.raises(TimerError, match=match):
-        ot.launchd_plist(**plist_kwargs(**over))
+        launchd.launchd_plist(**plist_kwargs(**over))
 
 
 def test_template_documents_the_same_keys():
     template = plistlib.loads(TEMPLATE.read_bytes())
-    generated = plistlib.loads(ot.launchd_plist(**plist_kwargs()))
+    generated = plistlib.loads(launchd.launchd_plist(**plist_kwargs()))
     assert template.keys() == generated.keys()
     for key, value in generated.items():
         assert type(template[key]) is type(value), key
@@ -165,47 +166,48 @@ def test_template_documents_the_same_keys():
 
 
 def test_launchd_paths(tmp_path):
-    paths = ot.launchd_paths("dev.tickq.tick", home=tmp_path)
+    paths = launchd.launchd_paths("dev.tickq.tick", home=tmp_path)
     assert paths.plist == tmp_path / "Library/LaunchAgents/dev.tickq.tick.plist"
     assert paths.log == tmp_path / "Library/Logs/tickq/dev.tickq.tick.log"
-    assert ot.launchd_paths("dev.tickq.x").plist.parent == Path.home() / "Library/LaunchAgents"
+    assert launchd.launchd_paths("dev.tickq.x").plist.parent == Path.home() / "Library/LaunchAgents"
     with pytest.raises(TimerError):
-        ot.launchd_paths("../evil")
+        launchd.launchd_paths("../evil")
 
 
 def test_launchctl_argv():
-    assert ot.launchctl_bootout_argv(501, "dev.tickq.tick") == [
+    assert launchd.launchctl_bootout_argv(501, "dev.tickq.tick") == [
         "launchctl",
         "bootout",
         "gui/501/dev.tickq.tick",
     ]
-    assert ot.launchctl_bootstrap_argv(501, Path("/U/me/L/dev.tickq.tick.plist")) == [
+    assert launchd.launchctl_bootstrap_argv(501, Path("/U/me/L/dev.tickq.tick.plist")) == [
         "launchctl",
         "bootstrap",
         "gui/501",
         "/U/me/L/dev.tickq.tick.plist",
     ]
-    assert ot.launchctl_enable_argv(501, "dev.tickq.tick") == [
+    assert launchd.launchctl_enable_argv(501, "dev.tickq.tick") == [
         "launchctl",
         "enable",
         "gui/501/dev.tickq.tick",
     ]
-    assert ot.launchctl_print_argv(0, "dev.tickq.a") == ["launchctl", "print", "gui/0/dev.tickq.a"]
+    assert launchd.launchctl_print_argv(0, "dev.tickq.a") == [
+        "launchctl", "print", "gui/0/dev.tickq.a"]
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="on macOS this would really install")
 def test_launchd_install_refuses_off_macos_and_writes_nothing(tmp_path):
-    data = ot.launchd_plist(**plist_kwargs(stdout_path=tmp_path / "logs/o.log"))
+    data = launchd.launchd_plist(**plist_kwargs(stdout_path=tmp_path / "logs/o.log"))
     with pytest.raises(TimerError, match=r"only exist on darwin.*`tickq systemd install`"):
-        ot.launchd_install(data, "dev.tickq.tick", home=tmp_path)
+        launchd.launchd_install(data, "dev.tickq.tick", home=tmp_path)
     with pytest.raises(TimerError, match="only exist on darwin"):
-        ot.launchd_uninstall("dev.tickq.tick", home=tmp_path)
+        launchd.launchd_uninstall("dev.tickq.tick", home=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux side of the check")
 def test_systemd_install_is_not_refused_on_linux_by_the_platform_check():
-    ot._require_platform("linux", "systemd")  # no exception; the install itself is not run
+    common.require_platform("linux", "systemd")  # no exception; the install itself is not run
 
 
 # --- systemd ---------------------------------------------------------------------------------
@@ -222,7 +224,7 @@ def units(**over):
         environment={"PATH": "/usr/bin:/bin", "DATABASE_URL": "postgresql://u:p%40ss@db/x"},
     )
     kw.update(over)
-    return ot.systemd_units(**kw)
+    return systemd.systemd_units(**kw)
 
 
 def lines(text: str) -> list[str]:
@@ -296,12 +298,12 @@ def test_systemd_timer_fires_on_the_clock_when_the_tick_divides_an_hour():
 
 def test_the_cron_lines_log_is_bounded(tmp_path):
     log = tmp_path / "tickq.log"
-    line = ot.crontab_line(program_arguments=["/bin/echo", "tick"], interval_seconds=300,
+    line = cron.crontab_line(program_arguments=["/bin/echo", "tick"], interval_seconds=300,
                            working_directory=tmp_path, environment={}, log_path=log)
-    log.write_bytes(b"x" * (ot.LOG_MAX_BYTES + 1))
+    log.write_bytes(b"x" * (cron.LOG_MAX_BYTES + 1))
     subprocess.run(["/bin/sh", "-c", cron_command(line)], timeout=60, env={}, check=True)
     assert log.read_text() == "tick\n"
-    assert (tmp_path / "tickq.log.1").stat().st_size == ot.LOG_MAX_BYTES + 1
+    assert (tmp_path / "tickq.log.1").stat().st_size == cron.LOG_MAX_BYTES + 1
     subprocess.run(["/bin/sh", "-c", cron_command(line)], timeout=60, env={}, check=True)
     assert log.read_text() == "tick\ntick\n", "appended while small"
 
@@ -319,8 +321,8 @@ def test_systemd_options():
 
 
 def test_systemd_quote_control_characters():
-    assert ot.systemd_quote("a\nb\x01c\x7f") == '"a\\nb\\x01c\\x7f"'
-    assert ot.systemd_exec_line(["/bin/x", "${A}"]) == '"/bin/x" "$${A}"'
+    assert systemd.systemd_quote("a\nb\x01c\x7f") == '"a\\nb\\x01c\\x7f"'
+    assert systemd.systemd_exec_line(["/bin/x", "${A}"]) == '"/bin/x" "$${A}"'
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
@@ -347,21 +349,21 @@ def test_systemd_analyze_accepts_the_units(tmp_path):
 
 
 def test_systemctl_argv():
-    assert ot.systemd_unit_dir(home=Path("/h")) == Path("/h/.config/systemd/user")
-    assert ot.systemctl_daemon_reload_argv() == ["systemctl", "--user", "daemon-reload"]
-    assert ot.systemctl_enable_argv("tickq-x.timer") == [
+    assert systemd.systemd_unit_dir(home=Path("/h")) == Path("/h/.config/systemd/user")
+    assert systemd.systemctl_daemon_reload_argv() == ["systemctl", "--user", "daemon-reload"]
+    assert systemd.systemctl_enable_argv("tickq-x.timer") == [
         "systemctl",
         "--user",
         "enable",
         "tickq-x.timer",
     ]
-    assert ot.systemctl_restart_argv("tickq-x.timer") == [
+    assert systemd.systemctl_restart_argv("tickq-x.timer") == [
         "systemctl",
         "--user",
         "restart",
         "tickq-x.timer",
     ]
-    assert ot.systemctl_disable_argv("tickq-x.timer") == [
+    assert systemd.systemctl_disable_argv("tickq-x.timer") == [
         "systemctl",
         "--user",
         "disable",
@@ -373,10 +375,10 @@ def test_systemctl_argv():
 def test_systemd_install_refuses_units_it_did_not_make(tmp_path):
     if not sys.platform.startswith("linux"):
         with pytest.raises(TimerError, match="only exist on linux"):
-            ot.systemd_install(units(), home=tmp_path)
+            systemd.systemd_install(units(), home=tmp_path)
         return
     with pytest.raises(TimerError, match="expected the units"):
-        ot.systemd_install({"evil.service": "", "../x.timer": ""}, home=tmp_path)
+        systemd.systemd_install({"evil.service": "", "../x.timer": ""}, home=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -395,17 +397,17 @@ def test_systemd_install_refuses_units_it_did_not_make(tmp_path):
     ],
 )
 def test_cron_schedule(seconds, schedule):
-    assert ot.cron_schedule(seconds) == schedule
+    assert cron.cron_schedule(seconds) == schedule
 
 
 @pytest.mark.parametrize("seconds", [30, 90, 420, 2400, 7200, 86400])
 def test_cron_refuses_uneven_intervals(seconds):
     with pytest.raises(TimerError, match=r"(?s)cron cannot.*systemd"):
-        ot.cron_schedule(seconds)
+        cron.cron_schedule(seconds)
 
 
 def test_crontab_line_text():
-    line = ot.crontab_line(
+    line = cron.crontab_line(
         program_arguments=[TICKQ, "tick"],
         interval_seconds=300,
         working_directory=Path("/srv/my jobs"),
@@ -421,7 +423,7 @@ def test_crontab_line_text():
     )
     assert "\n" not in line
     with pytest.raises(TimerError, match="every 420s"):
-        ot.crontab_line(
+        cron.crontab_line(
             program_arguments=[TICKQ, "tick"],
             interval_seconds=420,
             working_directory=Path("/srv"),
@@ -429,7 +431,7 @@ def test_crontab_line_text():
             log_path=Path("/var/log/tickq.log"),
         )
     with pytest.raises(TimerError, match="newline"):
-        ot.crontab_line(
+        cron.crontab_line(
             program_arguments=[TICKQ, "a\nb"],
             interval_seconds=300,
             working_directory=Path("/srv"),
@@ -459,7 +461,7 @@ def test_crontab_line_runs_under_sh(tmp_path):
     )
     args = [ODD_ARG, "'single'", "$(touch pwned)", "`x`", "*", "a;b", "", "-"]
     env = {"A": "x y %d $HOME", "B": "it's", "C": "`echo no`;"}
-    line = ot.crontab_line(
+    line = cron.crontab_line(
         program_arguments=[sys.executable, "-c", script, *args],
         interval_seconds=600,
         working_directory=workdir,

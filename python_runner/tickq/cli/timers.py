@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from tickq import timers as os_timers
 from tickq.registry import RegistryError, load_registry
-from tickq.timers import units as os_timers
 
 
 class _Setup:

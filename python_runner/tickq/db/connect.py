@@ -31,6 +31,20 @@ def url_params(url: str) -> dict[str, str]:
     return {k: str(v) for k, v in conninfo.conninfo_to_dict(url).items() if v is not None}
 
 
+def split_password(url: str) -> tuple[str, str | None]:
+    """``url`` without its password (as a ``key=value`` conninfo string) and the password; when
+    it holds none (or an empty one), ``url`` as it was and None. Raises ValueError when libpq
+    cannot read ``url``: callers outside this room need not know psycopg's exceptions."""
+    try:
+        params = conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ValueError(str(exc)) from None
+    password = params.pop("password", None)
+    if not password:
+        return url, None
+    return conninfo.make_conninfo("", **params), str(password)
+
+
 def libpq_env(url: str) -> dict[str, str]:
     """PGHOST/PGPORT/PGUSER/PGDATABASE/PGPASSWORD for tools that take no URI (pg_prove)."""
     names = {

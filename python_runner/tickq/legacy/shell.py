@@ -9,7 +9,8 @@ line untranslatable, and it is reported with its line number and left alone.
 
 A moved line stays in the old file behind a marker naming its kind, `#tickq:KIND# <old line>`
 (or `#tickq:KIND/STEP# ` for a step of a chain), so deleting the marker is the rollback.
-`legacy_import` turns the lines into kinds, `legacy_check` holds the kinds to them.
+words.py scans a line's shell words, cron.py reads a crontab entry's schedule; importing.py
+turns the lines into kinds, parity.py holds the kinds to them.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from tickq.legacy import cron
+from tickq.legacy.words import Scan, Untranslatable, raw_words, scan, split_words
 
 MARKER = re.compile(r"#tickq:([a-z0-9][a-z0-9_.-]{0,99}(?:/[a-z0-9][a-z0-9_.-]{0,99})?)# ")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _TIMEOUT_DURATION = re.compile(r"(\d+(?:\.\d+)?|\.\d+)([smhd]?)")
-_CRON_FIELD = re.compile(r"[0-9*][0-9A-Za-z*,/-]*|[A-Za-z]{3}[A-Za-z0-9,/-]*")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 # Builtins that change the script's own state: as a kind they would do nothing, or not the same.
 _SHELL_BUILTINS = frozenset((
@@ -34,12 +37,6 @@ _SHELL_BUILTINS = frozenset((
     "function", "{", "}", "[[", "]]", "break", "continue", "pushd", "popd", "builtin", "command",
     "let",
 ))  # fmt: skip
-_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # cron numbers them 0-6 (7 = sun)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-class Untranslatable(Exception):
-    """A line tickq cannot run the same way without a shell; the message says why."""
 
 
 # ---------------------------------------------------------------- reading the old file
@@ -81,7 +78,7 @@ def read_old_file(text: str) -> list[OldLine]:
         parts = [body]
         j = i
         if body.strip() and not body.lstrip().startswith("#"):
-            while _scan("\n".join(parts)).incomplete and j + 1 < len(physical):
+            while scan("\n".join(parts)).incomplete and j + 1 < len(physical):
                 next_marker, next_body = _unmark(physical[j + 1])
                 if next_marker != marker:
                     break
@@ -126,164 +123,50 @@ class Translation:
         return shlex.join(self.argv)
 
 
-@dataclass
-class _Scan:
-    segments: list[str]  # the text between `&&` / `||`, continuations and comment removed
-    operators: list[str]
-    problems: list[str]
-    incomplete: bool  # ends inside quotes or on a backslash: the line goes on
-
-
-def _scan(text: str) -> _Scan:
-    """Walk `text` the way the shell's parser would, noting every feature that needs a shell."""
-    segments, operators, problems = [], [], []
-    current: list[str] = []
-    quote: str | None = None
-    word_start = True
-    in_comment = False
-    i, n = 0, len(text)
-
-    def problem(message: str) -> None:
-        if message not in problems:
-            problems.append(message)
-
-    while i < n:
-        c = text[i]
-        nxt = text[i + 1] if i + 1 < n else ""
-        if quote == "'":
-            current.append(c)
-            quote = None if c == "'" else quote
-            i += 1
-            continue
-        if quote == '"':
-            if c == "\\":
-                if nxt == "\n":
-                    i += 2
-                    continue
-                if nxt in ("$", "`"):
-                    problem(f'a backslash before "{nxt}" inside double quotes (tickq cannot '
-                            "tell it from the shell's own escaping)")
-                current.append(c + nxt)
-                i += 2
-                continue
-            if c == "$":
-                problem("variable expansion or command substitution ($) inside double quotes")
-            elif c == "`":
-                problem("command substitution (backticks)")
-            elif c == '"':
-                quote = None
-            current.append(c)
-            i += 1
-            continue
-        if c == "\\":
-            if nxt == "\n":  # a line continuation: the shell removes both characters
-                i += 2
-                continue
-            current.append(c + nxt)
-            word_start = False
-            i += 2
-            continue
-        if c in "'\"":
-            quote = c
-            word_start = False
-            current.append(c)
-        elif c == "#" and word_start:
-            # A comment runs to the end of its physical line; a backslash in it continues
-            # nothing.
-            end = text.find("\n", i)
-            if end < 0:
-                in_comment = True
-                break
-            i = end
-            continue
-        elif c == "\n":
-            problem("a second command on the next line")
-            break
-        elif c in " \t":
-            word_start = True
-            current.append(c)
-        elif c in "|&" and nxt == c:
-            operators.append(c + c)
-            segments.append("".join(current))
-            current = []
-            word_start = True
-            i += 2
-            continue
-        else:
-            reason = _shell_feature(c, nxt, word_start)
-            if reason:
-                problem(reason)
-            current.append(c)
-            word_start = False
-        i += 1
-    segments.append("".join(current))
-    # An odd run of trailing backslashes outside quotes continues the line, as an open quote does.
-    trailing = 0 if in_comment else len(text) - len(text.rstrip("\\"))
-    return _Scan(segments, operators, problems, quote is not None or trailing % 2 == 1)
-
-
-def _shell_feature(c: str, nxt: str, word_start: bool) -> str | None:
-    if c == "|":
-        return "a pipe (|)"
-    if c == "&":
-        return "a command run in the background (&)"
-    if c == ";":
-        return "several commands on one line (;)"
-    if c == "<" and nxt == "<":
-        return "a here-document or here-string (<<)"
-    if c in "<>":
-        return f"a redirection ({c})"
-    if c in "()":
-        return "a subshell or command group ( )"
-    if c == "$":
-        if nxt == "'":
-            return "ANSI-C quoting ($'...')"
-        if nxt == "(":
-            return "command substitution $( )"
-        return "variable expansion ($)"
-    if c == "`":
-        return "command substitution (backticks)"
-    if c in "*?[":
-        return f"a glob pattern ({c})"
-    if c in "{}":
-        return "brace expansion ({ })"
-    if c == "~" and word_start:
-        return "tilde expansion (~)"
-    if c == "\r":
-        return "a carriage return (CRLF line ends?): the shell keeps it in the last argument"
-    if c == "!" and word_start:
-        return "a negated command (!)"
-    return None
-
-
 def translate(text: str) -> Translation:
     """Read one old line (a script line or a crontab line, possibly kept commented); raise
     Untranslatable with the reason when tickq cannot run it the same way."""
-    commented = False
+    text, commented = _uncommented(text)
+    schedule: dict[str, Any] = {}
+    notes: list[str] = []
+    entry = cron.read_entry(text)
+    if entry is not None:
+        schedule, notes, text = entry
+    found = scan(text)
+    if found.incomplete:
+        raise Untranslatable("the line ends inside quotes or on a backslash")
+    if found.problems:
+        raise Untranslatable("; ".join(found.problems))
+    cwd, ignores_failure, command_text = _command_list(found, notes)
+    words = split_words(command_text)
+    if not words:
+        raise Untranslatable("no command")
+    env, timeout = _wrappers(command_text, words, notes)
+    _refuse_unrunnable(words, cwd)
+    return Translation(
+        argv=tuple(words),
+        timeout=timeout, cwd=cwd, env=env, ignores_failure=ignores_failure,
+        commented=commented, notes=tuple(notes), **schedule,
+    )
+
+
+def _uncommented(text: str) -> tuple[str, bool]:
+    """The line without the `#` that keeps it commented, and whether it had one."""
     stripped = text.strip()
     if stripped.startswith("#!"):
         raise Untranslatable("a shebang line")
-    if stripped.startswith("#"):
-        commented = True
-        text = stripped.lstrip("#").lstrip()
-        if not text:
-            raise Untranslatable("an empty comment")
-    schedule: dict[str, Any] = {}
-    notes: list[str] = []
-    cron = _cronsplit_words(text)
-    if cron is not None:
-        fields, text = cron
-        schedule, cron_notes = _cron_schedule(fields)
-        notes += cron_notes
-        if re.search(r"(?<!\\)%", text):
-            raise Untranslatable("an unescaped % in a crontab command (cron turns it into a "
-                                 "newline and feeds the rest to stdin)")
-    scan = _scan(text)
-    if scan.incomplete:
-        raise Untranslatable("the line ends inside quotes or on a backslash")
-    if scan.problems:
-        raise Untranslatable("; ".join(scan.problems))
-    segments, operators = list(scan.segments), list(scan.operators)
+    if not stripped.startswith("#"):
+        return text, False
+    text = stripped.lstrip("#").lstrip()
+    if not text:
+        raise Untranslatable("an empty comment")
+    return text, True
+
+
+def _command_list(found: Scan, notes: list[str]) -> tuple[str | None, bool, str]:
+    """(the leading `cd DIR &&`'s DIR, whether a trailing `|| true` ignores failures, the one
+    command between them); any other command list is untranslatable."""
+    segments, operators = list(found.segments), list(found.operators)
     cwd = None
     ignores_failure = False
     if operators and operators[0] == "&&":
@@ -301,13 +184,16 @@ def translate(text: str) -> Translation:
         what = ("&& after anything but a leading `cd DIR &&`" if "&&" in operators
                 else "|| other than a trailing `|| true`")
         raise Untranslatable(f"a command list ({what})")
-    command_text = segments[0].strip()
-    words = split_words(command_text)
-    if not words:
-        raise Untranslatable("no command")
+    return cwd, ignores_failure, segments[0].strip()
+
+
+def _wrappers(command_text: str, words: list[str], notes: list[str]
+              ) -> tuple[dict[str, str], int | None]:
+    """Take the wrappers (`VAR=x`, `env VAR=x`, `timeout [-s SIG] DUR`) off the front of
+    `words`; the variables they set and the timeout's seconds."""
     env: dict[str, str] = {}
     timeout = None
-    raw = _raw_words(command_text)
+    raw = raw_words(command_text)
     if len(raw) != len(words):  # not expected; then read assignments from the split words
         raw = list(words)
     # Who reads the next word: the shell takes `NAME=x` as an assignment only when the name and
@@ -332,6 +218,11 @@ def translate(text: str) -> Translation:
             reader = "timeout"
         else:
             break
+    return env, timeout
+
+
+def _refuse_unrunnable(words: list[str], cwd: str | None) -> None:
+    """Raise when what is left after the wrappers is no command tickq can start alike."""
     if not words:
         raise Untranslatable("sets variables for the lines below but runs nothing; give the "
                              "kinds an env table instead")
@@ -342,49 +233,6 @@ def translate(text: str) -> Translation:
                              "job tickq can run")
     if cwd is not None and any(ch in cwd for ch in "~$"):
         raise Untranslatable("the cd directory needs the shell to expand it")
-    return Translation(
-        argv=tuple(words),
-        timeout=timeout, cwd=cwd, env=env, ignores_failure=ignores_failure,
-        commented=commented, notes=tuple(notes), **schedule,
-    )
-
-
-def split_words(text: str) -> list[str]:
-    """`text` split as the shell would (POSIX rules, no comments)."""
-    try:
-        return shlex.split(text, comments=False, posix=True)
-    except ValueError as e:
-        raise Untranslatable(f"cannot split the words: {e}") from None
-
-
-def _raw_words(text: str) -> list[str]:
-    """`text` split into words as written (quotes and backslashes kept), one per shlex word."""
-    words: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for c in text:
-        if escaped:
-            current.append(c)
-            escaped = False
-        elif c == "\\" and quote != "'":
-            current.append(c)
-            escaped = True
-        elif quote:
-            current.append(c)
-            quote = None if c == quote else quote
-        elif c in "'\"":
-            current.append(c)
-            quote = c
-        elif c in " \t\n":
-            if current:
-                words.append("".join(current))
-                current = []
-        else:
-            current.append(c)
-    if current:
-        words.append("".join(current))
-    return words
 
 
 def _timeout_wrapper(words: list[str]) -> tuple[int | None, list[str]]:
@@ -430,86 +278,3 @@ def _timeout_option_note(option: str, value: str) -> str:
         return (f"the old watchdog sent SIG{value.upper().removeprefix('SIG')}; tickq's sends "
                 "SIGTERM to the process group, then SIGKILL")
     return f"the old watchdog killed {value} after its signal; tickq's own grace applies"
-
-
-# ---------------------------------------------------------------- crontab schedules
-
-
-def _cronsplit_words(text: str) -> tuple[list[str], str] | None:
-    """(the schedule fields, the command) when `text` is a crontab entry."""
-    stripped = text.lstrip()
-    if stripped.startswith("@"):
-        word, _, rest = stripped.partition(" ")
-        return ([word], rest.strip()) if rest.strip() else None
-    parts = stripped.split(None, 5)
-    if (len(parts) == 6 and all(_CRON_FIELD.fullmatch(f) for f in parts[:5])
-            and (parts[0][0].isdigit() or parts[0][0] == "*")):
-        return parts[:5], parts[5]
-    return None
-
-
-def _cron_schedule(fields: list[str]) -> tuple[dict[str, Any], list[str]]:
-    notes = ["cron ran it in the host's local time zone: check the registry's timezone"]
-    if len(fields) == 1:
-        special = {"@hourly": {"every": 3600}, "@daily": {"at": ("00:00",)},
-                   "@midnight": {"at": ("00:00",)},
-                   "@weekly": {"at": ("00:00",), "on": ("sun",)}}
-        if fields[0] in special:
-            return dict(special[fields[0]]), ([] if fields[0] == "@hourly" else notes)
-        raise Untranslatable(f"{fields[0]} has no tickq schedule (tickq schedules are a "
-                             "cadence or times of day on weekdays)")
-    minute, hour, dom, month, dow = fields
-    if dom != "*" or month != "*":
-        raise Untranslatable("a day-of-month or month field: tickq schedules are a cadence or "
-                             "times of day on weekdays")
-    minutes = _cron_values(minute, 0, 59, "minute")
-    hours = _cron_values(hour, 0, 23, "hour")
-    days = sorted({d % 7 for d in _cron_values(dow, 0, 7, "day of week", _WEEKDAYS)})
-    if dow == "*":
-        if hour == "*" and (minute == "*" or re.fullmatch(r"\*/\d+", minute)):
-            step = 1 if minute == "*" else int(minute[2:])
-            if 60 % step == 0:
-                return {"every": step * 60}, []
-            raise Untranslatable(f"{minute} restarts at every hour, so it is not a fixed "
-                                 "cadence")
-        if hour == "*" and minutes == [0]:
-            return {"every": 3600}, []
-    times = tuple(f"{h:02d}:{m:02d}" for h in hours for m in minutes)
-    schedule: dict[str, Any] = {"at": times}
-    if len(days) < 7:
-        # tickq lists weekdays Monday first.
-        schedule["on"] = tuple(_WEEKDAYS[d] for d in [1, 2, 3, 4, 5, 6, 0] if d in days)
-    return schedule, notes
-
-
-def _cron_values(text: str, low: int, high: int, what: str,
-                 names: Sequence[str] = ()) -> list[int]:
-    def number(word: str) -> int:
-        lowered = word.lower()
-        if lowered in names:
-            return names.index(lowered)
-        if lowered in _MONTHS:
-            raise Untranslatable("month names in a crontab")
-        if not word.isdigit() or not low <= int(word) <= high:
-            raise Untranslatable(f'{what} "{word}" is not a number from {low} to {high}')
-        return int(word)
-
-    values: set[int] = set()
-    for part in text.split(","):
-        body, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else None
-        if step_text and step is None:
-            raise Untranslatable(f'{what} step "{step_text}" is not a positive number')
-        if body == "*":
-            start, end = low, high
-        elif "-" in body:
-            a, _, b = body.partition("-")
-            start, end = number(a), number(b)
-        else:
-            start = end = number(body)
-            if step:
-                end = high
-        if start > end:
-            raise Untranslatable(f'{what} range "{body}" runs backwards')
-        values.update(range(start, end + 1, step or 1))
-    return sorted(values)
