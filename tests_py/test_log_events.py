@@ -20,7 +20,7 @@ LEVELS = {"event": "info", "warning": "warning", "error": "error"}
 def logged_events() -> list[tuple[str, str, frozenset[str], str]]:
     """(event name, level, field names, where) of every log call in the runner's modules."""
     found = []
-    for path in sorted(SOURCE.glob("*.py")):
+    for path in sorted(SOURCE.rglob("*.py")):
         tree = ast.parse(path.read_text())
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -45,7 +45,7 @@ def logged_events() -> list[tuple[str, str, frozenset[str], str]]:
                     elif kw.arg not in (None, "level"):
                         names.add(kw.arg)
                 found.append((call.args[0].value, LEVELS[call.func.attr], frozenset(names),
-                              f"{path.name}:{call.lineno}"))
+                              f"{path.relative_to(SOURCE)}:{call.lineno}"))
     return found
 
 
