@@ -20,10 +20,8 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import RunResult, run_command
+from tickq.host.process import MAX_TAIL_CHARS, RunResult, run_command
 from tickq.registry import Kind, Step
-
-TAIL_CHARS = 65536  # job_run.output_tail's bound (tickq.host.process.MAX_TAIL_CHARS)
 
 
 def run_chain(
@@ -88,7 +86,7 @@ def _steps(
                          "started]\n")
         break
     tail = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
-    return RunResult(outcome, exit_code, tail[-TAIL_CHARS:], time.monotonic() - started, pid)  # type: ignore[arg-type]
+    return RunResult(outcome, exit_code, tail[-MAX_TAIL_CHARS:], time.monotonic() - started, pid)  # type: ignore[arg-type]
 
 
 def _run_step(
