@@ -314,7 +314,7 @@ def execute(
                         attempts=settings.http_attempts)
     ledger = Ledger()
     # The registry's db_* timeouts, as on every connection of a tick.
-    link = Link(url, timeouts_of(registry.settings), attempts=1)
+    link = Link(url, timeouts_of(registry.settings))
     try:
         with link:
             try:

@@ -52,13 +52,15 @@ def _steps(
                          "after it]\n")
             continue
         left = deadline - time.monotonic()
-        if ctx.stop_event.is_set() or left <= 0:
-            parts.append(
-                f"[tickq: interrupted by dispatcher shutdown before step {n} {step.name}; later "
-                "steps not started]\n" if ctx.stop_event.is_set() else
-                f"[tickq: chain timed out after {kind.timeout}s before step {n} {step.name}; "
-                "later steps not started]\n")
-            outcome, exit_code = ("interrupted" if ctx.stop_event.is_set() else "timeout"), None
+        if ctx.stop_event.is_set():
+            parts.append(f"[tickq: interrupted by dispatcher shutdown before step {n} "
+                         f"{step.name}; later steps not started]\n")
+            outcome, exit_code = "interrupted", None
+            break
+        if left <= 0:
+            parts.append(f"[tickq: chain timed out after {kind.timeout}s before step {n} "
+                         f"{step.name}; later steps not started]\n")
+            outcome, exit_code = "timeout", None
             break
         cut_by_chain = left < step.timeout
         result = _run_step(ctx, claim, kind, env, cwd, n, step, left)

@@ -174,21 +174,21 @@ class Dispatcher:
         `in_transaction`: the caller holds a transaction (see `_report_and_refill`); the report
         runs in a savepoint, so a refusal does not undo the rest, and a lost connection is
         raised for the caller to handle, not retried here."""
-        params = {"run_id": claim.run_id, "dispatcher": self.name, "outcome": result.outcome,
-                  "exit_code": result.exit_code, "output_tail": result.output_tail,
-                  "duration": result.duration}
+        done_run = api.RunReport(
+            run_id=claim.run_id, dispatcher=self.name, outcome=result.outcome,
+            exit_code=result.exit_code, output_tail=result.output_tail, duration=result.duration)
         fields = {"kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
                   "exit_code": result.exit_code, "duration_s": round(result.duration, 3)}
         try:
             if in_transaction:
                 with self.link.transaction():
-                    done = self.link.call(api.report_run, **params)
+                    done = self.link.call(api.report_run, done_run)
             else:
-                done = self.link.retrying("report", api.report_run, **params)
+                done = self.link.retrying("report", api.report_run, done_run)
         except DatabaseUnavailable as exc:
             if in_transaction:
                 raise
-            upkeep.spool(self.ctx, {**params, "kind": claim.kind}, fields, exc)
+            upkeep.spool(self.ctx, claim.kind, done_run, fields, exc)
             return False
         except DatabaseRefused as exc:
             # Refused (TQ001: no longer live) or any other database error: logged whole, and the

@@ -4,13 +4,17 @@ kinds waiting past their due time. Everything here runs on the tick's own connec
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from tickq.db.api import tick as api
-from tickq.db.api.tick import Stale
+from tickq.db.api.tick import RunReport, Stale
 from tickq.db.connect import Link, first_line
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
+
+RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
 
 
 def stop_orphans(ctx: Context, link: Link) -> int:
@@ -49,16 +53,18 @@ def release_dead_lease(ctx: Context, link: Link, entry: dict[str, Any]) -> None:
                         dead_dispatcher=holder)
 
 
-def spool(ctx: Context, result: dict[str, Any], fields: dict[str, Any], exc: Exception) -> None:
+def spool(
+    ctx: Context, kind: str, result: RunReport, fields: dict[str, Any], exc: Exception
+) -> None:
     """A result the database could not take within the reconnect budget: kept on the host and
     reported by the next tick (`replay_spool`), even if the lease expires into `lost`
     meanwhile; never silent."""
     try:
-        path = ctx.spool.save(result)
+        path = ctx.spool.save({**asdict(result), "kind": kind})
     except OSError as spool_error:
         # The whole result goes to the log; the lease will expire.
         ctx.log.error("run.unreported", **fields, error=str(exc), spool_error=str(spool_error),
-                      output_tail=str(result["output_tail"])[-2000:])
+                      output_tail=result.output_tail[-2000:])
         return
     ctx.log.error("run.spooled", **fields, error=str(exc), path=str(path))
 
@@ -71,10 +77,8 @@ def replay_spool(ctx: Context, link: Link) -> int:
         r = spooled.result
         fields = {"kind": r.get("kind"), "run_id": r.get("run_id"), "outcome": r.get("outcome")}
         try:
-            late = link.call(api.report_late_run, run_id=r.get("run_id"),
-                             dispatcher=r.get("dispatcher"), outcome=r.get("outcome"),
-                             exit_code=r.get("exit_code"), output_tail=r.get("output_tail"),
-                             duration=r.get("duration"))
+            late = link.call(api.report_late_run, RunReport(
+                **{name: r.get(name) for name in RUN_REPORT_FIELDS}))  # type: ignore[arg-type]
         except DatabaseRefused as exc:
             # Refused for good (a value the database rejects): logged whole, not retried.
             ctx.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,

@@ -8,7 +8,7 @@ turns it into DatabaseUnavailable, NoAnswerInTime or DatabaseRefused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,6 +54,18 @@ class Drift:
     stored_value: Any
     registry_value: Any
     registry_edit: bool  # the registry file changed, not a row behind its back
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a dispatcher reports of a finished run (and keeps in its spool when it cannot)."""
+
+    run_id: int
+    dispatcher: str
+    outcome: str
+    exit_code: int | None
+    output_tail: str
+    duration: float  # seconds
 
 
 @dataclass(frozen=True)
@@ -151,24 +163,15 @@ def start_run(conn: psycopg.Connection, run_id: int, dispatcher: str) -> None:
     conn.execute(load_query("start_run"), {"run_id": run_id, "dispatcher": dispatcher})
 
 
-def report_run(
-    conn: psycopg.Connection, *, run_id: int, dispatcher: str, outcome: str,
-    exit_code: int | None, output_tail: str, duration: float,
-) -> Reported:
-    [row] = _rows(conn, class_row(Reported), "report_run", {
-        "run_id": run_id, "dispatcher": dispatcher, "outcome": outcome, "exit_code": exit_code,
-        "output_tail": output_tail, "duration": duration})
+def report_run(conn: psycopg.Connection, result: RunReport) -> Reported:
+    """A finished run's result, from the dispatcher that holds its lease (tickq.report_run)."""
+    [row] = _rows(conn, class_row(Reported), "report_run", asdict(result))
     return row
 
 
-def report_late_run(
-    conn: psycopg.Connection, *, run_id: int, dispatcher: str, outcome: str,
-    exit_code: int | None, output_tail: str, duration: float,
-) -> LateReport:
+def report_late_run(conn: psycopg.Connection, result: RunReport) -> LateReport:
     """A result kept in the host's spool while the database was away (tickq.report_late_run)."""
-    [row] = _rows(conn, class_row(LateReport), "report_late_run", {
-        "run_id": run_id, "dispatcher": dispatcher, "outcome": outcome, "exit_code": exit_code,
-        "output_tail": output_tail, "duration": duration})
+    [row] = _rows(conn, class_row(LateReport), "report_late_run", asdict(result))
     return row
 
 
