@@ -53,7 +53,7 @@ def test_a_valid_section():
     assert agents.base_url == "http://127.0.0.1:11434/v1"
     assert (agents.model, agents.api_key_env, agents.max_turns, agents.timeout) == (
         "llama3.1", "OLLAMA_KEY", 4, 300)
-    assert agents.runner == (sys.executable, "-m", "tickq", "agent", "exec")
+    assert agents.runner == (sys.executable, "-m", "tickq.agents")
     assert agents.deliver == ("bin/post",)
     search = agents.tools["search_crm"]
     assert search.command == ("bin/search", "--json") and search.timeout == 20

@@ -1,4 +1,4 @@
-"""`python -m tickq`: the same command as the `tickq` script (the default agent runner uses it)."""
+"""`python -m tickq`: the same command as the `tickq` script."""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""One agent run (`tickq agent exec ID`): what the dispatcher starts for a claim of `agent.<name>`.
+"""One agent run (`python -m tickq.agents ID`): what the dispatcher starts for a claim of
+`agent.<name>`. Its own entry point, so a run loads the runner, the client and the database
+door, never the command line's parser and every command module (`tickq agent exec ID` is the
+same run through the CLI).
 
 The dispatcher gives this process the agent's numeric id and nothing else of the agent; the
 prompt, limits and tools are read here from the database, as data. Each model call is a turn.
@@ -26,12 +29,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-import psycopg
-from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
-
-from tickq import db
 from tickq.agents.client import ChatClient, ModelError
+from tickq.db.api import agent_run as api
+from tickq.db.connect import Link, first_line, resolve_url, timeouts_of
+from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
 from tickq.host.process import StopEvent, run_command
 from tickq.registry import AgentTool, Registry
@@ -116,7 +117,8 @@ class AgentRun:
         self.pending: tuple[int, dict[str, Any]] | None = None
 
     def run(self) -> Outcome:
-        max_turns = min(int(self.agent["max_turns"]), self.settings.max_turns)
+        # Within the caps of [agents] already: tickq.load_agent applies them.
+        max_turns = int(self.agent["max_turns"])
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_message(self.agent, datetime.now(UTC))},
             {"role": "user", "content": self.agent["prompt"]},
@@ -311,55 +313,62 @@ def execute(
                         request_timeout=settings.request_timeout,
                         attempts=settings.http_attempts)
     ledger = Ledger()
+    # The registry's db_* timeouts, as on every connection of a tick.
+    link = Link(url, timeouts_of(registry.settings))
     try:
-        with db.connect(url) as conn:
-            conn.row_factory = dict_row  # type: ignore[assignment]
+        with link:
             try:
-                agent = conn.execute(db.load_query("load_agent"), {"agent_id": agent_id}).fetchone()
-            except psycopg.Error as exc:
-                print(f"[agent: {exc.diag.message_primary or exc}]", file=err)
+                agent = link.call(api.load_agent, agent_id)
+            except DatabaseRefused as exc:
+                print(f"[agent: {exc.message}]", file=err)
                 return EXIT_FAILED
-            assert agent is not None
 
             def record(turn: int, entry: dict[str, Any]) -> None:
                 if run_id is None:
                     return
                 try:
-                    params = {"run_id": run_id, "agent_id": agent_id, "turn": turn,
-                              "entry": Jsonb(entry)}
-                    conn.execute(db.load_query("record_agent_turn"), params)
-                except psycopg.Error as exc:
+                    link.call(api.record_agent_turn, run_id, agent_id, turn, entry)
+                except (DatabaseRefused, DatabaseUnavailable) as exc:
                     # A transcript that cannot be kept does not stop the run; say so in its output.
-                    print(f"[agent: turn {turn} not recorded: {exc.diag.message_primary or exc}]",
+                    print(f"[agent: turn {turn} not recorded: {getattr(exc, 'message', exc)}]",
                           file=err)
 
-            run = AgentRun(agent, registry, client, record=record, stop=stop, ledger=ledger)
-            try:
-                outcome = run.run()
-            except Stopped:
-                # Signals stay blocked from here: the note below must not be cut short too.
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
-                run.record_stopped(stop.signum)
-                raise
-            if outcome.status == EXIT_OK:
-                answer = client.scrub(outcome.answer or "")
-                out.write(answer[-ANSWER_CHARS:] + ("" if answer.endswith("\n") else "\n"))
-                out.flush()
-                problem = deliver(registry, agent, run_id, answer, client, stop, ledger)
-                if problem:
-                    print(f"[agent: {problem}]", file=err)
-                    return EXIT_FAILED
-                return EXIT_OK
-            print(f"[agent: {outcome.reason}]", file=err)
-            return EXIT_FAILED
+            return _run(agent, registry, client, record, stop, ledger, run_id, out, err)
     except Stopped:
         print(f"[agent: stopped by {stop.signum.name}]", file=err)
         return 128 + int(stop.signum)
-    except psycopg.OperationalError as exc:
-        print(f"[agent: cannot reach the database: {str(exc).strip().splitlines()[0]}]", file=err)
+    except DatabaseUnavailable as exc:
+        print(f"[agent: cannot reach the database: {first_line(exc)}]", file=err)
         return EXIT_FAILED
     finally:
         client.close()
+
+
+def _run(
+    agent: dict[str, Any], registry: Registry, client: ChatClient,
+    record: Callable[[int, dict[str, Any]], None], stop: StopEvent, ledger: Ledger,
+    run_id: int | None, out: TextIO, err: TextIO,
+) -> int:
+    """The turns, then the answer to stdout and to the deliver command."""
+    run = AgentRun(agent, registry, client, record=record, stop=stop, ledger=ledger)
+    try:
+        outcome = run.run()
+    except Stopped:
+        # Signals stay blocked from here: the note below must not be cut short too.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        run.record_stopped(stop.signum)
+        raise
+    if outcome.status != EXIT_OK:
+        print(f"[agent: {outcome.reason}]", file=err)
+        return EXIT_FAILED
+    answer = client.scrub(outcome.answer or "")
+    out.write(answer[-ANSWER_CHARS:] + ("" if answer.endswith("\n") else "\n"))
+    out.flush()
+    problem = deliver(registry, agent, run_id, answer, client, stop, ledger)
+    if problem:
+        print(f"[agent: {problem}]", file=err)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _run_id() -> int | None:
@@ -371,8 +380,9 @@ def database_url(explicit: str | None) -> str:
     """The dispatcher's URL (TICKQ_AGENT_DATABASE_URL), else what any tickq command would use;
     both variables are taken out of the environment, so no tool inherits them."""
     handed = os.environ.pop(DATABASE_ENV, None)
-    url = handed or db.resolve_url(explicit)
+    url = handed or resolve_url(explicit)
     # Tools and deliver are registry commands that have no business with the queue's database.
     os.environ.pop("DATABASE_URL", None)
     return url
+
 

@@ -20,7 +20,7 @@ import psycopg
 
 from tickq import __version__, db
 from tickq.check.simulate import ScratchUnavailable
-from tickq.db.errors import ClaimRefused, DatabaseUnavailable, RegistryRefused
+from tickq.db.errors import ClaimRefused, DatabaseRefused, DatabaseUnavailable, RegistryRefused
 from tickq.dispatch.tick import UNKNOWN_KIND, Dispatcher
 from tickq.host.process import StopEvent
 from tickq.log import FORMATS, EventLog, discard_closed_pipe
@@ -156,7 +156,7 @@ def _write_page(dispatcher: Dispatcher, path: Path) -> None:
     from tickq.page import render as report
 
     try:
-        with db.connect(dispatcher.url) as conn:
+        with db.connect(dispatcher.url, timeouts=dispatcher.timeouts) as conn:
             report.write_html(conn, path)
     except (OSError, psycopg.Error) as exc:
         dispatcher.log.warning("report.unwritten", path=str(path), error=str(exc).strip())
@@ -518,6 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATABASE
     except ScratchUnavailable as exc:
         print(f"tickq: cannot create a scratch database for the simulation: {exc}",
+              file=sys.stderr)
+        return EXIT_DATABASE
+    except DatabaseRefused as exc:  # the same, through the tick's door (tickq.db.connect.Link)
+        print(f"tickq: the database refused: {exc.message} (SQLSTATE {exc.sqlstate})",
               file=sys.stderr)
         return EXIT_DATABASE
     except psycopg.Error as exc:  # e.g. a read-only database: one line, not a traceback

@@ -6,11 +6,17 @@ Connections are autocommit; code that needs a transaction opens one with
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Concatenate, ParamSpec, TypeVar
 
 import psycopg
 from psycopg import conninfo, sql
+
+from tickq.db.errors import DatabaseRefused, DatabaseUnavailable, NoAnswerInTime
 
 EMBEDDED_DBNAME = "tickq"
 
@@ -92,6 +98,110 @@ def timeouts_of(settings: object) -> Timeouts:
         statement=getattr(settings, "db_statement_timeout", DEFAULT_TIMEOUTS.statement),
         lock=getattr(settings, "db_lock_timeout", DEFAULT_TIMEOUTS.lock),
     )
+
+
+# ---------------------------------------------------------------- a link: one connection, kept
+
+QUERY_CANCELED = "57014"  # statement_timeout
+LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class Link:
+    """One connection with `timeouts`, opened when first needed and opened again after it is
+    lost: what a tick, a chain or an agent run holds instead of a psycopg connection.
+
+    `call` runs one function of tickq.db.api on it and turns psycopg's errors into tickq's
+    (tickq.db.errors): a lost connection is DatabaseUnavailable, a db_* timeout NoAnswerInTime,
+    anything else the server says DatabaseRefused. `retrying` is the one reconnect loop: a
+    bounded number of attempts, each delay twice the one before (at most 10 s)."""
+
+    def __init__(
+        self, url: str, timeouts: Timeouts | None = None, *, attempts: int = 8,
+        delay: float = 0.5, on_retry: Callable[[str, int, Exception], None] | None = None,
+    ) -> None:
+        self.url = url
+        self.timeouts = timeouts or DEFAULT_TIMEOUTS
+        self.attempts = attempts
+        self.delay = delay
+        self.on_retry = on_retry
+        self._conn: psycopg.Connection | None = None
+
+    def connection(self) -> psycopg.Connection:
+        """The open connection (opened now if there is none); DatabaseUnavailable if it
+        cannot be."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                self._conn = connect(self.url, timeouts=self.timeouts)
+            except psycopg.OperationalError as exc:
+                raise DatabaseUnavailable(str(exc).strip()) from exc
+        return self._conn
+
+    def call(
+        self, fn: Callable[Concatenate[psycopg.Connection, P], T], *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`fn(connection, *args, **kwargs)`, its psycopg errors turned into tickq's."""
+        conn = self.connection()
+        try:
+            return fn(conn, *args, **kwargs)
+        except psycopg.Error as exc:
+            raise self._translated(exc) from exc
+
+    def retrying(
+        self, what: str, fn: Callable[Concatenate[psycopg.Connection, P], T], *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`call`, again on a fresh connection each time the connection is lost or a timeout
+        fires, up to `attempts` times in all; the last failure is raised."""
+        delay = self.delay
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return self.call(fn, *args, **kwargs)
+            except DatabaseUnavailable as exc:
+                if attempt == self.attempts:
+                    raise
+                if self.on_retry is not None:
+                    self.on_retry(what, attempt, exc)
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        raise AssertionError("unreachable")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A transaction (a savepoint inside another) around the calls of the block; a commit
+        lost with the connection is DatabaseUnavailable."""
+        try:
+            with self.connection().transaction():
+                yield
+        except psycopg.Error as exc:
+            raise self._translated(exc) from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+    def __enter__(self) -> Link:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _translated(self, exc: psycopg.Error) -> Exception:
+        if exc.sqlstate in (QUERY_CANCELED, LOCK_NOT_AVAILABLE):
+            return NoAnswerInTime(f"no answer in time: {first_line(exc)}")
+        conn = self._conn
+        if conn is None or conn.broken or conn.closed:
+            return DatabaseUnavailable(str(exc).strip())
+        return DatabaseRefused(exc.sqlstate, exc.diag.message_primary or first_line(exc),
+                               str(exc).strip())
 
 
 def create_database(server_url: str, name: str, template: str | None = None) -> str:

@@ -13,70 +13,35 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-import psycopg
-
-from tickq import db
+from tickq.db.api import tick as api
+from tickq.db.api.tick import Claim
+from tickq.db.connect import Link
+from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
+from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import RunResult, run_command
-from tickq.registry import Kind
-
-if TYPE_CHECKING:
-    from tickq.dispatch.tick import Claim, Dispatcher
-
-
-class _Link:
-    """A connection for one chain's queries, reconnected a bounded number of times."""
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self.d = dispatcher
-        self.conn: psycopg.Connection | None = None
-
-    def call(self, name: str, params: dict[str, Any]) -> list[tuple]:
-        delay = self.d.reconnect_delay
-        for attempt in range(1, self.d.report_attempts + 1):
-            try:
-                if self.conn is None or self.conn.closed or self.conn.broken:
-                    self.conn = db.connect(self.d.url)
-                return self.conn.execute(db.load_query(name), params).fetchall()
-            except psycopg.OperationalError as exc:
-                lost = self.conn is None or self.conn.broken or self.conn.closed
-                if not lost or attempt == self.d.report_attempts:
-                    raise
-                self.d.log.warning("db.reconnect", doing=name, attempt=attempt,
-                                   error=str(exc).strip())
-                time.sleep(delay)
-                delay = min(delay * 2, 10.0)
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
+from tickq.host.process import MAX_TAIL_CHARS, RunResult, run_command
+from tickq.registry import Kind, Step
 
 
 def run_chain(
-    d: Dispatcher, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None
+    ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None
 ) -> RunResult:
     """Run the steps of `kind` for `claim` (from the step the database names) and return the
     chain's result: ok when every step ran and each failure was allowed to continue."""
     started = time.monotonic()
-    deadline = started + kind.timeout
-    link = _Link(d)
-    try:
-        return _steps(d, link, claim, kind, env, cwd, started, deadline)
-    finally:
-        link.close()
+    with ctx.link() as link:
+        return _steps(ctx, link, claim, kind, env, cwd, started)
 
 
 def _steps(
-    d: Dispatcher, link: _Link, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None,
-    started: float, deadline: float,
+    ctx: Context, link: Link, claim: Claim, kind: Kind, env: Mapping[str, str],
+    cwd: Path | None, started: float,
 ) -> RunResult:
-    ids = {"run_id": claim.run_id, "dispatcher": d.name}
+    deadline = started + kind.timeout
     try:
-        first = link.call("chain_start", ids)[0][0]
-    except psycopg.Error as exc:
+        first = link.retrying("chain_start", api.chain_start, claim.run_id, ctx.name)
+    except (DatabaseUnavailable, DatabaseRefused) as exc:
         note = f"[tickq: cannot ask the database where the chain starts: {exc}; nothing was run]\n"
         return RunResult("failed", None, note, time.monotonic() - started, None)
     parts: list[str] = []
@@ -86,50 +51,23 @@ def _steps(
             parts.append(f"[tickq: step {n} {step.name}: ended ok in an earlier try; resumed "
                          "after it]\n")
             continue
-        if d.stop_event.is_set():
+        left = deadline - time.monotonic()
+        if ctx.stop_event.is_set():
             parts.append(f"[tickq: interrupted by dispatcher shutdown before step {n} "
                          f"{step.name}; later steps not started]\n")
             outcome, exit_code = "interrupted", None
             break
-        left = deadline - time.monotonic()
         if left <= 0:
             parts.append(f"[tickq: chain timed out after {kind.timeout}s before step {n} "
                          f"{step.name}; later steps not started]\n")
             outcome, exit_code = "timeout", None
             break
         cut_by_chain = left < step.timeout
-        # Each step starts by the one rule every command does (tickq.commands).
-        start = programs.resolve(step.command, d.registry.path.resolve().parent,
-                                 step.cwd or cwd, {**kind.env, **step.env})
-        result = run_command(
-            start.argv,
-            cwd=start.cwd,
-            env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
-            timeout=min(step.timeout, left),
-            grace=d.grace,
-            stop_event=d.stop_event,
-            ledger=d.ledger,
-            labels={"kind": claim.kind, "run_id": claim.run_id, "step": step.name,
-                    "dispatcher": d.name},
-        )
+        result = _run_step(ctx, claim, kind, env, cwd, n, step, left)
         pid = result.pid
-        fields = {"kind": claim.kind, "run_id": claim.run_id, "step": step.name, "n": n,
-                  "outcome": result.outcome, "exit_code": result.exit_code,
-                  "duration_s": round(result.duration, 3)}
         parts.append(f"[tickq: step {n} {step.name}: {result.outcome}"
                      f" (exit {result.exit_code}, {result.duration:.1f}s)]\n{result.output_tail}")
-        try:
-            link.call("report_step", {**ids, "n": n, "name": step.name,
-                                      "outcome": result.outcome, "exit_code": result.exit_code,
-                                      "output_tail": result.output_tail,
-                                      "duration": result.duration})
-            d.log.event("chain.step", level="info" if result.outcome == "ok" else "warning",
-                        **fields)
-        except psycopg.Error as exc:
-            # Refused (the lease is gone: TQ001) or the database is away: the step's result
-            # goes to the log whole, and no further step starts without a record of this one.
-            d.log.error("chain.step_unreported", **fields, sqlstate=exc.sqlstate,
-                        error=str(exc).strip(), output_tail=result.output_tail[-2000:])
+        if not _report_step(ctx, link, claim, n, step, result):
             parts.append("[tickq: this step's result could not be recorded; later steps not "
                          "started]\n")
             outcome, exit_code = "failed", result.exit_code
@@ -150,4 +88,40 @@ def _steps(
                          "started]\n")
         break
     tail = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
-    return RunResult(outcome, exit_code, tail[-65536:], time.monotonic() - started, pid)  # type: ignore[arg-type]
+    return RunResult(outcome, exit_code, tail[-MAX_TAIL_CHARS:], time.monotonic() - started, pid)  # type: ignore[arg-type]
+
+
+def _run_step(
+    ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None, n: int,
+    step: Step, left: float,
+) -> RunResult:
+    """One step under its own watchdog, never longer than the chain has left. It starts by
+    the one rule every command does (tickq.host.programs)."""
+    start = programs.resolve(step.command, ctx.folder, step.cwd or cwd, {**kind.env, **step.env})
+    return run_command(
+        start.argv, cwd=start.cwd,
+        env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
+        timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_event,
+        ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name),
+    )
+
+
+def _report_step(
+    ctx: Context, link: Link, claim: Claim, n: int, step: Step, result: RunResult
+) -> bool:
+    """Record a step's result (tickq.report_step); False when it could not be."""
+    fields = {"kind": claim.kind, "run_id": claim.run_id, "step": step.name, "n": n,
+              "outcome": result.outcome, "exit_code": result.exit_code,
+              "duration_s": round(result.duration, 3)}
+    try:
+        link.retrying("report_step", api.report_step, run_id=claim.run_id, dispatcher=ctx.name,
+                      n=n, name=step.name, outcome=result.outcome, exit_code=result.exit_code,
+                      output_tail=result.output_tail, duration=result.duration)
+    except (DatabaseUnavailable, DatabaseRefused) as exc:
+        # Refused (the lease is gone: TQ001) or the database is away: the step's result goes
+        # to the log whole, and no further step starts without a record of this one.
+        ctx.log.error("chain.step_unreported", **fields, sqlstate=getattr(exc, "sqlstate", None),
+                      error=str(exc).strip(), output_tail=result.output_tail[-2000:])
+        return False
+    ctx.log.event("chain.step", level="info" if result.outcome == "ok" else "warning", **fields)
+    return True

@@ -98,16 +98,7 @@ def run_command(
         note = "[tickq: not started: dispatcher is shutting down]\n"
         return RunResult("interrupted", None, note, time.monotonic() - started, None)
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            shell=False,
-            start_new_session=True,
-            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
-        )
+        proc = _spawn(argv, cwd, env, stdin_data, token)
     except (OSError, ValueError, IndexError) as e:
         note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
         return RunResult("failed", None, note, time.monotonic() - started, None)
@@ -124,36 +115,7 @@ def run_command(
         if problem:
             notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
     try:
-        outcome = _watch(proc, started + timeout, stop_event, tree)
-        if outcome == "timeout":
-            notes.append(
-                f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]"
-            )
-        sent = signal.SIGTERM
-        if outcome == "interrupted":
-            sent = getattr(stop_event, "signum", signal.SIGTERM)
-            notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
-        escaped: dict[int, descendants.Proc] = {}
-        if outcome in ("timeout", "interrupted"):
-            signal_group(proc.pid, sent)
-            escaped.update(_outside(tree.signal(sent), proc.pid))
-            if not _wait_all_gone(proc, tree, grace):
-                notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
-        else:
-            proc.wait()
-            outcome = "ok" if proc.returncode == 0 else "failed"
-        # No member of the group, and no process that left it, may outlive the run.
-        if group_alive(proc.pid):
-            signal_group(proc.pid, signal.SIGKILL)
-            if outcome in ("ok", "failed"):
-                notes.append("[tickq: killed processes left in the group after the command exited]")
-        escaped.update(_outside(tree.kill(), proc.pid))
-        if escaped:
-            notes.append(
-                f"[tickq: killed {len(escaped)} process(es) outside its process group: "
-                f"{descendants.describe(escaped)}]"
-            )
-        wait_group_gone(proc.pid, _KILL_WAIT, proc)
+        outcome = _supervise(proc, tree, started, timeout, grace, stop_event, notes)
     finally:
         if proc.poll() is None:  # only when something above raised
             signal_group(proc.pid, signal.SIGKILL)
@@ -165,6 +127,61 @@ def run_command(
         proc.stdout.close()
     tail = _compose(*reader.parts(), notes)
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
+
+
+def _spawn(
+    argv: Sequence[str], cwd: str | Path | None, env: Mapping[str, str] | None,
+    stdin_data: bytes | None, token: str,
+) -> subprocess.Popen[bytes]:
+    """The command in a session (so a process group) of its own, no shell, its output on one
+    pipe; its environment what it inherits (INHERITED) plus `env` and the run's token."""
+    return subprocess.Popen(
+        list(argv),
+        shell=False,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
+    )
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, timeout: float,
+    grace: float, stop_event: threading.Event | None, notes: list[str],
+) -> Outcome:
+    """Watch the command until it ends, times out or is interrupted; then make sure nothing of
+    it is left: its group, and any process of its tree that left the group. Notes what it did."""
+    outcome = _watch(proc, started + timeout, stop_event, tree)
+    if outcome == "timeout":
+        notes.append(f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]")
+    sent = signal.SIGTERM
+    if outcome == "interrupted":
+        sent = getattr(stop_event, "signum", signal.SIGTERM)
+        notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
+    escaped: dict[int, descendants.Proc] = {}
+    if outcome in ("timeout", "interrupted"):
+        signal_group(proc.pid, sent)
+        escaped.update(_outside(tree.signal(sent), proc.pid))
+        if not _wait_all_gone(proc, tree, grace):
+            notes.append(f"[tickq: still running {grace:g}s after {sent.name}; sent SIGKILL]")
+    else:
+        proc.wait()
+        outcome = "ok" if proc.returncode == 0 else "failed"
+    # No member of the group, and no process that left it, may outlive the run.
+    if group_alive(proc.pid):
+        signal_group(proc.pid, signal.SIGKILL)
+        if outcome in ("ok", "failed"):
+            notes.append("[tickq: killed processes left in the group after the command exited]")
+    escaped.update(_outside(tree.kill(), proc.pid))
+    if escaped:
+        notes.append(
+            f"[tickq: killed {len(escaped)} process(es) outside its process group: "
+            f"{descendants.describe(escaped)}]"
+        )
+    wait_group_gone(proc.pid, _KILL_WAIT, proc)
+    return outcome
 
 
 def _compose(dropped: int, text: str, notes: list[str]) -> str:

@@ -191,8 +191,9 @@ TOOL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 
 
 def default_agent_runner() -> tuple[str, ...]:
-    """tickq's own `tickq agent exec`, run by the interpreter that runs this tickq."""
-    return (sys.executable, "-m", "tickq", "agent", "exec")
+    """tickq's own agent runner (`python -m tickq.agents`), run by the interpreter that runs
+    this tickq."""
+    return (sys.executable, "-m", "tickq.agents")
 
 
 @dataclass(frozen=True)

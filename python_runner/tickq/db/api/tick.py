@@ -1,0 +1,235 @@
+"""What one tick asks of the database: one function per tickq.* function or named query.
+
+Each takes a connection (tickq.db.connect.Link.call hands it one) and typed arguments, and
+returns rows by name. Refusals the tick branches on come back as tickq's own exceptions
+(ClaimRefused, RegistryRefused); everything else psycopg raises is left to the Link, which
+turns it into DatabaseUnavailable, NoAnswerInTime or DatabaseRefused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg.rows import class_row, kwargs_row
+from psycopg.types.json import Jsonb
+
+from tickq.db import verdict
+from tickq.db.errors import ClaimRefused, RegistryRefused
+from tickq.db.migrator import load_query
+from tickq.registry import Registry
+
+# SQLSTATEs of the tickq API (sql/api/01_schedule.sql, 09_agents.sql) the tick branches on.
+RUN_NOT_LIVE = "TQ001"
+UNKNOWN_KIND = "TQ003"
+NO_FREE_SLOT = "TQ005"
+KIND_BUSY = "TQ006"
+NOT_ARMED = "TQ030"  # an unarmed irreversible kind: its first run needs a person
+UNKNOWN_AGENT = "TQ041"
+CLAIM_REFUSALS = frozenset({UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY, NOT_ARMED})
+
+
+@dataclass(frozen=True)
+class Claim:
+    run_id: int
+    kind: str
+    attempt: int
+    leased_until: datetime
+    trigger: str
+    lease_s: float | None = None  # how long the lease is, by the database's clock
+
+
+def _claim(run_trigger: str, **row: Any) -> Claim:
+    return Claim(trigger=run_trigger, **row)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One difference a sync found between the queue and the registry (tickq.sync_registry)."""
+
+    kind: str | None
+    field: str
+    stored_value: Any
+    registry_value: Any
+    registry_edit: bool  # the registry file changed, not a row behind its back
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a dispatcher reports of a finished run (and keeps in its spool when it cannot)."""
+
+    run_id: int
+    dispatcher: str
+    outcome: str
+    exit_code: int | None
+    output_tail: str
+    duration: float  # seconds
+
+
+@dataclass(frozen=True)
+class Reported:
+    run_id: int
+    kind: str
+    outcome: str
+    failure_streak: int
+    next_due_at: datetime
+    next_trigger: str
+
+
+@dataclass(frozen=True)
+class LateReport:
+    run_id: int
+    kind: str
+    outcome: str
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Stale:
+    kind: str
+    priority: str
+    due_at: datetime
+    waiting: timedelta
+
+
+@dataclass(frozen=True)
+class Alert:
+    alert_id: int
+    kind: str
+    event: str
+    condition: str
+    failure_streak: int
+    last_outcome: str | None
+    output_tail: str | None
+
+
+@dataclass(frozen=True)
+class Housekeeping:
+    lost: int
+    runs_pruned: int
+    drift_pruned: int
+    alerts_pruned: int
+
+
+@dataclass(frozen=True)
+class AgentOfKind:
+    """The agent a claim of `agent.<name>` runs: its id, and its watchdog in seconds."""
+
+    id: int
+    timeout_s: int
+
+
+def _rows(conn: psycopg.Connection, factory: Any, name: str,
+          params: dict[str, Any] | None = None) -> list[Any]:
+    with conn.cursor(row_factory=factory) as cur:
+        return cur.execute(load_query(name), params or {}).fetchall()
+
+
+def sync_registry(conn: psycopg.Connection, registry: Registry, dispatcher: str) -> list[Drift]:
+    """tickq.sync_registry with the dispatcher's name (the database records which registry it
+    holds and the lease its timeouts need); a refusal of values is RegistryRefused, every
+    problem named by tickq.registry_problems."""
+    doc = {**registry.to_sync_json(), "dispatcher": dispatcher}
+    try:
+        return _rows(conn, class_row(Drift), "sync_registry", {"registry": Jsonb(doc)})
+    except psycopg.Error as exc:
+        if not verdict.is_refusal(exc) or conn.broken:
+            raise
+        raise RegistryRefused(verdict.problems(conn, registry, exc)) from exc
+
+
+def claim_jobs(conn: psycopg.Connection, limit: int, dispatcher: str) -> list[Claim]:
+    return _rows(conn, kwargs_row(_claim), "claim_jobs",
+                 {"limit": limit, "dispatcher": dispatcher})
+
+
+def claim_manual(
+    conn: psycopg.Connection, kind: str, dispatcher: str, run_by: str | None = None
+) -> Claim:
+    """tickq.claim_manual (named query claim_kind); its refusals are ClaimRefused."""
+    try:
+        [claim] = _rows(conn, kwargs_row(_claim), "claim_kind",
+                        {"kind": kind, "dispatcher": dispatcher, "run_by": run_by})
+    except psycopg.Error as exc:
+        if exc.sqlstate in CLAIM_REFUSALS:
+            raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
+        raise
+    return claim
+
+
+def start_run(conn: psycopg.Connection, run_id: int, dispatcher: str) -> None:
+    conn.execute(load_query("start_run"), {"run_id": run_id, "dispatcher": dispatcher})
+
+
+def report_run(conn: psycopg.Connection, result: RunReport) -> Reported:
+    """A finished run's result, from the dispatcher that holds its lease (tickq.report_run)."""
+    [row] = _rows(conn, class_row(Reported), "report_run", asdict(result))
+    return row
+
+
+def report_late_run(conn: psycopg.Connection, result: RunReport) -> LateReport:
+    """A result kept in the host's spool while the database was away (tickq.report_late_run)."""
+    [row] = _rows(conn, class_row(LateReport), "report_late_run", asdict(result))
+    return row
+
+
+def release_dead_lease(conn: psycopg.Connection, run_id: int, dispatcher: str) -> bool:
+    [(released,)] = conn.execute(load_query("release_dead_lease"),
+                                 {"run_id": run_id, "dispatcher": dispatcher}).fetchall()
+    return bool(released)
+
+
+def stale_due(conn: psycopg.Connection) -> list[Stale]:
+    return _rows(conn, class_row(Stale), "stale_due")
+
+
+def take_alerts(conn: psycopg.Connection) -> list[Alert]:
+    """The alert events due now, each taken once across dispatchers."""
+    return _rows(conn, class_row(Alert), "take_alerts")
+
+
+def next_due_wait(conn: psycopg.Connection, within: float) -> timedelta | None:
+    """How long until the next kind falls due, if one does within `within` seconds."""
+    [(wait,)] = conn.execute(load_query("next_due"), {"within": within}).fetchall()
+    return wait
+
+
+def record_tick(conn: psycopg.Connection, dispatcher: str, host: str) -> None:
+    conn.execute(load_query("record_tick"), {"dispatcher": dispatcher, "host": host})
+
+
+def housekeeping(conn: psycopg.Connection, timeout_s: int) -> Housekeeping:
+    """tickq.housekeeping under the registry's housekeeping_timeout, not db_statement_timeout:
+    this connection is the housekeeping's own."""
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{timeout_s}s",))
+    [row] = _rows(conn, class_row(Housekeeping), "housekeeping")
+    return row
+
+
+def chain_start(conn: psycopg.Connection, run_id: int, dispatcher: str) -> int:
+    """The step a chain's run starts at: 1, or the first not yet ended ok in an earlier try."""
+    [(first,)] = conn.execute(load_query("chain_start"),
+                              {"run_id": run_id, "dispatcher": dispatcher}).fetchall()
+    return int(first)
+
+
+def report_step(
+    conn: psycopg.Connection, *, run_id: int, dispatcher: str, n: int, name: str, outcome: str,
+    exit_code: int | None, output_tail: str, duration: float,
+) -> None:
+    conn.execute(load_query("report_step"), {
+        "run_id": run_id, "dispatcher": dispatcher, "n": n, "name": name, "outcome": outcome,
+        "exit_code": exit_code, "output_tail": output_tail, "duration": duration})
+
+
+def agent_for_kind(conn: psycopg.Connection, kind: str) -> AgentOfKind | None:
+    """The agent a claim of `kind` runs; None when the kind has none (the agent was removed)."""
+    try:
+        rows = _rows(conn, class_row(AgentOfKind), "agent_for_kind", {"kind": kind})
+    except psycopg.Error as exc:
+        if exc.sqlstate != UNKNOWN_AGENT:
+            raise
+        return None
+    return rows[0] if rows else None

@@ -1,0 +1,63 @@
+"""Alerts: the events due now (each taken once across dispatchers, kept in SQL) go to the
+registry's alert command, one thread each, the event as JSON on its stdin."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from tickq.db.api import tick as api
+from tickq.db.connect import Link
+from tickq.db.errors import DatabaseUnavailable
+from tickq.dispatch.context import Context
+from tickq.host import programs
+from tickq.host.process import run_command
+
+
+def send_alerts(ctx: Context, link: Link) -> list[threading.Thread]:
+    """Take the alert events due now and start the alert command for each; the threads."""
+    command = ctx.registry.settings.alert_command
+    if not command:
+        return []
+    try:
+        alerts = link.call(api.take_alerts)
+    except DatabaseUnavailable as exc:
+        ctx.log.error("alert.unavailable", error=str(exc))
+        return []
+    threads = []
+    for a in alerts:
+        doc = {
+            "alert_id": a.alert_id, "kind": a.kind, "event": a.event, "condition": a.condition,
+            "failure_streak": a.failure_streak, "last_outcome": a.last_outcome,
+            "output_tail": a.output_tail, "dispatcher": ctx.name,
+        }
+        ctx.log.warning("alert.raised" if a.event != "recovered" else "alert.recovered",
+                        kind=a.kind, condition=a.condition, failure_streak=a.failure_streak)
+        thread = threading.Thread(target=_alert, args=(ctx, command, doc), daemon=True)
+        thread.start()
+        threads.append(thread)
+    return threads
+
+
+def _alert(ctx: Context, command: tuple[str, ...], doc: dict[str, Any]) -> None:
+    result = run_command(
+        programs.resolve(command, ctx.folder).argv, cwd=ctx.folder,
+        timeout=ctx.registry.settings.alert_timeout, grace=2.0,
+        stdin_data=json.dumps(doc).encode(), ledger=ctx.ledger,
+        labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": ctx.name},
+    )
+    fields = {"kind": doc["kind"], "alert_event": doc["event"], "outcome": result.outcome}
+    if result.outcome == "ok":
+        ctx.log.event("alert.sent", **fields)
+    else:
+        ctx.log.error("alert.failed", **fields, exit_code=result.exit_code,
+                      output_tail=result.output_tail[-1000:])
+
+
+def join_alerts(ctx: Context, threads: list[threading.Thread]) -> None:
+    """Wait for alert programs, each already bounded by its own timeout."""
+    deadline = time.monotonic() + ctx.registry.settings.alert_timeout + 5.0
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,53 @@
+"""What the rooms of a tick share: the registry, where the database is and how long to wait
+for it, the log, the dispatcher's name, its stop event, grace and ledger.
+
+One object, built once by the Dispatcher and handed to execute, chain, upkeep and alerts, so no
+room needs the Dispatcher itself (and none imports tick.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tickq.db.api.tick import Claim
+from tickq.db.connect import Link, Timeouts
+from tickq.host.ledger import Ledger
+from tickq.host.spool import Spool
+from tickq.log import EventLog
+from tickq.registry import Registry
+
+
+@dataclass(frozen=True)
+class Context:
+    url: str
+    registry: Registry
+    log: EventLog
+    name: str  # the dispatcher's, as leases and reports carry it
+    stop_event: threading.Event
+    grace: float  # seconds between SIGTERM and SIGKILL
+    ledger: Ledger
+    spool: Spool
+    timeouts: Timeouts  # the registry's db_* settings, on every connection
+    report_attempts: int = 8  # connections tried before a report goes to the spool
+    reconnect_delay: float = 0.5
+
+    @property
+    def folder(self) -> Path:
+        """The registry's folder: where relative commands and default working folders are."""
+        return self.registry.path.resolve().parent
+
+    def link(self) -> Link:
+        """A connection of its own (the tick's, a run thread's, a chain's) with the registry's
+        timeouts and the one reconnect loop."""
+        return Link(self.url, self.timeouts, attempts=self.report_attempts,
+                    delay=self.reconnect_delay, on_retry=self._retried)
+
+    def labels(self, claim: Claim, **more: Any) -> dict[str, Any]:
+        """What the ledger records of a run's command."""
+        return {"kind": claim.kind, "run_id": claim.run_id, **more, "dispatcher": self.name}
+
+    def _retried(self, what: str, attempt: int, exc: Exception) -> None:
+        self.log.warning("db.reconnect", doing=what, attempt=attempt, error=str(exc))

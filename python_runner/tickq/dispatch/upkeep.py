@@ -1,0 +1,101 @@
+"""Upkeep before a tick claims: commands a dead dispatcher on this host left running (the
+ledger), their leases, results this host kept while the database was away (the spool), and
+kinds waiting past their due time. Everything here runs on the tick's own connection."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
+from typing import Any
+
+from tickq.db.api import tick as api
+from tickq.db.api.tick import RunReport, Stale
+from tickq.db.connect import Link, first_line
+from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
+from tickq.dispatch.context import Context
+
+RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
+
+
+def stop_orphans(ctx: Context, link: Link) -> int:
+    """Stop the commands a dead dispatcher on this host left running (tickq.host.ledger); how
+    many. Runs before any claim, so an orphan is gone before its kind can be claimed again."""
+    problem = ctx.ledger.problem()
+    if problem:
+        ctx.log.error("ledger.unusable", problem=problem)
+    dead = ctx.ledger.reap_dead(ctx.grace)
+    for s in dead:
+        if s.signal is not None:
+            ctx.log.warning(
+                "run.orphan_stopped", kind=s.entry.get("kind"), run_id=s.entry.get("run_id"),
+                pgid=s.pgid, signal=s.signal, dead_dispatcher_pid=s.entry.get("dispatcher_pid"),
+            )
+        release_dead_lease(ctx, link, s.entry)
+    return sum(1 for s in dead if s.signal is not None)
+
+
+def release_dead_lease(ctx: Context, link: Link, entry: dict[str, Any]) -> None:
+    """The dispatcher of a ledger entry is provably dead (same host, its pid gone or reused)
+    and its command is gone too: nobody will report the run, so it becomes `lost` now rather
+    than when the lease expires (which holds its slot, and refuses `tickq run`, for up to the
+    longest timeout)."""
+    run_id, holder = entry.get("run_id"), entry.get("dispatcher")
+    if not isinstance(run_id, int) or not isinstance(holder, str):
+        return  # an alert command's entry: no lease
+    try:
+        released = link.call(api.release_dead_lease, run_id, holder)
+    except (DatabaseUnavailable, DatabaseRefused) as exc:
+        ctx.log.warning("run.release_failed", run_id=run_id, dead_dispatcher=holder,
+                        error=str(exc).strip())
+        return
+    if released:
+        ctx.log.warning("run.lost_released", kind=entry.get("kind"), run_id=run_id,
+                        dead_dispatcher=holder)
+
+
+def spool(
+    ctx: Context, kind: str, result: RunReport, fields: dict[str, Any], exc: Exception
+) -> None:
+    """A result the database could not take within the reconnect budget: kept on the host and
+    reported by the next tick (`replay_spool`), even if the lease expires into `lost`
+    meanwhile; never silent."""
+    try:
+        path = ctx.spool.save({**asdict(result), "kind": kind})
+    except OSError as spool_error:
+        # The whole result goes to the log; the lease will expire.
+        ctx.log.error("run.unreported", **fields, error=str(exc), spool_error=str(spool_error),
+                      output_tail=result.output_tail[-2000:])
+        return
+    ctx.log.error("run.spooled", **fields, error=str(exc), path=str(path))
+
+
+def replay_spool(ctx: Context, link: Link) -> int:
+    """Report the results this host kept while the database was away (tickq.host.spool);
+    how many. A lost connection stops the replay (the rest stays spooled)."""
+    done = 0
+    for spooled in ctx.spool.pending():
+        r = spooled.result
+        fields = {"kind": r.get("kind"), "run_id": r.get("run_id"), "outcome": r.get("outcome")}
+        try:
+            late = link.call(api.report_late_run, RunReport(
+                **{name: r.get(name) for name in RUN_REPORT_FIELDS}))  # type: ignore[arg-type]
+        except DatabaseRefused as exc:
+            # Refused for good (a value the database rejects): logged whole, not retried.
+            ctx.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,
+                          error=first_line(exc),
+                          output_tail=str(r.get("output_tail"))[-2000:])
+            ctx.spool.forget(spooled)
+            continue
+        ctx.log.warning("run.late_report", **fields, verdict=late.verdict)
+        ctx.spool.forget(spooled)
+        done += 1
+    return done
+
+
+def warn_stale(ctx: Context, link: Link) -> list[Stale]:
+    """Warn of each kind waiting past its due time by more than stale_after."""
+    rows = link.call(api.stale_due)
+    for s in rows:
+        ctx.log.warning("kind.stale", kind=s.kind, priority=s.priority,
+                        due_at=s.due_at.isoformat(), waiting_s=round(s.waiting.total_seconds()))
+    return rows
