@@ -15,7 +15,7 @@ from tickq import db
 from tickq.db.api import session
 from tickq.db.errors import InvalidInput
 from tickq.host.process import StopEvent
-from tickq.registry import Registry, load_registry
+from tickq.registry import Registry, RegistryError, load_registry
 
 
 def registry(args: argparse.Namespace) -> Registry:
@@ -44,7 +44,7 @@ def timeouts(args: argparse.Namespace) -> db.Timeouts:
     command that does not need the registry does not fail on it."""
     try:
         found = registry_if_any(args) if hasattr(args, "registry") else None
-    except Exception:  # an invalid registry: the commands that need it say so themselves
+    except RegistryError:  # the commands that need the registry say so themselves
         found = None
     return db.DEFAULT_TIMEOUTS if found is None else db.timeouts_of(found.settings)
 

@@ -175,7 +175,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not Path(args.registry).exists():
         raise InvalidInput(f"tickq demo runs from a checkout of the repo: no {args.registry}")
     registry = common.registry(args)
-    server = session.server(args.database_url)
+    server = session.server(args.database_url, db.timeouts_of(registry.settings))
     db.drop_database(server, "tickq_demo")
     args.database_url = db.create_database(server, "tickq_demo")
     print(f"# tickq demo: registry {registry.path}, database tickq_demo")

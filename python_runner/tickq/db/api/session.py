@@ -25,7 +25,7 @@ def url(given: str | None) -> str:
         raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
 
 
-def server(given: str | None) -> str:
+def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> str:
     """A server to create scratch databases on: `given`'s, else the embedded one; checked to
     answer."""
     found = given or os.environ.get("DATABASE_URL")
@@ -36,7 +36,7 @@ def server(given: str | None) -> str:
             found = embedded.ensure_server()
         except Exception as exc:
             raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
-    connect(found).close()
+    connect(found, timeouts).close()
     return found
 
 
