@@ -81,7 +81,7 @@ def _save(args: argparse.Namespace, create: bool) -> int:
     if not create and not fields:
         raise InvalidInput("nothing to change: give at least one option (see --help)")
     registry = common.registry_if_any(args)
-    with common.open_queue(args) as conn, conn.transaction():
+    with common.open_queue(args, registry) as conn, conn.transaction():
         # The registry's [agents] bounds and tools, current before the agent is checked
         # against them.
         if registry is not None:

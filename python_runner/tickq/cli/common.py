@@ -49,9 +49,11 @@ def timeouts(args: argparse.Namespace) -> db.Timeouts:
     return db.DEFAULT_TIMEOUTS if found is None else db.timeouts_of(found.settings)
 
 
-def open_queue(args: argparse.Namespace) -> session.Connection:
-    """A connection to the configured queue, migrated, with the registry's timeouts."""
-    return session.open_queue(url(args), timeouts(args))
+def open_queue(args: argparse.Namespace, loaded: Registry | None = None) -> session.Connection:
+    """A connection to the configured queue, migrated, with the registry's timeouts (those of
+    `loaded` when the command has read it already)."""
+    found = timeouts(args) if loaded is None else db.timeouts_of(loaded.settings)
+    return session.open_queue(url(args), found)
 
 
 def on_signals(stop: StopEvent) -> dict[str, int]:
