@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tickq import __version__
 from tickq.cli import options
@@ -30,7 +31,11 @@ from tickq.db.errors import (
 from tickq.log import FORMATS, discard_closed_pipe
 from tickq.registry.durations import human_duration
 
-# ---------------------------------------------------------------- what check and simulate call
+if TYPE_CHECKING:
+    from tickq.db.api.session import Connection
+    from tickq.registry import Registry
+
+# ------------------------------------------------ the shared steps cmd_check and cmd_simulate call
 
 
 def Fail(status: int, message: str) -> Failure:  # noqa: N802 - an exception's spelling
@@ -38,7 +43,7 @@ def Fail(status: int, message: str) -> Failure:  # noqa: N802 - an exception's s
     return {EXIT_NO: NoAnswer, EXIT_CONFIG: InvalidInput}.get(status, DatabaseUnreachable)(message)
 
 
-def _registry(args: argparse.Namespace):  # noqa: ANN202 - tickq.registry.Registry
+def _registry(args: argparse.Namespace) -> Registry:
     from tickq.cli import common
 
     return common.registry(args)
@@ -56,13 +61,13 @@ def _server(args: argparse.Namespace) -> str:
     return session.server(args.database_url)
 
 
-def _connect(url: str):  # noqa: ANN202 - a connection of tickq.db.api.session
+def _connect(url: str) -> Connection:
     from tickq.db.api import session
 
     return session.connect(url)
 
 
-def _migrate(conn) -> None:  # noqa: ANN001 - a connection of tickq.db.api.session
+def _migrate(conn: Connection) -> None:
     from tickq.db.api import session
 
     session.migrate(conn)

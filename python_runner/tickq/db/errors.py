@@ -92,14 +92,15 @@ def exit_of(exc: BaseException) -> tuple[int, list[str]] | None:
     `exc`, or None for an exception no map entry knows (a bug: its traceback is wanted)."""
     import psycopg
 
-    from tickq.registry.model import RegistryError
+    from tickq.registry import RegistryError
 
     if isinstance(exc, psycopg.Error):
         return _database_exit(exc)
     if isinstance(exc, RegistryError):
         exc = RegistryRefused(exc.problems)
     if isinstance(exc, OSError):  # a file or folder tickq needs and cannot use
-        return EXIT_CONFIG, [f"{exc.filename or ''}: {exc.strerror or exc}"]
+        cause = exc.strerror or str(exc) or type(exc).__name__
+        return EXIT_CONFIG, [f"{exc.filename}: {cause}" if exc.filename else cause]
     for cls, status, line in EXITS:
         if isinstance(exc, cls):
             problems = [str(p) for p in getattr(exc, "problems", [])]
