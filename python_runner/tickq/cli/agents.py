@@ -147,24 +147,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_pause(args: argparse.Namespace) -> int:
+# `agent pause|resume|remove`: the change each makes, and the word that reports it.
+_CHANGES = {"pause": (agents.pause_agent, "paused"), "resume": (agents.resume_agent, "resumed"),
+            "remove": (agents.remove_agent, "removed")}
+
+
+def cmd_change(args: argparse.Namespace) -> int:
+    change, done = _CHANGES[args.agent_command]
     with common.open_queue(args) as conn:
-        row = agents.pause_agent(conn, args.name)
-    print(f"paused agent {args.name} (id {row['id']})")
-    return EXIT_OK
-
-
-def cmd_resume(args: argparse.Namespace) -> int:
-    with common.open_queue(args) as conn:
-        row = agents.resume_agent(conn, args.name)
-    print(f"resumed agent {args.name} (id {row['id']})")
-    return EXIT_OK
-
-
-def cmd_remove(args: argparse.Namespace) -> int:
-    with common.open_queue(args) as conn:
-        row = agents.remove_agent(conn, args.name)
-    print(f"removed agent {args.name} (id {row['id']})")
+        row = change(conn, args.name)
+    print(f"{done} agent {args.name} (id {row['id']})")
     return EXIT_OK
 
 

@@ -256,9 +256,9 @@ def agent(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
         ).add_argument("--json", action="store_true", help="print JSON")
     add("list", "cmd_list", "every agent", with_name=False).add_argument(
         "--json", action="store_true", help="print JSON")
-    add("pause", "cmd_pause", "stop scheduling an agent")
-    add("resume", "cmd_resume", "schedule a paused agent again (from its next slot)")
-    add("remove", "cmd_remove", "remove an agent (its history stays)")
+    add("pause", "cmd_change", "stop scheduling an agent")
+    add("resume", "cmd_change", "schedule a paused agent again (from its next slot)")
+    add("remove", "cmd_change", "remove an agent (its history stays)")
     add("run", "cmd_run", "run an agent now through the queue (counted against the slots)")
     p = add("history", "cmd_history", "an agent's runs, or one run's transcript")
     p.add_argument("--run", type=_id, metavar="ID", help="the transcript of this run")
