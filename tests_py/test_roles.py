@@ -23,7 +23,7 @@ import pytest
 from psycopg import conninfo, sql
 
 from tickq import db
-from tickq.cli.roles import roles_script
+from tickq.db.api.roles import roles_script
 
 TICKQ = [sys.executable, "-m", "tickq.cli"]
 QUERIES = Path(db.__file__).parent / "queries"

@@ -27,6 +27,7 @@ from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.db import verdict
+from tickq.db.errors import DatabaseUnreachable
 from tickq.registry import Registry
 from tickq.registry.durations import format_duration
 
@@ -72,8 +73,11 @@ class WorstCase:
 SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
 
 
-class ScratchUnavailable(Exception):
+class ScratchUnavailable(DatabaseUnreachable):
     """The server would not give the simulation a scratch database (e.g. no CREATEDB)."""
+
+    def __str__(self) -> str:
+        return f"cannot create a scratch database for the simulation: {self.args[0]}"
 
 
 @contextmanager

@@ -13,9 +13,11 @@ import pwd
 import sys
 from typing import TextIO
 
+from tickq.db.errors import NoAnswer
 
-class NotConfirmed(Exception):
-    """The first run was not confirmed; the message says why, in one line."""
+
+class NotConfirmed(NoAnswer):
+    """The first run was not confirmed; the message says why, in one line (exit 1)."""
 
 
 def person() -> str:

@@ -68,7 +68,7 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     return ZSH_HEAD + text if shell == "zsh" else text
 
 
-def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def cmd_completion(args: argparse.Namespace) -> int:
     if args.shell == "kinds":
         try:
             registry = load_registry(args.registry)
@@ -76,16 +76,6 @@ def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             return 1  # nothing to offer; completion stays quiet
         print(" ".join(sorted(registry.kinds)))
         return 0
-    sys.stdout.write(script(parser, args.shell))
+    sys.stdout.write(script(args.parser, args.shell))
     return 0
 
-
-def add_command(
-    sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
-    parser: argparse.ArgumentParser,
-) -> None:
-    text = "print a shell completion script: source <(tickq completion bash)"
-    p = sub.add_parser("completion", parents=[common], help=text, description=text)
-    p.add_argument("shell", choices=("bash", "zsh", "kinds"),
-                   help="bash or zsh; kinds lists the registry's kind names")
-    p.set_defaults(func=lambda args: cmd_completion(args, parser))

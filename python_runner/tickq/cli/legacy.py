@@ -2,7 +2,7 @@
 and check that the registry still runs what the old lines ran.
 
 Exit statuses: 0 done / parity holds, 1 parity fails, 2 invalid input (a file that cannot be
-read, a bad --chain range, a registry that is not TOML).
+read, a bad --chain range, a registry that is not TOML), 3 --database-url did not answer.
 """
 
 from __future__ import annotations
@@ -14,40 +14,21 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-import psycopg
-
-from tickq import db
+from tickq.db.api import legacy, session
+from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.legacy import importing
 from tickq.legacy import parity as legacy_check
-from tickq.registry.durations import parse_duration
-
-EXIT_OK, EXIT_NO, EXIT_INVALID, EXIT_DATABASE = 0, 1, 2, 3
-
-
-class _Unreachable(Exception):
-    """--database-url was given and the database did not answer."""
-
-
-class _Invalid(Exception):
-    pass
 
 
 def _read(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise _Invalid(f"{path}: file not found") from None
+        raise InvalidInput(f"{path}: file not found") from None
     except UnicodeDecodeError as e:
-        raise _Invalid(f"{path}: not UTF-8 text: {e}") from None
+        raise InvalidInput(f"{path}: not UTF-8 text: {e}") from None
     except OSError as e:
-        raise _Invalid(f"{path}: cannot read: {e.strerror or e}") from None
-
-
-def _duration(text: str) -> int:
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        raise InvalidInput(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def _write(path: Path, text: str) -> None:
@@ -66,22 +47,30 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _chains(args: argparse.Namespace) -> list[importing.Chain]:
+    for name, first, last in args.chain:
+        if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
+            raise InvalidInput(f"--chain {name} {first} {last}: FROM-LINE and TO-LINE must be "
+                           "line numbers, FROM-LINE <= TO-LINE")
+    return [importing.Chain(name, int(first), int(last)) for name, first, last in args.chain]
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    chains = _chains(args)
     old_path, registry_path = Path(args.file), Path(args.registry)
     old_text = _read(old_path)
     registry_text = _read(registry_path) if registry_path.exists() else ""
     try:
         taken = tomllib.loads(registry_text).get("kinds", {})
     except tomllib.TOMLDecodeError as e:
-        raise _Invalid(f"{registry_path}: invalid TOML: {e}") from None
-    chains = [importing.Chain(name, int(first), int(last)) for name, first, last in args.chain]
+        raise InvalidInput(f"{registry_path}: invalid TOML: {e}") from None
     try:
         plan = importing.plan_import(
             old_text, taken=taken, chains=chains, irreversible=args.irreversible,
             every=args.every, default_timeout=args.timeout,
         )
     except importing.ImportRefused as e:
-        raise _Invalid(str(e)) from None
+        raise InvalidInput(str(e)) from None
     for line, reason in plan.skipped:
         span = f"{line.first}" if line.first == line.last else f"{line.first}-{line.last}"
         print(f"{old_path}:{span}: left as it is: {reason}", file=sys.stderr)
@@ -100,7 +89,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         tomllib.loads(new_registry)
     except tomllib.TOMLDecodeError as e:  # a bug here must not leave a registry tickq refuses
-        raise _Invalid(f"the kinds would make {registry_path} invalid TOML: {e}") from None
+        raise InvalidInput(f"the kinds would make {registry_path} invalid TOML: {e}") from None
     # The old file first: if the registry cannot be written, put it back, so that a failure
     # never leaves both the old line and its kind running.
     _write(old_path, importing.apply_import(plan, old_text))
@@ -121,7 +110,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         entries = legacy_check.registry_entries(Path(args.registry))
     except legacy_check.InvalidInput as e:
-        raise _Invalid(str(e)) from None
+        raise InvalidInput(str(e)) from None
     failures, notes = legacy_check.check(old_text, str(old_path), entries)
     irreversible = sorted(e.target for e in entries.values()
                           if e.irreversible and e.enabled and "/" not in e.target)
@@ -143,85 +132,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _unarmed(url: str, kinds: list[str]) -> list[str]:
-    """The enabled irreversible kinds the queue still holds unarmed (queue_status, which a
-    reader role may read): each waits for a person's first run, whatever the files say."""
-    try:
-        with db.connect(url) as conn:
-            rows = conn.execute(db.load_query("unarmed_kinds"), {"kinds": kinds}).fetchall()
-    except psycopg.Error as exc:
-        raise _Unreachable(str(exc).strip().splitlines()[0] if str(exc).strip() else
-                           type(exc).__name__) from None
+    """The enabled irreversible kinds the queue still holds unarmed: each waits for a person's
+    first run, whatever the files say."""
+    with session.connect(url) as conn:
+        rows = legacy.unarmed_kinds(conn, kinds)
     return [f"irreversible kind {kind!r} is enabled for its schedule but not armed: a person "
-            f"runs it once by hand first (tickq run {kind})" for (kind,) in rows]
-
-
-def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """`common`'s database and log options mean nothing here: these commands read files only."""
-    del common
-    files = argparse.ArgumentParser(add_help=False)
-    files.add_argument(
-        "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
-        help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
-    )
-    text = "move an old orchestrator's lines into the registry, and check parity"
-    group = sub.add_parser("legacy", help=text, description=text)
-    actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
-    imp = actions.add_parser(
-        "import", parents=[files],
-        help="print (or --write) the kinds that replace an old script's or crontab's lines",
-        description="Print the registry kinds that replace FILE's lines (a shell script of one "
-        "command per line, or a crontab). With --write, append them to the registry and comment "
-        "the moved lines as `#tickq:KIND# <old line>`: uncommenting a line is the rollback.",
-    )
-    imp.add_argument("file", metavar="FILE")
-    imp.add_argument("--write", action="store_true",
-                     help="append the kinds to the registry and comment the moved lines")
-    imp.add_argument("--chain", nargs=3, action="append", default=[],
-                     metavar=("NAME", "FROM-LINE", "TO-LINE"), type=str,
-                     help="make the commands of these lines one chain kind, in order")
-    imp.add_argument("--irreversible", type=int, action="append", default=[], metavar="LINE",
-                     help="the (usually commented) line of a lane run by hand: an irreversible "
-                     "kind, never scheduled until a person runs it once")
-    imp.add_argument("--every", type=_duration, default=3600, metavar="DURATION",
-                     help="cadence of a script's lines (default 1h); crontab lines keep theirs")
-    imp.add_argument("--timeout", type=_duration, default=None, metavar="DURATION",
-                     help="timeout of lines without a `timeout` wrapper (default: --every)")
-    imp.set_defaults(func=_guarded(cmd_import))
-    chk = actions.add_parser(
-        "check", parents=[files],
-        help="exit 1 unless every kind with a `legacy` line runs that line's command",
-        description="Exit 1 unless every registry kind and step with a `legacy` line runs the "
-        "same command, every moved line of FILE names an enabled (or irreversible) kind, no "
-        "line is both active in FILE and enabled in tickq, no timeout is shorter than the old "
-        "watchdog's, and no irreversible kind's old line is active.",
-    )
-    chk.add_argument("file", metavar="FILE")
-    chk.add_argument(
-        "--database-url", default=None, metavar="URL",
-        help="also fail while an enabled irreversible kind of the queue at URL is not armed "
-        "(only when given: the check otherwise reads files only)",
-    )
-    chk.set_defaults(func=_guarded(cmd_check))
-
-
-def _guarded(func):
-    def run(args: argparse.Namespace) -> int:
-        if getattr(args, "chain", None):
-            for name, first, last in args.chain:
-                if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
-                    print(f"tickq: --chain {name} {first} {last}: FROM-LINE and TO-LINE must be "
-                          "line numbers, FROM-LINE <= TO-LINE", file=sys.stderr)
-                    return EXIT_INVALID
-        try:
-            return func(args)
-        except _Invalid as e:
-            print(f"tickq: {e}", file=sys.stderr)
-            return EXIT_INVALID
-        except _Unreachable as e:
-            print(f"tickq: cannot read the queue's arming: {e}", file=sys.stderr)
-            return EXIT_DATABASE
-        except OSError as e:
-            print(f"tickq: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
-            return EXIT_INVALID
-
-    return run
+            f"runs it once by hand first (tickq run {kind})" for kind in rows]

@@ -8,7 +8,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-EXIT_OK, EXIT_NO = 0, 1
+from tickq.db.errors import EXIT_NO, EXIT_OK
 
 
 def running(pgdata: Path) -> dict[str, str] | None:
@@ -58,10 +58,3 @@ def cmd_server(args: argparse.Namespace) -> int:
     print(f"stopped pid {state['pid']}" if stopped else f"could not stop it (data in {pgdata})")
     return EXIT_OK if stopped else EXIT_NO
 
-
-def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    text = ("the embedded PostgreSQL (in $TICKQ_DATA_DIR or the user data folder): is it running "
-            "(exit 0) or not (exit 1); stop it (the next command that needs it starts it again)")
-    p = sub.add_parser("server", parents=[common], help=text, description=text)
-    p.add_argument("action", choices=("status", "stop"))
-    p.set_defaults(func=cmd_server)

@@ -1,8 +1,6 @@
 """`tickq status`: the queue for people (80 columns, times in the registry's zone and relative
 to now), for scripts (`--json`), for monitors (`--check`, exit 1 on a problem) and for a
 terminal left open (`--watch`).
-
-The connection comes from cli.py (`open_db`: connected and migrated, or a one-line failure).
 """
 
 from __future__ import annotations
@@ -12,32 +10,28 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import psycopg
-from psycopg.rows import dict_row
-
-from tickq import db
+from tickq.cli import common
+from tickq.cli.text import json_value, table
+from tickq.db.api import status
+from tickq.db.api.session import Connection
+from tickq.db.errors import EXIT_NO, EXIT_OK
 from tickq.host.ledger import Ledger
-from tickq.registry.durations import format_duration
+from tickq.registry.durations import coarse_duration, human_duration
 
-EXIT_OK, EXIT_NO, EXIT_DATABASE = 0, 1, 3
 NARROW = 80
 
-OpenDb = Callable[[argparse.Namespace], psycopg.Connection]
 
-
-def cmd_status(args: argparse.Namespace, open_db: OpenDb) -> int:
+def cmd_status(args: argparse.Namespace) -> int:
     if getattr(args, "watch", None) is not None:
-        return _watch(args, open_db)
-    with open_db(args) as conn:
-        conn.row_factory = dict_row  # type: ignore[assignment]
+        return _watch(args)
+    with common.open_queue(args) as conn:
         snapshot = _snapshot(conn, with_problems=args.check or args.json)
     if args.json:
-        print(json.dumps(snapshot, default=_json_value, indent=2))
+        print(json.dumps(snapshot, default=json_value, indent=2))
         return EXIT_NO if args.check and snapshot["problems"] else EXIT_OK
     if args.check:
         return _print_check(snapshot)
@@ -45,15 +39,15 @@ def cmd_status(args: argparse.Namespace, open_db: OpenDb) -> int:
     return EXIT_OK
 
 
-def _snapshot(conn: psycopg.Connection, with_problems: bool) -> dict[str, Any]:
+def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "now": conn.execute("SELECT now() AS now").fetchone()["now"],  # type: ignore[index]
-        "timezone": conn.execute(db.load_query("settings_timezone")).fetchone()["timezone"],  # type: ignore[index]
-        "stale_due": conn.execute(db.load_query("stale_due")).fetchall(),
-        "kinds": conn.execute(db.load_query("queue_status")).fetchall(),
+        "now": status.now(conn),
+        "timezone": status.timezone(conn),
+        "stale_due": status.stale_due(conn),
+        "kinds": status.queue_status(conn),
     }
     if with_problems:
-        problems = conn.execute(db.load_query("health_problems")).fetchall()
+        problems = status.health_problems(conn)
         ledger = Ledger().problem()
         if ledger:
             problems.append({"kind": None, "problem": "ledger", "detail": ledger})
@@ -74,12 +68,12 @@ def _print_check(snapshot: dict[str, Any]) -> int:
     return EXIT_OK
 
 
-def _watch(args: argparse.Namespace, open_db: OpenDb) -> int:
-    """Redraw in place every few seconds, like watch(1); Ctrl-C ends it quietly."""
+def _watch(args: argparse.Namespace) -> int:
+    """Redraw in place every few seconds, like watch(1); Ctrl-C ends it quietly (a server
+    that goes away while watching ends it as any lost database does)."""
     seconds = max(0.5, args.watch)
     try:
-        with open_db(args) as conn:
-            conn.row_factory = dict_row  # type: ignore[assignment]
+        with common.open_queue(args) as conn:
             while True:
                 text = render(_snapshot(conn, with_problems=False), wide=args.wide,
                               width=_width())
@@ -90,10 +84,6 @@ def _watch(args: argparse.Namespace, open_db: OpenDb) -> int:
     except KeyboardInterrupt:
         sys.stdout.write("\n")
         return EXIT_OK
-    except psycopg.OperationalError as exc:  # the server went away while watching
-        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"tickq: lost the database: {cause}", file=sys.stderr)
-        return EXIT_DATABASE
 
 
 def _width() -> int:
@@ -111,7 +101,7 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
     zone = ZoneInfo(snapshot["timezone"])
     lines = [
         f"WARNING stale: {s['kind']} ({s['priority']}) due since {_at(s['due_at'], now, zone)}, "
-        f"unclaimed for {_span(s['waiting'])}"
+        f"unclaimed for {human_duration(s['waiting'])}"
         for s in snapshot["stale_due"]
     ]
     for k in snapshot["kinds"]:
@@ -132,7 +122,7 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
             _at(k["next_due_at"], now, zone, full=True), _rel(k["next_due_at"], now),
             str(k["failure_streak"]), k["last_outcome"] or "-",
             _at(k["last_finished_at"], now, zone, full=True), _rel(k["last_finished_at"], now),
-            _span(k["last_duration"]) if k["last_duration"] is not None else "-",
+            human_duration(k["last_duration"]),
             (f"{k['leased_by']} until {_at(k['leased_until'], now, zone, full=True)}"
              if k["leased_by"] else "-"),
             ("until resumed" if k["state"] == "paused" and k["paused_until"] is None
@@ -182,68 +172,6 @@ def _rel(when: datetime | None, now: datetime) -> str:
     seconds = (when - now).total_seconds()
     if abs(seconds) < 1:
         return "now"
-    text = _coarse(abs(seconds))
+    text = coarse_duration(abs(seconds))
     return f"in {text}" if seconds > 0 else f"{text} ago"
 
-
-def _coarse(seconds: float) -> str:
-    """Two units at most: 45s, 3m, 1h20m, 2d3h."""
-    s = int(seconds)
-    for size, unit, small, small_unit in ((86400, "d", 3600, "h"), (3600, "h", 60, "m")):
-        if s >= size:
-            rest = (s % size) // small
-            return f"{s // size}{unit}" + (f"{rest}{small_unit}" if rest else "")
-    return f"{s // 60}m" if s >= 60 else f"{s}s"
-
-
-def _span(value: timedelta) -> str:
-    seconds = value.total_seconds()
-    return format_duration(int(seconds)) if seconds >= 1 else f"{seconds:.1f}s"
-
-
-def table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], *, width: int | None = None,
-    shrink: Sequence[int] = (),
-) -> str:
-    """Columns two spaces apart; with `width`, the `shrink` columns (widest first) are cut
-    with "…" until every line fits, so rows never wrap."""
-    rows = [[str(x) for x in r] for r in rows]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    if width is not None:
-        floor = {i: max(len(header[i]), 8) for i in shrink}
-        while sum(widths) + 2 * (len(widths) - 1) > width:
-            candidates = [i for i in shrink if widths[i] > floor[i]]
-            if not candidates:
-                break
-            widest = max(candidates, key=lambda i: widths[i])
-            widths[widest] -= 1
-    lines = [list(header), ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(_fit(str(x), w).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
-        for line in lines
-    )
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _json_value(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if hasattr(value, "total_seconds"):
-        return value.total_seconds()
-    return str(value)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--wide", action="store_true",
-                        help="every column, full times (no fitting to the terminal)")
-    parser.add_argument(
-        "--check", action="store_true",
-        help="for monitors: one line per problem (a kind stale, failing past alert_after or "
-             "stuck past its lease; no tick for two tick lengths; an unusable ledger folder) "
-             "and exit 1, else exit 0")
-    parser.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
-                        help="redraw every SECONDS (default 2) until Ctrl-C")

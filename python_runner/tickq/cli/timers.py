@@ -10,20 +10,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
 
 from tickq import timers as os_timers
-from tickq.registry import RegistryError, load_registry
+from tickq.db.errors import EXIT_OK, InvalidInput
+from tickq.registry import load_registry
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _timer_errors(command: Command) -> Command:
+    """A timer that cannot be built or installed is an invalid configuration (exit 2)."""
+
+    @wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except os_timers.TimerError as exc:
+            raise InvalidInput(str(exc)) from None
+
+    return run
 
 
 class _Setup:
     def __init__(self, args: argparse.Namespace) -> None:
-        try:
-            registry = load_registry(args.registry)
-        except RegistryError as exc:
-            for problem in exc.problems:
-                print(f"tickq: {problem}", file=sys.stderr)
-            raise SystemExit(2) from None
+        registry = load_registry(args.registry)
         self.registry_path = Path(args.registry).resolve()
         self.folder = self.registry_path.parent
         self.name = os_timers.timer_name(args.name or self.folder.name)
@@ -45,6 +58,7 @@ class _Setup:
         ]
 
 
+@_timer_errors
 def cmd_launchd(args: argparse.Namespace) -> int:
     setup = _Setup(args)
     label = os_timers.launchd_label(setup.name)
@@ -52,7 +66,7 @@ def cmd_launchd(args: argparse.Namespace) -> int:
     if args.action == "uninstall":
         removed = os_timers.launchd_uninstall(label)
         print(f"removed {paths.plist}" if removed else f"{label} was not installed")
-        return 0
+        return EXIT_OK
     plist = os_timers.launchd_plist(
         label=label, program_arguments=setup.argv, interval_seconds=setup.interval,
         working_directory=setup.folder, stdout_path=paths.log, stderr_path=paths.log,
@@ -60,19 +74,20 @@ def cmd_launchd(args: argparse.Namespace) -> int:
     )
     if args.action == "print":
         sys.stdout.write(plist.decode())
-        return 0
+        return EXIT_OK
     path = os_timers.launchd_install(plist, label)
     print(f"installed {path}; logs in {paths.log}")
-    return 0
+    return EXIT_OK
 
 
+@_timer_errors
 def cmd_systemd(args: argparse.Namespace) -> int:
     setup = _Setup(args)
     system = getattr(args, "system", False)
     if args.action == "uninstall":
         removed = os_timers.systemd_uninstall(setup.name, system=system)
         print("removed" if removed else "not installed")
-        return 0
+        return EXIT_OK
     units = os_timers.systemd_units(
         name=setup.name, program_arguments=setup.argv, interval_seconds=setup.interval,
         working_directory=setup.folder, environment=setup.environment,
@@ -80,12 +95,13 @@ def cmd_systemd(args: argparse.Namespace) -> int:
     if args.action == "print":
         for filename, text in units.items():
             print(f"# {os_timers.systemd_unit_dir(system=system) / filename}\n{text}")
-        return 0
+        return EXIT_OK
     for path in os_timers.systemd_install(units, system=system):
         print(f"installed {path}")
-    return 0
+    return EXIT_OK
 
 
+@_timer_errors
 def cmd_cron(args: argparse.Namespace) -> int:
     setup = _Setup(args)
     print(os_timers.crontab_line(
@@ -93,32 +109,5 @@ def cmd_cron(args: argparse.Namespace) -> int:
         working_directory=setup.folder, environment=setup.environment,
         log_path=setup.folder / "tickq.log",
     ))
-    return 0
+    return EXIT_OK
 
-
-def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    for name, func, actions, text in (
-        ("launchd", cmd_launchd, ("print", "install", "uninstall"),
-         "the macOS launchd agent that runs `tickq tick` every tick"),
-        ("systemd", cmd_systemd, ("print", "install", "uninstall"),
-         "the systemd user timer that runs `tickq tick` every tick (Linux)"),
-        ("cron", cmd_cron, ("print",), "a crontab line that runs `tickq tick` every tick"),
-    ):
-        p = sub.add_parser(name, parents=[common], help=text, description=text)
-        p.add_argument("action", choices=actions)
-        p.add_argument("--name", help="timer name (default: the registry's folder name)")
-        if name == "systemd":
-            p.add_argument("--system", action="store_true",
-                           help="a system unit in /etc/systemd/system, run as root (needs root)")
-        p.set_defaults(func=_guarded(func))
-
-
-def _guarded(func):
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except os_timers.TimerError as exc:
-            print(f"tickq: {exc}", file=sys.stderr)
-            return 2
-
-    return run

@@ -7,21 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tickq.registry.durations import format_duration
-
 LABEL_WIDTH = 230  # kind names left of the timeline
 PLOT_WIDTH = 900
 ROW_HEIGHT = 18
 LANE_HEIGHT = 22
 AXIS_HEIGHT = 22
 SLOT_PLOT_HEIGHT = 120
-
-
-def human_duration(value: timedelta | None) -> str:
-    if value is None:
-        return "-"
-    seconds = value.total_seconds()
-    return format_duration(int(seconds)) if seconds >= 1 else f"{seconds:.1f}s"
 
 
 @dataclass(frozen=True)

@@ -11,61 +11,28 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import psycopg
 from jinja2 import Environment, PackageLoader, select_autoescape
-from psycopg.rows import dict_row
 
-from tickq import db
+from tickq.db.api.page import PageData, page_data
+from tickq.db.api.session import Connection
 from tickq.page import layout
+from tickq.registry.durations import human_duration
+
+__all__ = ["LANES", "PageData", "collect", "render", "write_html", "zone"]
 
 LANES = ("urgent", "high", "normal", "low")
 
 
-@dataclass(frozen=True)
-class PageData:
-    """Everything the page shows, as the database answered it."""
-
-    hours: float
-    header: dict[str, Any]
-    dispatchers: list[dict[str, Any]]
-    timeline: list[dict[str, Any]]
-    waiting: list[dict[str, Any]]
-    slots: list[dict[str, Any]]
-    capacity: list[dict[str, Any]]
-    upcoming: list[dict[str, Any]]
-    kinds: list[dict[str, Any]]
-
-
 def collect(
-    conn: psycopg.Connection, hours: float = 24.0, now: datetime | None = None,
+    conn: Connection, hours: float = 24.0, now: datetime | None = None,
     steps: int = 600, upcoming_limit: int = 50,
 ) -> PageData:
     """Read the page's data in one repeatable-read transaction, so every part agrees."""
-    params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit}
-
-    def rows(name: str) -> list[dict[str, Any]]:
-        with conn.cursor(row_factory=dict_row) as cur:
-            return cur.execute(db.load_query(name), params).fetchall()
-
-    with conn.transaction():
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return PageData(
-            hours=hours,
-            header=rows("report_header")[0],
-            dispatchers=rows("report_dispatchers"),
-            timeline=rows("report_timeline"),
-            waiting=rows("report_waiting"),
-            slots=rows("report_slots"),
-            capacity=rows("report_capacity"),
-            upcoming=rows("upcoming"),
-            kinds=rows("report_kinds"),
-        )
+    return page_data(conn, hours, now, steps, upcoming_limit)
 
 
 _ENV = Environment(
@@ -99,12 +66,12 @@ def render(data: PageData) -> str:
 
     return _ENV.get_template("page.html").render(
         data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local, utc=utc,
-        duration=layout.human_duration, lanes=LANES,
+        duration=human_duration, lanes=LANES,
         generated=local(data.header["window_end"]),
     )
 
 
-def write_html(conn: psycopg.Connection, path: str | Path, hours: float = 24.0) -> Path:
+def write_html(conn: Connection, path: str | Path, hours: float = 24.0) -> Path:
     """Render the page and replace ``path`` with it atomically (a reader never sees half)."""
     target = Path(path)
     html = render(collect(conn, hours))

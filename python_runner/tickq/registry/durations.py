@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 # Units d h m s, each at most once and in that order; at least one must be present.
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
@@ -37,3 +38,26 @@ def format_duration(seconds: int) -> str:
         if count:
             parts.append(f"{count}{unit}")
     return "".join(parts)
+
+
+def human_duration(value: timedelta | float | None, *, tenths: bool = True) -> str:
+    """A measured duration for people: the registry's spelling of its whole seconds; under a
+    second "0.4s" (or "0s" without `tenths`); "-" for none."""
+    if value is None:
+        return "-"
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds >= 1:
+        return format_duration(int(seconds))
+    return f"{seconds:.1f}s" if tenths else "0s"
+
+
+def coarse_duration(seconds: float) -> str:
+    """Two units at most, and no seconds past a minute: 45s, 3m, 1h20m, 2d3h (how far a time
+    is from now, like systemctl list-timers)."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3_600:
+        return f"{whole // 60}m"
+    size, small = (86_400, 3_600) if whole >= 86_400 else (3_600, 60)
+    return format_duration(whole // size * size + whole % size // small * small)

@@ -1,1 +1,1 @@
-"""The database door: one module per area, one typed function per tickq.* function."""
+"""The database door, one module per area: typed functions over tickq.* functions and queries."""

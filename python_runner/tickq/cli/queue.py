@@ -1,0 +1,187 @@
+"""`tickq tick|run|sync|migrate|psql|demo`: the queue's own commands.
+
+`run` exits 0 only when the run ended ok, 1 when it did not or was not claimed (its --help
+epilog, cli/options.py, says so); every failure's status is the map's (tickq.db.errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from tickq import db
+from tickq.cli import common
+from tickq.db.api import session
+from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, InvalidInput, exit_of
+from tickq.dispatch.tick import Dispatcher
+from tickq.host.process import StopEvent
+from tickq.log import EventLog, discard_closed_pipe
+from tickq.registry import Registry
+
+REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def dispatcher(
+    args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None
+) -> Dispatcher:
+    """A dispatcher on the configured queue, reachable (with the registry's timeouts) and
+    migrated."""
+    url = common.url(args)
+    session.connect(url, db.timeouts_of(registry.settings)).close()
+    found = Dispatcher(url, registry, log, stop_event=stop)
+    try:
+        found.migrate()
+    except BaseException:
+        found.close()
+        raise
+    return found
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    registry = common.registry(args)
+    stop = StopEvent()
+    got = common.on_signals(stop)
+    log = EventLog(args.log_format)
+    queue = dispatcher(args, registry, log, stop)
+    try:
+        summary = queue.tick()
+    finally:
+        queue.close()
+    log.event(
+        "tick.done", claimed=summary.claimed, outcomes=dict(summary.outcomes),
+        drift=summary.drift, stale=summary.stale, unreported=summary.unreported,
+        orphans_stopped=summary.orphans, late_reports=summary.late_reports,
+        interrupted=summary.interrupted,
+    )
+    if registry.settings.report_html:
+        _write_page(args, registry, log)
+    return 128 + got["signal"] if "signal" in got else EXIT_OK
+
+
+def _write_page(args: argparse.Namespace, registry: Registry, log: EventLog) -> None:
+    """The registry's report_html, after the tick: a page that cannot be written is a warning,
+    never a failed tick."""
+    from tickq.page import render
+
+    path = registry.settings.report_html
+    try:
+        with session.connect(common.url(args), db.timeouts_of(registry.settings)) as conn:
+            render.write_html(conn, path)
+    except Exception as exc:
+        ended = exit_of(exc)
+        if ended is None:
+            raise
+        log.warning("report.unwritten", path=str(path), error=ended[1][-1])
+    else:
+        log.event("report.written", path=str(path))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one kind now; its output streams to stdout as it comes, tickq's own lines go to
+    stderr. Exit 0 only when the run ended ok (see RUN_EXITS)."""
+    from tickq.cli import arming
+
+    registry = common.registry(args)
+    stop = StopEvent()
+    got = common.on_signals(stop)
+    queue = dispatcher(args, registry, EventLog(args.log_format, sys.stderr), stop)
+    confirmed: list[str] = []
+
+    def confirm(refusal: str) -> str:
+        confirmed.append(arming.confirm_first_run(args.kind, refusal, args.yes_i_ran_this_by_hand))
+        return confirmed[0]
+
+    try:
+        claim, result = queue.run_now(args.kind, on_output=_stream, confirm=confirm)
+    except ClaimRefused as exc:
+        raise ClaimRefused(exc.sqlstate, f"{exc}{_hint(args, registry, exc)}") from None
+    finally:
+        queue.close()
+    if result.pid is None and result.output_tail:  # never started: the tail is tickq's note
+        sys.stderr.write(result.output_tail)
+    exit_code = "" if result.exit_code is None else f", exit {result.exit_code}"
+    print(f"tickq: run {claim.run_id} of {claim.kind}: {result.outcome}{exit_code}, "
+          f"{result.duration:.1f}s", file=sys.stderr)
+    if confirmed:
+        print(f"tickq: {args.kind}: first run by {confirmed[0]} ended {result.outcome}: "
+              + ("armed for its schedule" if result.outcome == "ok" else "still unarmed"),
+              file=sys.stderr)
+    if "signal" in got:
+        return 128 + got["signal"]
+    return EXIT_OK if result.outcome == "ok" else EXIT_NO
+
+
+def _stream(chunk: bytes) -> None:
+    """A run's output to stdout as it comes."""
+    try:
+        sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        # `tickq run KIND | head`: the run goes on, its exit status stays the run's.
+        discard_closed_pipe(sys.stdout)
+        raise  # stops the streaming
+
+
+def _hint(args: argparse.Namespace, registry: Registry, exc: ClaimRefused) -> str:
+    if exc.sqlstate != UNKNOWN_KIND:
+        return ""
+    from tickq.cli.operator import did_you_mean
+
+    with session.connect(common.url(args), db.timeouts_of(registry.settings)) as conn:
+        return did_you_mean(conn, args.kind)
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    registry = common.registry(args)
+    log = EventLog(args.log_format)
+    queue = dispatcher(args, registry, log)
+    try:
+        drift = queue.sync()
+    finally:
+        queue.close()
+    from tickq.host import programs
+
+    for problem in programs.problems(registry):
+        log.warning("command.cannot_start", problem=problem)
+    if not drift:
+        print("no drift: the queue matches the registry")
+    return EXIT_OK
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    with session.connect(common.url(args), common.timeouts(args)) as conn:
+        applied = session.migrate(conn)
+    print("\n".join(applied) if applied else "up to date")
+    return EXIT_OK
+
+
+def cmd_psql(args: argparse.Namespace) -> int:
+    url = common.url(args)
+    from tickq.db import embedded
+
+    psql = shutil.which("psql") or str(embedded.bin_dir() / "psql")
+    os.execvp(psql, [psql, url, *args.psql_args])
+    return EXIT_OK  # not reached
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """A real tick on the embedded PostgreSQL (or --database-url) in a fresh database."""
+    from tickq.cli import status
+
+    args.registry = str(REPO_EXAMPLES / "demo" / "registry.toml")
+    if not Path(args.registry).exists():
+        raise InvalidInput(f"tickq demo runs from a checkout of the repo: no {args.registry}")
+    registry = common.registry(args)
+    server = session.server(args.database_url, db.timeouts_of(registry.settings))
+    db.drop_database(server, "tickq_demo")
+    args.database_url = db.create_database(server, "tickq_demo")
+    print(f"# tickq demo: registry {registry.path}, database tickq_demo")
+    ended = cmd_tick(args)
+    print()
+    status.cmd_status(argparse.Namespace(**{**vars(args), "json": False, "check": False,
+                                            "wide": False, "watch": None}))
+    return ended
+

@@ -1,0 +1,30 @@
+"""What `tickq pause|resume` and the did-you-mean hints read and write: an operator's pause,
+kept beside the registry's `enabled`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tickq.db.api.session import Connection, one, rows
+
+
+def kind_names(conn: Connection) -> list[str]:
+    """The names of the kinds not retired, in order."""
+    return [row["name"] for row in rows(conn, "kind_names")]
+
+
+def pause_kind(
+    conn: Connection, kind: str, until: datetime | None, reason: str | None, by: str
+) -> datetime | None:
+    """Pause `kind` until `until` (None: until resumed); when it ends, None for never.
+    NoAnswer (TQ003) for an unknown kind, InvalidInput (TQ060) for a bad end or reason."""
+    found = one(conn, "pause_kind", {"kind": kind, "until": until, "reason": reason, "by": by})
+    assert found is not None
+    return found["paused_until"]
+
+
+def resume_kind(conn: Connection, kind: str) -> bool:
+    """Resume `kind`; whether it was paused. NoAnswer (TQ003) for an unknown kind."""
+    found = one(conn, "resume_kind", {"kind": kind})
+    assert found is not None
+    return bool(found["was_paused"])

@@ -1,0 +1,61 @@
+"""What the status page and `tickq history|upcoming` read (sql/api/13_report.sql)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tickq.db.api.session import Connection, Row, rows
+
+
+@dataclass(frozen=True)
+class PageData:
+    """Everything the page shows, as the database answered it."""
+
+    hours: float
+    header: dict[str, Any]
+    dispatchers: list[Row]
+    timeline: list[Row]
+    waiting: list[Row]
+    slots: list[Row]
+    capacity: list[Row]
+    upcoming: list[Row]
+    kinds: list[Row]
+
+
+def page_data(
+    conn: Connection, hours: float = 24.0, now: datetime | None = None,
+    steps: int = 600, upcoming_limit: int = 50,
+) -> PageData:
+    """The page's data, read in one repeatable-read transaction, so every part agrees."""
+    params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit}
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return PageData(
+            hours=hours,
+            header=rows(conn, "report_header", params)[0],
+            dispatchers=rows(conn, "report_dispatchers", params),
+            timeline=rows(conn, "report_timeline", params),
+            waiting=rows(conn, "report_waiting", params),
+            slots=rows(conn, "report_slots", params),
+            capacity=rows(conn, "report_capacity", params),
+            upcoming=rows(conn, "upcoming", params),
+            kinds=rows(conn, "report_kinds", params),
+        )
+
+
+def run_detail(conn: Connection, run_id: int) -> Row | None:
+    """One run with its whole output tail, or None."""
+    found = rows(conn, "run_detail", {"run_id": run_id, "now": None})
+    return found[0] if found else None
+
+
+def kind_history(conn: Connection, kind: str, limit: int) -> list[Row]:
+    """A kind's runs, newest first; NoAnswer (TQ003) for an unknown kind."""
+    return rows(conn, "kind_history", {"kind": kind, "limit": limit, "now": None})
+
+
+def upcoming(conn: Connection, hours: float, limit: int) -> list[Row]:
+    """What falls due in the next `hours`, in order."""
+    return rows(conn, "upcoming", {"hours": hours, "limit": limit, "now": None})

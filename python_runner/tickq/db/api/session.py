@@ -1,0 +1,92 @@
+"""A command's conversation with the queue: the URL it names, a connection with the registry's
+timeouts, the schema migrated; each failure as the exception the exit map knows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from tickq import db
+from tickq.db.errors import DatabaseUnreachable, InvalidInput, translated
+
+Connection = psycopg.Connection
+Row = dict[str, Any]
+
+
+def url(given: str | None) -> str:
+    """`given`, else DATABASE_URL, else the embedded server's tickq database (started now)."""
+    try:
+        return db.resolve_url(given)
+    except Exception as exc:  # the embedded server failed to start: its own error types
+        raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
+
+
+def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> str:
+    """A server to create scratch databases on: `given`'s, else the embedded one; checked to
+    answer."""
+    found = given or os.environ.get("DATABASE_URL")
+    if not found:
+        from tickq.db import embedded
+
+        try:
+            found = embedded.ensure_server()
+        except Exception as exc:
+            raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
+    connect(found, timeouts).close()
+    return found
+
+
+def connect(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Connection:
+    """A connection with `timeouts` (the registry's: db.timeouts_of), not migrated."""
+    try:
+        return db.connect(target, timeouts=timeouts)
+    except psycopg.ProgrammingError:
+        # The parser's message quotes the string, which may hold a password: not repeated.
+        raise InvalidInput("invalid --database-url / DATABASE_URL: not a PostgreSQL URL "
+                           "(postgresql://user@host:port/dbname) or key=value string") from None
+    except psycopg.OperationalError as exc:
+        raise _unreachable(exc) from None
+
+
+def open_queue(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Connection:
+    """A connection to the queue at `target`, its schema migrated."""
+    conn = connect(target, timeouts)
+    try:
+        db.migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def migrate(conn: Connection) -> list[str]:
+    """Apply what the schema lacks; the names of the files applied."""
+    return db.migrate(conn)
+
+
+def _unreachable(exc: psycopg.Error) -> DatabaseUnreachable:
+    cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DatabaseUnreachable(f"cannot reach the database: {cause}")
+
+
+def rows(conn: Connection, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+    """Every row of named query `query` (db/queries), each a dict by column name; a refusal of
+    sql/api raised as the class callers branch on (db.errors.translated)."""
+    try:
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(db.load_query(query), params or {}).fetchall()
+    except psycopg.Error as exc:
+        found = translated(exc)
+        if found is exc:
+            raise
+        raise found from exc
+
+
+def one(conn: Connection, query: str, params: Mapping[str, Any] | None = None) -> Row | None:
+    """The first row of named query `query`, or None."""
+    found = rows(conn, query, params)
+    return found[0] if found else None

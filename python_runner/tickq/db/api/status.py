@@ -1,0 +1,40 @@
+"""What `tickq status` reads: the queue's kinds, the stale ones, the health problems, the clock
+and the registry's zone."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from psycopg.rows import dict_row
+
+from tickq.db.api.session import Connection, Row, one, rows
+
+
+def now(conn: Connection) -> datetime:
+    """The database's clock, which every time of the queue is measured against."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        found = cur.execute("SELECT now() AS now").fetchone()
+    assert found is not None
+    return found["now"]
+
+
+def timezone(conn: Connection) -> str:
+    """The registry's time zone, as the last sync stored it."""
+    found = one(conn, "settings_timezone")
+    assert found is not None
+    return found["timezone"]
+
+
+def stale_due(conn: Connection) -> list[Row]:
+    """Kinds due longer than stale_after and still unclaimed (tickq.stale_due)."""
+    return rows(conn, "stale_due")
+
+
+def queue_status(conn: Connection) -> list[Row]:
+    """One row per kind (tickq.queue_status)."""
+    return rows(conn, "queue_status")
+
+
+def health_problems(conn: Connection) -> list[Row]:
+    """What a monitor should hear of: kind, problem, detail (tickq.health_problems)."""
+    return rows(conn, "health_problems")
