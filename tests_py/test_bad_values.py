@@ -25,7 +25,8 @@ TOOL = '[agents.tools.t]\ncommand = ["true"]\ndescription = "a tool"\n'
 
 # name: (registry TOML, the key every command must name). Each was let through once.
 CASES = {
-    "db_connect_timeout 0s": ('[settings]\ndb_connect_timeout = "0s"\n', "settings.db_connect_timeout"),
+    "db_connect_timeout 0s": ('[settings]\ndb_connect_timeout = "0s"\n',
+                              "settings.db_connect_timeout"),
     "db_statement_timeout 0s": ('[settings]\ndb_statement_timeout = "0s"\n',
                                 "settings.db_statement_timeout"),
     "db_lock_timeout 0s": ('[settings]\ndb_lock_timeout = "0s"\n', "settings.db_lock_timeout"),
@@ -33,7 +34,8 @@ CASES = {
                                  "settings.db_connect_timeout"),
     "db_statement_timeout 3650d": ('[settings]\ndb_statement_timeout = "3650d"\n',
                                    "settings.db_statement_timeout"),
-    "db_lock_timeout 3650d": ('[settings]\ndb_lock_timeout = "3650d"\n', "settings.db_lock_timeout"),
+    "db_lock_timeout 3650d": ('[settings]\ndb_lock_timeout = "3650d"\n',
+                              "settings.db_lock_timeout"),
     "tick 0s": ('[settings]\ntick = "0s"\n', "settings.tick"),
     "capacity_margin nan": ("[settings]\ncapacity_margin = nan\n", "settings.capacity_margin"),
     "capacity_margin inf": ("[settings]\ncapacity_margin = inf\n", "settings.capacity_margin"),
@@ -118,7 +120,10 @@ def _value(value: Decimal, unit: str, fraction: bool) -> str:
     return f"{value:f}" if fraction else f"{int(value)}"
 
 
-def out_of_bounds(rows: list[tuple[str, Decimal, Decimal, str]], side: str) -> tuple[str, list[str]]:
+Limit = tuple[str, Decimal, Decimal, str]
+
+
+def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
     """A registry holding every bound of `rows` crossed on `side` (one kind per kind key, each
     setting on its own), and the keys the user wrote for them."""
     settings, agents, tool, kinds, keys = [], [], [], [], []

@@ -116,7 +116,7 @@ class AgentRun:
         self.pending: tuple[int, dict[str, Any]] | None = None
 
     def run(self) -> Outcome:
-        max_turns = min(int(self.agent["max_turns"]), self.settings.max_turns)
+        max_turns = int(self.agent["max_turns"])  # within the registry's cap (tickq.load_agent)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_message(self.agent, datetime.now(UTC))},
             {"role": "user", "content": self.agent["prompt"]},

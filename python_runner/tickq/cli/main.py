@@ -20,6 +20,7 @@ import psycopg
 
 from tickq import __version__, db
 from tickq.check.simulate import ScratchUnavailable
+from tickq.db.api import registry as registry_api
 from tickq.db.errors import ClaimRefused, DatabaseUnavailable, RegistryRefused
 from tickq.dispatch.tick import UNKNOWN_KIND, Dispatcher
 from tickq.host.process import StopEvent
@@ -103,13 +104,21 @@ def _dispatcher(
     args: argparse.Namespace, registry: Registry, log_stream: Any = None, **kw: Any
 ) -> Dispatcher:
     url = _url(args)
-    _connect(url, db.timeouts_of(registry.settings)).close()
+    _judged(url, registry)
     dispatcher = Dispatcher(url, registry, EventLog(args.log_format, log_stream), **kw)
     try:
         dispatcher.migrate()
     except db.MigrationError as exc:
         raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
     return dispatcher
+
+
+def _judged(url: str, registry: Registry) -> None:
+    """The database's verdict on the registry's values, before anything uses one (its tick, its
+    db_* timeouts): RegistryRefused (exit 2) naming every key at fault."""
+    with _connect(url, registry_api.provisional_timeouts(registry.settings)) as conn:
+        _migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
 
 
 def _on_signals(stop: StopEvent) -> dict[str, int]:
@@ -307,6 +316,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     url = _url(args)
     with _connect(url) as conn:
         _migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
         report = capacity.check(conn, registry)
         durations = capacity.observed_durations(conn) if args.durations == "observed" else None
         agents = capacity.live_agents(conn)  # user-built agents take slots too
@@ -374,6 +384,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     durations = None
     with _connect(_url(args)) as conn:
         _migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
         agents = capacity.live_agents(conn)  # user-built agents take slots too
         if args.durations == "observed":
             durations = capacity.observed_durations(conn)

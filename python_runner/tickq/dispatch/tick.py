@@ -26,6 +26,7 @@ from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.db import verdict as registry_db
+from tickq.db.api.registry import Drift
 from tickq.db.errors import ClaimRefused, DatabaseUnavailable, RegistryRefused
 from tickq.host import programs
 from tickq.host.ledger import Ledger
@@ -80,24 +81,9 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _changed_names(stored: Any, wanted: Any) -> list[str]:
-    """The env names whose (digested) values differ between two env tables."""
-    old = stored if isinstance(stored, dict) else {}
-    new = wanted if isinstance(wanted, dict) else {}
-    return sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
-
-
-# Drift fields whose values are durations in seconds (registry_entry, registry_settings).
-_DURATION_FIELDS = frozenset({
-    "every", "timeout", "settings.tick", "settings.stale_after", "settings.lease_margin",
-    "settings.retry_base", "settings.retry_max", "settings.housekeeping_every",
-    "settings.retention",
-})
-
-
-def _registry_units(field_name: str, value: Any) -> Any:
+def _registry_units(unit: str | None, value: Any) -> Any:
     """A drift value as the registry writes it: 300 seconds of `every` is "5m"."""
-    if field_name in _DURATION_FIELDS and isinstance(value, int | float) and value >= 1:
+    if unit == "s" and isinstance(value, int | float) and value >= 1:
         return format_duration(int(value))
     return value
 
@@ -226,40 +212,41 @@ class Dispatcher:
             self.log.warning("run.lost_released", kind=entry.get("kind"), run_id=run_id,
                              dead_dispatcher=holder)
 
-    def sync(self) -> list[tuple]:
+    def sync(self) -> list[Drift]:
         """Make the queue match the registry; log and return each drift found."""
         # The dispatcher's name goes along: the database records which registry it holds (a
         # fingerprint) and the lease its own timeouts need, and warns when hosts disagree.
         doc = {**self.registry.to_sync_json(), "dispatcher": self.name}
         try:
-            drift = self._query("sync_registry", {"registry": Jsonb(doc)})
+            drift = [Drift(*row) for row in self._query("sync_registry", {"registry": Jsonb(doc)})]
         except psycopg.Error as exc:
             # The database owns the rules on values: its refusal comes back as every problem.
             if not registry_db.is_refusal(exc):
                 raise
             found = registry_db.problems(self._connection(), self.registry, exc)
             raise RegistryRefused(found) from exc
-        for kind, fieldname, stored, wanted, edit in drift:
-            if kind is None and fieldname == "registry":
+        for d in drift:
+            if d.kind is None and d.field == "registry":
                 self.log.warning(
-                    "registry.conflict", dispatcher=self.name, other=stored["dispatcher"],
-                    other_synced_at=stored["synced_at"], fingerprint=wanted["fingerprint"],
-                    other_fingerprint=stored["fingerprint"],
+                    "registry.conflict", dispatcher=self.name, other=d.stored_value["dispatcher"],
+                    other_synced_at=d.stored_value["synced_at"],
+                    fingerprint=d.registry_value["fingerprint"],
+                    other_fingerprint=d.stored_value["fingerprint"],
                     hint="dispatchers on two hosts sync different registry files; each sync "
                          "undoes the other's: give them the same file",
                 )
                 continue
-            if fieldname == "env":
-                # Digests only, and even those say nothing to a reader: name what changed.
-                self.log.event("registry.drift", level="info" if edit else "warning", kind=kind,
-                               field=fieldname, changed=",".join(_changed_names(stored, wanted)),
-                               registry_edit=edit)
-                continue
             # An edit of the registry file is news; a row changed behind its back is a warning.
+            level = "info" if d.registry_edit else "warning"
+            if d.changed is not None:
+                # Digests only, and even those say nothing to a reader: name what changed.
+                self.log.event("registry.drift", level=level, kind=d.kind, field=d.field,
+                               changed=",".join(d.changed), registry_edit=d.registry_edit)
+                continue
             self.log.event(
-                "registry.drift", level="info" if edit else "warning", kind=kind,
-                field=fieldname, stored=_registry_units(fieldname, stored),
-                registry=_registry_units(fieldname, wanted), registry_edit=edit,
+                "registry.drift", level=level, kind=d.kind, field=d.field,
+                stored=_registry_units(d.unit, d.stored_value),
+                registry=_registry_units(d.unit, d.registry_value), registry_edit=d.registry_edit,
             )
         return drift
 
@@ -384,8 +371,8 @@ class Dispatcher:
             [*agents.runner, str(agent_id)],
             cwd=self.registry.path.resolve().parent,
             env=env,
-            # The registry's cap holds even if the kind's row was edited by hand.
-            timeout=min(timeout, agents.timeout),
+            # The registry's cap holds even if the kind's row was edited by hand (tickq.load_agent).
+            timeout=timeout,
             grace=self.grace,
             stop_event=self.stop_event,
             ledger=self.ledger,
