@@ -34,7 +34,8 @@ SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {"timeout
     'TQ002', 'registry: key "agents.timeout": must be a duration from 1s to 10m, got 11m', 'an agent timeout of 11m');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {"retries": -1}}')$$,
     'TQ002', 'registry: key "agents.retries": must be a whole number from 0 to 10, got -1', 'retries -1');
-SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {"tools": ["t"], "tool_timeouts": {"t": 360}}}')$$,
+SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {"tools": ["t"],
+    "tool_timeouts": {"t": 360}}}')$$,
     'TQ002', 'registry: key "agents.tools.t.timeout": must be a duration from 1s to 5m, got 6m',
     'a tool''s timeout is named by its tool');
 

@@ -14,7 +14,7 @@ BEGIN
     -- Before the first sync (no kind at all, not even the built-in one) the stored settings are
     -- the defaults, which no registry wrote: the registry's settings replace them without drift.
     IF NOT EXISTS (SELECT FROM tickq.job_kind) THEN
-        RETURN '[]';
+        RETURN '[]'::jsonb;
     END IF;
     RETURN coalesce((
         SELECT jsonb_agg(jsonb_build_object('field', 'settings.' || o.key, 'stored_value', o.value,

@@ -42,7 +42,6 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_kind tickq.job_kind;
-    v_schedule tickq.job_kind;
     v_key text;
     v_item jsonb;
     v_steps_timeout interval;
@@ -98,12 +97,9 @@ BEGIN
             format('must be true or false, got %s', p_entry -> 'irreversible'));
     END IF;
 
-    v_schedule := tickq.parse_schedule(p_name, p_entry, p_default_timezone);
-    v_kind.every := v_schedule.every;
-    v_kind.every_offset := v_schedule.every_offset;
-    v_kind.at_times := v_schedule.at_times;
-    v_kind.on_days := v_schedule.on_days;
-    v_kind.timezone := v_schedule.timezone;
+    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.timezone
+    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.timezone
+    FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
 
     IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
         v_kind.timeout := v_steps_timeout;

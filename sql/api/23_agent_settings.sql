@@ -189,4 +189,3 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.retire_agent_kind(text, timestamptz) IS
 'Internal: retires the job_kind of a removed agent (disabled, history kept).';
-

@@ -104,21 +104,16 @@ def _dispatcher(
     args: argparse.Namespace, registry: Registry, log_stream: Any = None, **kw: Any
 ) -> Dispatcher:
     url = _url(args)
-    _judged(url, registry)
     dispatcher = Dispatcher(url, registry, EventLog(args.log_format, log_stream), **kw)
-    try:
-        dispatcher.migrate()
-    except db.MigrationError as exc:
-        raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
-    return dispatcher
-
-
-def _judged(url: str, registry: Registry) -> None:
-    """The database's verdict on the registry's values, before anything uses one (its tick, its
-    db_* timeouts): RegistryRefused (exit 2) naming every key at fault."""
+    # The database's verdict on the registry's values comes before anything uses one (its tick,
+    # its db_* timeouts): on a connection whose timeouts the registry may only shorten.
     with _connect(url, registry_api.provisional_timeouts(registry.settings)) as conn:
-        _migrate(conn)
+        try:
+            dispatcher.migrate(conn)
+        except db.MigrationError as exc:
+            raise Fail(EXIT_DATABASE, f"migration failed: {exc}") from None
         registry_api.refuse_bad_values(conn, registry)
+    return dispatcher
 
 
 def _on_signals(stop: StopEvent) -> dict[str, int]:

@@ -163,9 +163,9 @@ class Dispatcher:
         if self._conn is not None:
             self._conn.close()
 
-    def migrate(self) -> list[str]:
+    def migrate(self, conn: psycopg.Connection | None = None) -> list[str]:
         try:
-            applied = db.migrate(self._connection())
+            applied = db.migrate(conn or self._connection())
         except psycopg.OperationalError as exc:  # a timeout, or the connection went away
             raise DatabaseUnavailable(f"while migrating: {_first_line(exc)}") from exc
         if applied:  # one line however many files: a fresh database applies them all
