@@ -11,7 +11,8 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from tickq.registry import RegistryError, parse_registry
+from tickq.db.api import registry as registry_api
+from tickq.registry import RegistryError, load_registry, parse_registry
 
 AGENTS = """
 [agents]
@@ -61,10 +62,12 @@ def test_a_valid_section():
                                  "properties": {"query": {"type": "string"}}}
     assert agents.tools["weather"].parameters["properties"] == {"city": {"type": "string"}}
     assert agents.tools["weather"].timeout == 30
-    # The database gets the lane, the caps and the tool names; never a command or the endpoint.
+    # The database gets the lane, the caps and the tool names, and the runner's own bounds to
+    # judge; never a command or the endpoint.
     assert parse(AGENTS).to_sync_json()["agents"] == {
         "priority": "high", "max_turns": 4, "timeout": 300, "retries": 1,
-        "tools": ["search_crm", "weather"]}
+        "tools": ["search_crm", "weather"], "tool_timeouts": {"search_crm": 20, "weather": 30},
+        "deliver_timeout": 30, "request_timeout": 120, "http_attempts": 4}
 
 
 def test_no_section_no_agents():
@@ -108,17 +111,38 @@ def test_every_problem_is_named():
         '(argv), not one string: write ["bin/x", "--flag"]',
         'registry.toml: key "agents.tools.search.parameters": parameters must be a JSON schema '
         'object with "type" = "object"',
-        'registry.toml: key "agents.tools.search.timeout": must be at most 5m, got "10m"',
         'registry.toml: key "agents.base_url": must be an http(s) URL such as '
         "\"http://127.0.0.1:11434/v1\", got 'file:///etc/passwd'",
         'registry.toml: key "agents.api_key_env": must be the name of an environment variable '
         "(e.g. OPENAI_API_KEY), not its value; got a string",
-        'registry.toml: key "agents.max_turns": must be a whole number from 1 to 6, got 7',
-        'registry.toml: key "agents.timeout": must be at most 10m, got "11m"',
         'registry.toml: key "agents.runner": command must be a list of strings (argv), not one '
         'string: write ["bin/x", "--flag"]',
     ]
     assert not any("sk-live-123\"" in p or "sk-live-123'" in p for p in found)
+
+
+def test_the_caps_are_the_databases_to_judge(tmp_path: Path, conn: psycopg.Connection):
+    """max_turns 7, an 11-minute watchdog, a tool's 10 minutes: the file's shape is fine, and
+    the database refuses each, naming the key the file gives it."""
+    path = tmp_path / "registry.toml"
+    path.write_text(textwrap.dedent("""
+        [agents]
+        base_url = "http://127.0.0.1:11434/v1"
+        model = "m"
+        max_turns = 7
+        timeout = "11m"
+
+        [agents.tools.search]
+        command = ["bin/search"]
+        description = "x"
+        timeout = "10m"
+    """))
+    registry = load_registry(path)
+    assert {str(p) for p in registry_api.registry_problems(conn, registry)} == {
+        f'{path}: key "agents.max_turns": must be a whole number from 1 to 6, got 7',
+        f'{path}: key "agents.timeout": must be a duration from 1s to 10m, got 11m',
+        f'{path}: key "agents.tools.search.timeout": must be a duration from 1s to 5m, got 10m',
+    }
 
 
 def test_the_database_refuses_what_the_file_refuses(conn: psycopg.Connection):

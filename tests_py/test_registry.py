@@ -98,6 +98,9 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "retention": 2592000,
             "keep_runs": 100,
             "alert_timeout": 10,
+            "db_connect_timeout": 10,
+            "db_statement_timeout": 60,
+            "db_lock_timeout": 10,
         },
         "kinds": {
             "send_scheduled_email": {
@@ -121,7 +124,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "twice_daily": {
                 "command": ["bin/report"],
                 "at": ["06:00", "18:00"],
-                "timezone": "America/New_York",  # the settings' default
+                # no timezone: the database gives it the settings' zone (tickq.parse_kind)
                 "timeout": 3600,
                 "priority": "normal",
                 "retries": 0,
@@ -171,6 +174,9 @@ def test_defaults() -> None:
         "retention": 2592000,
         "keep_runs": 100,
         "alert_timeout": 30,
+        "db_connect_timeout": 10,
+        "db_statement_timeout": 60,
+        "db_lock_timeout": 10,
     }
     assert registry.settings.alert_command is None
     assert registry.settings.alert_timeout == 30

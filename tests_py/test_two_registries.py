@@ -32,7 +32,8 @@ def registry_json(timeout: int, dispatcher: str | None) -> dict:
 
 
 def sync(conn: psycopg.Connection, doc: dict, now: dt.datetime) -> list[tuple]:
-    return conn.execute("SELECT * FROM tickq.sync_registry(%s, %s)", [Jsonb(doc), now]).fetchall()
+    return conn.execute("SELECT kind, field, stored_value, registry_value"
+                        " FROM tickq.sync_registry(%s, %s)", [Jsonb(doc), now]).fetchall()
 
 
 def test_the_lease_covers_the_claimers_timeout_so_the_kind_never_runs_twice(

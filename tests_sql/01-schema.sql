@@ -34,7 +34,10 @@ SELECT functions_are('tickq', ARRAY[
     'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
     'agent_transcript', 'agents_export', 'agent_detail', 'agent_run_transcript',
     'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
-    'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror'
+    'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
+    'registry_where', 'registry_problem', 'registry_limit', 'parse_schedule', 'write_kind', 'sync_kind',
+    'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',
+    'agents_problems', 'agent_schedule', 'agent_with_fields'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

@@ -30,12 +30,15 @@ SELECT throws_ok(format($$SELECT tickq.save_agent('x', %L, true)$$,
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "every": 30}', true)$$, 'TQ040',
     'agent ''x'': every: every must be from 1m to 366d, got 30s', 'an agent every 30 seconds is refused');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": ["7:30"]}', true)$$, 'TQ040',
-    'agent ''x'': at: must be times of day "HH:MM" (00:00-23:59), got ["7:30"]', 'a malformed time of day');
+    'agent ''x'': at: must be a time of day "HH:MM" (00:00-23:59) or a list of them, got ["7:30"]',
+    'a malformed time of day');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": "07:30", "timezone": "Mars/Olympus"}', true)$$,
-    'TQ040', 'agent ''x'': timezone: unknown time zone ''Mars/Olympus'' (use an IANA name such as America/Chicago)',
+    'TQ040', 'agent ''x'': timezone: unknown time zone "Mars/Olympus" (use an IANA name spelled as in the zone '
+    || 'database, such as Europe/London)',
     'an unknown time zone');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": "07:30", "on": ["someday"]}', true)$$,
-    'TQ040', 'agent ''x'': on: must be weekdays (mon tue wed thu fri sat sun), got ["someday"]', 'a bad weekday');
+    'TQ040', 'agent ''x'': on: must be a list of weekdays (mon tue wed thu fri sat sun), got ["someday"]',
+    'a bad weekday');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x"}', true)$$, 'TQ040',
     'agent ''x'': schedule: a new agent needs "every" or "at"', 'an agent needs a schedule');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "every": 3600, "tools": ["rm"]}', true)$$,

@@ -17,11 +17,8 @@
 --   TQ072 same_role        sql/roles.sql given one role for two of owner, dispatcher, reader
 --   TQ073 schema_owner     sql/roles.sql found schema tickq owned by another role than the owner
 
--- An every cadence may be shifted by an offset (job_kind.every_offset, migration 0011): the
--- schedule functions take it right after p_every.
-DROP FUNCTION IF EXISTS tickq.next_slot(interval, time[], smallint[], text, timestamptz);
-DROP FUNCTION IF EXISTS tickq.slots_between(interval, time[], smallint[], text, timestamptz, timestamptz);
-DROP FUNCTION IF EXISTS tickq.describe_schedule(interval, time[], smallint[], text, timestamptz);
+-- An every cadence may be shifted by an offset (job_kind.every_offset): the schedule functions
+-- take it right after p_every.
 
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_every interval,

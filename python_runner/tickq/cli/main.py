@@ -89,11 +89,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     stale_after in the worst case, else 1."""
     from tickq.check import capacity
     from tickq.check import simulate as worst_case
+    from tickq.db.api import registry as registry_api
 
     registry = _registry(args)
     url = _url(args)
     with _connect(url) as conn:
         _migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
         report = capacity.check(conn, registry)
         durations = capacity.observed_durations(conn) if args.durations == "observed" else None
         agents = capacity.live_agents(conn)  # user-built agents take slots too
@@ -154,6 +156,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from tickq.check import capacity
     from tickq.check import simulate as worst_case
+    from tickq.db.api import registry as registry_api
 
     if args.hours is not None and not 0 < args.hours < 24 * 366:
         raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
@@ -161,6 +164,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     durations = None
     with _connect(_url(args)) as conn:
         _migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
         agents = capacity.live_agents(conn)  # user-built agents take slots too
         if args.durations == "observed":
             durations = capacity.observed_durations(conn)

@@ -27,11 +27,9 @@ REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 def dispatcher(
     args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None
 ) -> Dispatcher:
-    """A dispatcher on the configured queue, reachable (with the registry's timeouts) and
-    migrated."""
-    url = common.url(args)
-    session.connect(url, db.timeouts_of(registry.settings)).close()
-    found = Dispatcher(url, registry, log, stop_event=stop)
+    """A dispatcher on the configured queue, migrated, its registry's values judged by the
+    database (Dispatcher.migrate)."""
+    found = Dispatcher(common.url(args), registry, log, stop_event=stop)
     try:
         found.migrate()
     except BaseException:

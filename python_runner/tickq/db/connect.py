@@ -184,6 +184,19 @@ class Link:
         except psycopg.Error as exc:
             raise self._translated(exc) from exc
 
+    def retime(self, timeouts: Timeouts) -> None:
+        """From now on `timeouts`: on the open connection at once, on any later one when it is
+        opened (a connection's connect timeout only matters while it is being opened)."""
+        self.timeouts = timeouts
+        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            try:
+                self._conn.execute(
+                    "SELECT set_config('statement_timeout', %s, false),"
+                    " set_config('lock_timeout', %s, false)",
+                    (f"{timeouts.statement}s", f"{timeouts.lock}s"))
+            except psycopg.Error as exc:
+                raise self._translated(exc) from exc
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

@@ -5,30 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tickq.db.api.tick import Drift
+from tickq.db.api.registry import Drift
 from tickq.log import EventLog
 from tickq.registry.durations import format_duration
 
-# Drift fields whose values are durations in seconds (registry_entry, registry_settings).
-_DURATION_FIELDS = frozenset({
-    "every", "timeout", "settings.tick", "settings.stale_after", "settings.lease_margin",
-    "settings.retry_base", "settings.retry_max", "settings.housekeeping_every",
-    "settings.retention",
-})
 
-
-def _registry_units(field_name: str, value: Any) -> Any:
+def _registry_units(unit: str | None, value: Any) -> Any:
     """A drift value as the registry writes it: 300 seconds of `every` is "5m"."""
-    if field_name in _DURATION_FIELDS and isinstance(value, int | float) and value >= 1:
+    if unit == "s" and isinstance(value, int | float) and value >= 1:
         return format_duration(int(value))
     return value
-
-
-def _changed_names(stored: Any, wanted: Any) -> list[str]:
-    """The env names whose (digested) values differ between two env tables."""
-    old = stored if isinstance(stored, dict) else {}
-    new = wanted if isinstance(wanted, dict) else {}
-    return sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
 
 
 def log_drift(log: EventLog, name: str, d: Drift) -> None:
@@ -43,13 +29,13 @@ def log_drift(log: EventLog, name: str, d: Drift) -> None:
             hint="dispatchers on two hosts sync different registry files; each sync undoes the "
                  "other's: give them the same file",
         )
-    elif d.field == "env":
+    elif d.changed is not None:
         # Digests only, and even those say nothing to a reader: name what changed.
         log.event("registry.drift", level=level, kind=d.kind, field=d.field,
-                  changed=",".join(_changed_names(d.stored_value, d.registry_value)),
+                  changed=",".join(d.changed or []),
                   registry_edit=d.registry_edit)
     else:
         log.event("registry.drift", level=level, kind=d.kind, field=d.field,
-                  stored=_registry_units(d.field, d.stored_value),
-                  registry=_registry_units(d.field, d.registry_value),
+                  stored=_registry_units(d.unit, d.stored_value),
+                  registry=_registry_units(d.unit, d.registry_value),
                   registry_edit=d.registry_edit)

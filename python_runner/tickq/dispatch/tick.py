@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from tickq.db import migrator
+from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
+from tickq.db.api.registry import Drift
 from tickq.db.api.tick import (
     NOT_ARMED,
     RUN_NOT_LIVE,
     UNKNOWN_AGENT,
     UNKNOWN_KIND,
     Claim,
-    Drift,
     Stale,
 )
 from tickq.db.connect import timeouts_of
@@ -114,10 +115,16 @@ class Dispatcher:
         self.link.close()
 
     def migrate(self) -> list[str]:
+        """Migrate, then have the database judge the registry's values before anything uses
+        one (its tick, its db_* timeouts): until then the tick's connection keeps timeouts the
+        registry may only shorten, and it takes the registry's own once they are judged."""
+        self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
         try:
             applied = self.link.call(migrator.migrate)
         except DatabaseUnavailable as exc:  # a timeout, or the connection went away
             raise DatabaseUnavailable(f"while migrating: {exc}") from exc
+        self.link.call(registry_api.refuse_bad_values, self.registry)
+        self.link.retime(self.ctx.timeouts)
         if applied:  # one line however many files: a fresh database applies them all
             migrations = [step for step in applied if step.startswith("migration ")]
             self.log.event("db.migrated", migrations=len(migrations),
@@ -146,7 +153,7 @@ class Dispatcher:
     def sync(self) -> list[Drift]:
         """Make the queue match the registry; log and return each drift found (the database
         refuses bad values first: RegistryRefused names each)."""
-        drift = self.link.call(api.sync_registry, self.registry, self.name)
+        drift = self.link.call(registry_api.sync_registry, self.registry, self.name)
         for d in drift:
             log_drift(self.log, self.name, d)
         return drift

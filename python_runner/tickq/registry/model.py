@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -35,11 +36,16 @@ class Problem:
     def __str__(self) -> str:
         where = []
         if self.kind is not None:
-            where.append(f'kind "{self.kind}"')
+            where.append(f'kind "{_shown(self.kind)}"')
         if self.key is not None:
             where.append(f'key "{self.key}"')
         prefix = f"{self.file}: " + (", ".join(where) + ": " if where else "")
         return prefix + self.message
+
+
+def _shown(text: str) -> str:
+    """`text` with its control characters written as JSON escapes (a NUL as \\u0000)."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class RegistryError(Exception):
@@ -67,24 +73,25 @@ class Settings:
     housekeeping_timeout: int = 60  # its timeout, which counts in the lease like any kind's
     retention: int = 30 * 86400  # job_run and drift rows older than this are pruned...
     keep_runs: int = 100  # ...but never the latest keep_runs of a kind
-    # The dispatcher's own limits on every database connection (never sent to the database):
-    # a server that never answers, a hung statement or a lock held elsewhere ends the command
-    # with exit 3 instead of hanging it.
+    # The dispatcher's own limits on every database connection (sent to the database only to be
+    # judged): a server that never answers, a hung statement or a lock held elsewhere ends the
+    # command with exit 3 instead of hanging it.
     db_connect_timeout: int = 10
     db_statement_timeout: int = 60
     db_lock_timeout: int = 10
     report_html: Path | None = None  # the status page, rewritten at the end of every tick
 
     def to_sync_json(self) -> dict[str, Any]:
-        # alert_timeout is read by the runner alone; it goes along so that its bounds are
-        # checked where every other bound is.
+        # alert_timeout and the db_* timeouts are read by the runner alone; they go along so that
+        # their bounds are checked where every other bound is. A number JSON cannot hold (nan,
+        # inf) goes as its name, for the database to refuse naming the key.
         return {
             "slots": self.slots,
             "tick": self.tick,
             "stale_after": self.stale_after,
             "lease_margin": self.lease_margin,
             "timezone": self.timezone,
-            "capacity_margin": self.capacity_margin,
+            "capacity_margin": _finite(self.capacity_margin),
             "alert_after": self.alert_after,
             "retry_base": self.retry_base,
             "retry_max": self.retry_max,
@@ -93,7 +100,14 @@ class Settings:
             "retention": self.retention,
             "keep_runs": self.keep_runs,
             "alert_timeout": self.alert_timeout,
+            "db_connect_timeout": self.db_connect_timeout,
+            "db_statement_timeout": self.db_statement_timeout,
+            "db_lock_timeout": self.db_lock_timeout,
         }
+
+
+def _finite(value: float) -> float | str:
+    return value if math.isfinite(value) else str(value)
 
 
 @dataclass(frozen=True)
@@ -124,9 +138,9 @@ class Step:
 @dataclass(frozen=True)
 class Kind:
     """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
-    clock times with `on` and `timezone`) are None when the file leaves them out, except that a
-    kind with `at` gets the settings' zone by default. Which of them go together is checked by
-    the database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
+    clock times with `on` and `timezone`) are None when the file leaves them out (the database
+    gives a kind with `at` the settings' zone). Which of them go together is checked by the
+    database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
     clock-aligned slots. A chain has `steps` and an empty `command`; its `timeout` is at least
     the sum of its steps'."""
 
@@ -181,13 +195,10 @@ def env_digest(kind: str, name: str, value: str) -> str:
     return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
 
 
-# User-built agents (tickq.agents): the caps the database also holds, and the tools' shape.
-AGENT_MAX_TURNS = 6
-AGENT_MAX_TIMEOUT = 600
-AGENT_TOOL_MAX_TIMEOUT = 300
+# User-built agents (tickq.agents): their kinds' prefix and the tools' shape. Their caps are
+# bounds of tickq.registry_limits, judged by the database.
 AGENT_PREFIX = "agent."
 TOOL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
-
 
 
 def default_agent_runner() -> tuple[str, ...]:
@@ -221,8 +232,9 @@ class Agents:
     base_url: str
     model: str
     api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
-    max_turns: int = AGENT_MAX_TURNS
-    timeout: int = AGENT_MAX_TIMEOUT
+    # None: the database's cap (tickq.registry_limits), which tickq.load_agent applies.
+    max_turns: int | None = None
+    timeout: int | None = None
     priority: str = "normal"
     retries: int = 0
     runner: tuple[str, ...] = field(default_factory=default_agent_runner)
@@ -234,13 +246,18 @@ class Agents:
 
     def to_sync_json(self) -> dict[str, Any]:
         """What the database holds of the section: the lane and the caps, and the tool names
-        (so a saved agent can only name tools that exist). Commands stay in this file."""
+        (so a saved agent can only name tools that exist); and the runner's own bounds, for the
+        database to judge. Commands stay in this file."""
+        caps = {"max_turns": self.max_turns, "timeout": self.timeout}
         return {
             "priority": self.priority,
-            "max_turns": self.max_turns,
-            "timeout": self.timeout,
+            **{key: value for key, value in caps.items() if value is not None},
             "retries": self.retries,
             "tools": list(self.tools),
+            "tool_timeouts": {name: tool.timeout for name, tool in self.tools.items()},
+            "deliver_timeout": self.deliver_timeout,
+            "request_timeout": self.request_timeout,
+            "http_attempts": self.http_attempts,
         }
 
 
@@ -253,10 +270,23 @@ class Registry:
 
     def to_sync_json(self) -> dict[str, Any]:
         """The JSON `tickq.sync_registry` takes (see ARCHITECTURE.md)."""
-        doc = {
+        doc: dict[str, Any] = {
             "settings": self.settings.to_sync_json(),
             "kinds": {name: kind.to_sync_json() for name, kind in self.kinds.items()},
         }
         if self.agents is not None:
             doc["agents"] = self.agents.to_sync_json()
-        return doc
+        return _without_nul(doc)
+
+
+def _without_nul(value: Any) -> Any:
+    """`value` with each NUL of its strings written as the six characters \\u0000: PostgreSQL
+    text cannot hold a NUL, and the database judges the name or value that held it (no rule
+    takes a backslash) instead of refusing the whole document (22P05)."""
+    if isinstance(value, str):
+        return value.replace("\0", "\\u0000")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value

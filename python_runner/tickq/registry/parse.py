@@ -13,11 +13,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from tickq.registry.durations import format_duration, parse_duration
+from tickq.registry.durations import parse_duration
 from tickq.registry.model import (
-    AGENT_MAX_TIMEOUT,
-    AGENT_MAX_TURNS,
-    AGENT_TOOL_MAX_TIMEOUT,
     TOOL_NAME,
     Agents,
     AgentTool,
@@ -229,7 +226,8 @@ class _Validator:
             offset=offset,
             at=at,
             on=on,
-            timezone=timezone if "at" not in table else (timezone or default_timezone),
+            # Absent, the database gives a calendar kind the settings' zone (tickq.parse_kind).
+            timezone=timezone,
             priority=get("priority", _string("priority"), "normal"),
             retries=get("retries", _int, 0),
             enabled=get("enabled", _bool, True),
@@ -305,15 +303,16 @@ class _Validator:
             base_url=get("base_url", _http_url, ""),
             model=get("model", _text(200), ""),
             api_key_env=get("api_key_env", _env_name),
-            max_turns=get("max_turns", _int_between(1, AGENT_MAX_TURNS), AGENT_MAX_TURNS),
-            timeout=get("timeout", _duration_at_most(AGENT_MAX_TIMEOUT), AGENT_MAX_TIMEOUT),
+            # The bounds of the numbers are the database's (tickq.registry_limits).
+            max_turns=get("max_turns", _int),
+            timeout=get("timeout", _duration),
             priority=get("priority", _string("priority"), "normal"),  # the database holds the lanes
-            retries=get("retries", _int_between(0, 10), 0),
+            retries=get("retries", _int, 0),
             runner=get("runner", _argv, default_agent_runner()),
             deliver=get("deliver", _argv),
-            deliver_timeout=get("deliver_timeout", _duration_at_most(AGENT_TOOL_MAX_TIMEOUT), 30),
-            request_timeout=get("request_timeout", _duration_at_most(AGENT_MAX_TIMEOUT), 120),
-            http_attempts=get("http_attempts", _int_between(1, 10), 4),
+            deliver_timeout=get("deliver_timeout", _duration, 30),
+            request_timeout=get("request_timeout", _duration, 120),
+            http_attempts=get("http_attempts", _int, 4),
             tools=MappingProxyType(tools),
         )
         return agents if len(self.problems) == before else None
@@ -341,7 +340,7 @@ class _Validator:
             description=get("description", _text(1000), ""),
             parameters_json=get("parameters", _json_schema,
                                 '{"properties":{},"type":"object"}'),
-            timeout=get("timeout", _duration_at_most(AGENT_TOOL_MAX_TIMEOUT), 30),
+            timeout=get("timeout", _duration, 30),
             cwd=get("cwd", self.directory),
         )
         return tool if len(self.problems) == before else None
@@ -420,26 +419,6 @@ def _int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _Invalid(f"must be an integer, got {_type(value)}")
     return value
-
-
-def _int_between(low: int, high: int) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            shown = value if isinstance(value, int) else _type(value)
-            raise _Invalid(f"must be a whole number from {low} to {high}, got {shown}")
-        return value
-
-    return convert
-
-
-def _duration_at_most(cap: int) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        seconds = _duration(value)
-        if seconds > cap:
-            raise _Invalid(f'must be at most {format_duration(cap)}, got "{value}"')
-        return seconds
-
-    return convert
 
 
 def _text(limit: int) -> Callable[[Any], str]:

@@ -14,12 +14,9 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import class_row, kwargs_row
-from psycopg.types.json import Jsonb
 
-from tickq.db import verdict
-from tickq.db.errors import ClaimRefused, RegistryRefused
+from tickq.db.errors import ClaimRefused
 from tickq.db.migrator import load_query
-from tickq.registry import Registry
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql, 09_agents.sql) the tick branches on.
 RUN_NOT_LIVE = "TQ001"
@@ -43,17 +40,6 @@ class Claim:
 
 def _claim(run_trigger: str, **row: Any) -> Claim:
     return Claim(trigger=run_trigger, **row)
-
-
-@dataclass(frozen=True)
-class Drift:
-    """One difference a sync found between the queue and the registry (tickq.sync_registry)."""
-
-    kind: str | None
-    field: str
-    stored_value: Any
-    registry_value: Any
-    registry_edit: bool  # the registry file changed, not a row behind its back
 
 
 @dataclass(frozen=True)
@@ -125,19 +111,6 @@ def _rows(conn: psycopg.Connection, factory: Any, name: str,
           params: dict[str, Any] | None = None) -> list[Any]:
     with conn.cursor(row_factory=factory) as cur:
         return cur.execute(load_query(name), params or {}).fetchall()
-
-
-def sync_registry(conn: psycopg.Connection, registry: Registry, dispatcher: str) -> list[Drift]:
-    """tickq.sync_registry with the dispatcher's name (the database records which registry it
-    holds and the lease its timeouts need); a refusal of values is RegistryRefused, every
-    problem named by tickq.registry_problems."""
-    doc = {**registry.to_sync_json(), "dispatcher": dispatcher}
-    try:
-        return _rows(conn, class_row(Drift), "sync_registry", {"registry": Jsonb(doc)})
-    except psycopg.Error as exc:
-        if not verdict.is_refusal(exc) or conn.broken:
-            raise
-        raise RegistryRefused(verdict.problems(conn, registry, exc)) from exc
 
 
 def claim_jobs(conn: psycopg.Connection, limit: int, dispatcher: str) -> list[Claim]:

@@ -1,0 +1,99 @@
+"""The registry's door to the database: `tickq.sync_registry` and `tickq.registry_problems`.
+
+The rules on values (bounds, kind names, time zones, weekdays, times of day, repeats) have one
+owner, the database: `tickq.sync_registry` refuses the first value it cannot take (TQ002), and
+`tickq.registry_problems` lists every such value by the same rules, so a registry file and the
+JSON a script sends get the same verdict. The drift a sync finds comes back classified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+from typing import Any, NamedTuple
+
+import psycopg
+from psycopg.rows import class_row, dict_row
+from psycopg.types.json import Jsonb
+
+from tickq.db.connect import DEFAULT_TIMEOUTS, Timeouts, timeouts_of
+from tickq.db.errors import RegistryRefused
+from tickq.db.migrator import load_query
+from tickq.registry import Problem, Registry
+
+INVALID_REGISTRY = "TQ002"
+
+
+class Drift(NamedTuple):
+    """One difference a sync found, as `tickq.sync_registry` classified it."""
+
+    kind: str | None  # None for a setting, or a conflict between hosts (field "registry")
+    field: str
+    stored_value: Any
+    registry_value: Any
+    registry_edit: bool  # an edit of the registry file, not a row changed behind its back
+    changed: list[str] | None  # field "env": the names whose values differ
+    unit: str | None  # "s": the values are durations in seconds
+
+
+def is_refusal(exc: psycopg.Error) -> bool:
+    """TQ002, or a data exception (class 22: a value out of a type's range)."""
+    state = exc.sqlstate or ""
+    return state == INVALID_REGISTRY or state.startswith("22")
+
+
+def file_key(kind: str | None, key: str | None) -> str | None:
+    """The key as the registry file spells it: a setting is "settings.<key>"."""
+    if key in (None, "*", "name"):
+        return None
+    if kind is not None or key == "agents" or key.startswith("agents."):
+        return key
+    return f"settings.{key}"
+
+
+def registry_problems(
+    conn: psycopg.Connection, registry: Registry, exc: psycopg.Error | None = None
+) -> list[Problem]:
+    """Every value of `registry` the database refuses (none when it takes them all). `exc`, the
+    refusal that led here, stands in when the list comes back empty."""
+    file = str(registry.path)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(load_query("registry_problems"),
+                           {"registry": Jsonb(registry.to_sync_json())}).fetchall()
+    found = [Problem(file, r["kind"], file_key(r["kind"], r["key"]), r["problem"]) for r in rows]
+    if not found and exc is not None:
+        found = [Problem(file, None, None, exc.diag.message_primary or str(exc).strip())]
+    return found
+
+
+def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
+    """The database's verdict before anything uses a value of `registry`: RegistryRefused
+    listing every problem, or nothing."""
+    found = registry_problems(conn, registry)
+    if found:
+        raise RegistryRefused(found)
+
+
+def sync_registry(
+    conn: psycopg.Connection, registry: Registry, dispatcher: str | None = None
+) -> list[Drift]:
+    """`tickq.sync_registry` (in a savepoint when a transaction is open); a refusal becomes
+    RegistryRefused listing every problem. `dispatcher` names the sender (host:pid)."""
+    doc = registry.to_sync_json()
+    if dispatcher is not None:
+        doc["dispatcher"] = dispatcher
+    try:
+        with conn.transaction(), conn.cursor(row_factory=class_row(Drift)) as cur:
+            return cur.execute(load_query("sync_registry"), {"registry": Jsonb(doc)}).fetchall()
+    except psycopg.Error as exc:
+        if not is_refusal(exc) or conn.broken:
+            raise
+        raise RegistryRefused(registry_problems(conn, registry, exc)) from exc
+
+
+def provisional_timeouts(settings: object) -> Timeouts:
+    """The timeouts to reach the database with before it has judged the registry's own (its
+    db_* settings): each of the registry's only where it shortens the default, so a value the
+    database will refuse (0, which libpq takes as no timeout, or ten years) never holds."""
+    wanted, default = astuple(timeouts_of(settings)), astuple(DEFAULT_TIMEOUTS)
+    return Timeouts(*(min(w, d) if isinstance(w, int) and w > 0 else d
+                      for w, d in zip(wanted, default, strict=True)))

@@ -1,0 +1,255 @@
+-- Registry values: each number of the registry file judged against tickq.registry_limits (the
+-- one table of bounds), the settings parsed, and the refusal that names the key the user wrote.
+
+CREATE OR REPLACE FUNCTION tickq.registry_where(
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- A key of the [agents] section is named as the file spells it (agents.max_turns); any
+    -- other key without a kind is one of [settings].
+    SELECT 'registry: ' || CASE WHEN p_kind IS NOT NULL THEN 'kind "' || p_kind || '", '
+            WHEN p_key ~ '^agents(\.|$)' THEN '' ELSE 'settings, ' END
+        || 'key "' || p_key || '": '
+$$;
+COMMENT ON FUNCTION tickq.registry_where(text, text, timestamptz) IS
+'The start of a registry refusal''s message, naming the kind (or settings) and the key; '
+'tickq.registry_problem takes it off again. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_error(
+    p_kind text,
+    p_key text,
+    p_message text,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    RAISE EXCEPTION '%', tickq.registry_where(p_kind, p_key) || p_message
+        USING ERRCODE = 'TQ002', COLUMN = p_key,
+        DETAIL = format('at %s', CASE WHEN p_kind IS NOT NULL THEN 'kinds.' || p_kind || '.' || p_key
+            WHEN p_key ~ '^agents(\.|$)' THEN p_key ELSE 'settings.' || p_key END),
+        HINT = 'Fix the registry file; nothing was changed.';
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_error(text, text, text, timestamptz) IS
+'Raises TQ002 naming the kind (or settings, or the agents key) and the key of a refused registry '
+'value.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_problem(
+    p_message text,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE WHEN starts_with(p_message, tickq.registry_where(p_kind, p_key))
+        THEN substr(p_message, length(tickq.registry_where(p_kind, p_key)) + 1) ELSE p_message END
+$$;
+COMMENT ON FUNCTION tickq.registry_problem(text, text, text, timestamptz) IS
+'A registry refusal''s message (tickq.registry_error) without its "where" start: what is wrong '
+'with the value. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_limit(
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (low numeric, high numeric)
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- A nested key of a kind (a chain's steps[2].timeout) has the bounds of its last part; a
+    -- tool's key (agents.tools.NAME.timeout) those of agents.tools.timeout.
+    SELECT l.low, l.high FROM tickq.registry_limits() AS l
+    WHERE l.key = CASE
+        WHEN p_key ~ '^agents\.tools\.[^.]+\.' THEN 'agents.tools.' || substring(p_key FROM '[^.]*$')
+        WHEN p_key LIKE 'agents.%' THEN p_key
+        ELSE substring(p_key FROM '[^.]*$')
+    END
+$$;
+COMMENT ON FUNCTION tickq.registry_limit(text, timestamptz) IS
+'The bounds tickq.registry_limits gives the registry key p_key as the file spells it (steps[2].timeout, '
+'agents.tools.search.timeout). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_seconds(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS interval
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
+BEGIN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
+        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
+        PERFORM tickq.registry_error(p_kind, p_key,
+            format('must be a duration from %s to %s, got %s',
+                tickq.format_duration(make_interval(secs => v_low::double precision)),
+                tickq.format_duration(make_interval(secs => v_high::double precision)),
+                CASE WHEN jsonb_typeof(p_value) = 'number' AND (p_value #>> '{}')::numeric >= 1
+                    AND (p_value #>> '{}')::numeric < 1e11
+                    THEN tickq.format_duration(make_interval(secs => (p_value #>> '{}')::double precision))
+                    ELSE coalesce(p_value::text || 's', 'nothing') END));
+    END IF;
+    RETURN make_interval(secs => (p_value #>> '{}')::double precision);
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text, timestamptz) IS
+'A registry duration (whole seconds within the bounds tickq.registry_limits gives p_key) as an '
+'interval, or TQ002 naming kind, key and bounds.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_count(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
+BEGIN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
+        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
+        PERFORM tickq.registry_error(p_kind, p_key,
+            format('must be a whole number from %s to %s, got %s', v_low, v_high,
+                coalesce(p_value::text, 'nothing')));
+    END IF;
+    RETURN (p_value #>> '{}')::integer;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_count(jsonb, text, text, timestamptz) IS
+'A registry whole number within the bounds tickq.registry_limits gives p_key, or TQ002 naming '
+'kind, key and bounds.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_fraction(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_now timestamptz DEFAULT now()
+) RETURNS numeric
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_low numeric;
+    v_high numeric;
+BEGIN
+    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
+    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
+        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high THEN
+        PERFORM tickq.registry_error(p_kind, p_key,
+            format('must be a number from %s to %s, got %s', v_low, v_high,
+                coalesce(p_value::text, 'nothing')));
+    END IF;
+    RETURN (p_value #>> '{}')::numeric;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text, timestamptz) IS
+'A registry number within the bounds tickq.registry_limits gives p_key, or TQ002 naming kind, '
+'key and bounds.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_settings(
+    p_settings tickq.settings,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- The settings in registry units (durations in seconds), so '30 days' and 720 hours compare
+    -- equal and drift reads like the registry file.
+    SELECT jsonb_build_object(
+        'slots', p_settings.slots,
+        'tick', extract(EPOCH FROM p_settings.tick),
+        'stale_after', extract(EPOCH FROM p_settings.stale_after),
+        'lease_margin', extract(EPOCH FROM p_settings.lease_margin),
+        'timezone', p_settings.timezone,
+        'retry_base', extract(EPOCH FROM p_settings.retry_base),
+        'retry_max', extract(EPOCH FROM p_settings.retry_max),
+        'capacity_margin', p_settings.capacity_margin,
+        'alert_after', p_settings.alert_after,
+        'housekeeping_every', extract(EPOCH FROM p_settings.housekeeping_every),
+        'retention', extract(EPOCH FROM p_settings.retention),
+        'keep_runs', p_settings.keep_runs
+    )
+$$;
+COMMENT ON FUNCTION tickq.registry_settings(tickq.settings, timestamptz) IS
+'The settings row in the registry''s terms (durations in seconds), as tickq.sync_registry compares '
+'them for drift.';
+
+CREATE OR REPLACE FUNCTION tickq.parse_settings(
+    p_settings jsonb,
+    p_old tickq.settings,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.settings
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_settings jsonb := p_settings;
+    v_new tickq.settings := p_old;
+    v_key text;
+BEGIN
+    IF jsonb_typeof(p_settings) IS DISTINCT FROM 'object' THEN
+        PERFORM tickq.registry_error(NULL, '*', '"settings" must be an object');
+    END IF;
+    FOR v_key IN SELECT jsonb_object_keys(v_settings) LOOP
+        CASE v_key
+            WHEN 'slots' THEN
+                v_new.slots := tickq.registry_count(v_settings -> 'slots', NULL, 'slots');
+            WHEN 'tick' THEN
+                v_new.tick := tickq.registry_seconds(v_settings -> 'tick', NULL, 'tick');
+            WHEN 'stale_after' THEN
+                v_new.stale_after := tickq.registry_seconds(v_settings -> 'stale_after', NULL, 'stale_after');
+            WHEN 'lease_margin' THEN
+                v_new.lease_margin := tickq.registry_seconds(v_settings -> 'lease_margin', NULL, 'lease_margin');
+            WHEN 'retry_base' THEN
+                v_new.retry_base := tickq.registry_seconds(v_settings -> 'retry_base', NULL, 'retry_base');
+            WHEN 'retry_max' THEN
+                v_new.retry_max := tickq.registry_seconds(v_settings -> 'retry_max', NULL, 'retry_max');
+            WHEN 'capacity_margin' THEN
+                v_new.capacity_margin := tickq.registry_fraction(v_settings -> 'capacity_margin', NULL,
+                    'capacity_margin');
+            WHEN 'alert_timeout', 'housekeeping_timeout', 'db_connect_timeout', 'db_statement_timeout',
+                'db_lock_timeout' THEN
+                -- Read by the runner alone (the alert command's watchdog, its database timeouts)
+                -- or by the built-in kind (tickq.sync_kinds); their bounds are judged here.
+                PERFORM tickq.registry_seconds(v_settings -> v_key, NULL, v_key);
+            WHEN 'alert_after' THEN
+                v_new.alert_after := tickq.registry_count(v_settings -> 'alert_after', NULL, 'alert_after');
+            WHEN 'housekeeping_every' THEN
+                v_new.housekeeping_every := tickq.registry_seconds(
+                    v_settings -> 'housekeeping_every', NULL, 'housekeeping_every');
+            WHEN 'retention' THEN
+                v_new.retention := tickq.registry_seconds(v_settings -> 'retention', NULL, 'retention');
+            WHEN 'keep_runs' THEN
+                v_new.keep_runs := tickq.registry_count(v_settings -> 'keep_runs', NULL, 'keep_runs');
+            WHEN 'timezone' THEN
+                IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
+                    OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
+                    PERFORM tickq.registry_error(NULL, 'timezone',
+                        format('unknown time zone %s (use an IANA name spelled as in the zone database, '
+                            'such as Europe/London)', v_settings -> 'timezone'));
+                END IF;
+                v_new.timezone := v_settings ->> 'timezone';
+            ELSE
+                -- Keys a later feature reads are accepted here and checked where they are used.
+                NULL;
+        END CASE;
+    END LOOP;
+    IF v_new.retry_max < v_new.retry_base THEN
+        PERFORM tickq.registry_error(NULL, 'retry_max',
+            format('must not be shorter than retry_base (%s), got %s', v_new.retry_base, v_new.retry_max));
+    END IF;
+    RETURN v_new;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_settings(jsonb, tickq.settings, timestamptz) IS
+'Validates the registry''s settings (durations in seconds) and returns p_old with them applied; '
+'raises TQ002 naming the key and the bound. Keys it does not know are left to the runner.';

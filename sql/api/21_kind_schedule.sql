@@ -1,0 +1,158 @@
+-- What kinds and user-built agents share: one parser of a schedule (every/offset, or at/on/timezone)
+-- and one writer of a job_kind row, so a kind from the registry and an agent's kind are held to
+-- the same rules and land in the queue the same way.
+
+CREATE OR REPLACE FUNCTION tickq.parse_schedule(
+    p_name text,
+    p_entry jsonb,
+    p_default_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.job_kind
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    -- Only the schedule columns are set: every, every_offset, at_times, on_days, timezone.
+    v_kind tickq.job_kind;
+    v_item jsonb;
+    v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+BEGIN
+    IF (p_entry ? 'every') = (p_entry ? 'at') THEN
+        PERFORM tickq.registry_error(p_name, 'every', 'give exactly one of "every" or "at"');
+    END IF;
+    IF p_entry ? 'every' THEN
+        IF p_entry ? 'on' OR p_entry ? 'timezone' THEN
+            PERFORM tickq.registry_error(p_name, CASE WHEN p_entry ? 'on' THEN 'on' ELSE 'timezone' END,
+                'only a calendar schedule ("at") takes this key');
+        END IF;
+        v_kind.every := tickq.registry_seconds(p_entry -> 'every', p_name, 'every');
+        v_kind.timezone := 'UTC';
+        -- The slots of the cadence shifted by the offset; 0 is no shift, stored as NULL.
+        IF p_entry ? 'offset' THEN
+            IF jsonb_typeof(p_entry -> 'offset') <> 'number' OR (p_entry ->> 'offset')::numeric < 0
+                OR make_interval(secs => (p_entry ->> 'offset')::double precision) >= v_kind.every THEN
+                PERFORM tickq.registry_error(p_name, 'offset',
+                    format('must be shorter than every (%s), got %s',
+                        tickq.format_duration(v_kind.every),
+                        CASE WHEN jsonb_typeof(p_entry -> 'offset') = 'number'
+                            AND (p_entry ->> 'offset')::numeric >= 0
+                            THEN tickq.format_duration(make_interval(
+                                secs => (p_entry ->> 'offset')::double precision))
+                            ELSE p_entry ->> 'offset' END));
+            END IF;
+            v_kind.every_offset := nullif(make_interval(secs => (p_entry ->> 'offset')::double precision),
+                '0'::interval);
+        END IF;
+        RETURN v_kind;
+    END IF;
+    IF p_entry ? 'offset' THEN
+        PERFORM tickq.registry_error(p_name, 'offset', 'only an every cadence takes this key');
+    END IF;
+    v_item := p_entry -> 'at';
+    IF jsonb_typeof(v_item) = 'string' THEN
+        v_item := jsonb_build_array(v_item);
+    END IF;
+    IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+        OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (t)
+            WHERE jsonb_typeof(e.t) <> 'string' OR e.t #>> '{}' !~ '^([01][0-9]|2[0-3]):[0-5][0-9]$') THEN
+        PERFORM tickq.registry_error(p_name, 'at',
+            format('must be a time of day "HH:MM" (00:00-23:59) or a list of them, got %s', left(v_item::text, 200)));
+    END IF;
+    -- A repeated time or day is refused, never merged: the file says something it cannot mean.
+    SELECT array_agg(DISTINCT (e.t #>> '{}')::time ORDER BY (e.t #>> '{}')::time) INTO v_kind.at_times
+    FROM jsonb_array_elements(v_item) AS e (t);
+    IF cardinality(v_kind.at_times) <> jsonb_array_length(v_item) THEN
+        PERFORM tickq.registry_error(p_name, 'at', format('times must not repeat, got %s', v_item));
+    END IF;
+    IF p_entry ? 'on' THEN
+        v_item := p_entry -> 'on';
+        IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+            OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (d)
+                WHERE jsonb_typeof(e.d) <> 'string' OR NOT (e.d #>> '{}') = ANY(v_day_names)) THEN
+            PERFORM tickq.registry_error(p_name, 'on',
+                format('must be a list of weekdays (mon tue wed thu fri sat sun), got %s', left(v_item::text, 200)));
+        END IF;
+        SELECT array_agg(DISTINCT array_position(v_day_names, e.d #>> '{}')::smallint) INTO v_kind.on_days
+        FROM jsonb_array_elements(v_item) AS e (d);
+        IF cardinality(v_kind.on_days) <> jsonb_array_length(v_item) THEN
+            PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
+        END IF;
+    END IF;
+    v_kind.timezone := coalesce(p_entry ->> 'timezone', p_default_timezone);
+    IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
+        OR NOT tickq.is_timezone(v_kind.timezone) THEN
+        PERFORM tickq.registry_error(p_name, 'timezone',
+            format('unknown time zone %s (use an IANA name spelled as in the zone database, '
+                'such as Europe/London)', left(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))::text, 200)));
+    END IF;
+    RETURN v_kind;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text, timestamptz) IS
+'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
+'optional offset, or at ("HH:MM" or a list, no repeats) with on (weekday names, no repeats) and '
+'timezone (p_default_timezone when absent). Returns a job_kind row holding only the schedule '
+'columns; raises TQ002 naming p_name and the key.';
+
+CREATE OR REPLACE FUNCTION tickq.write_kind(
+    p_kind tickq.job_kind,
+    p_reschedule boolean,
+    p_new_command boolean,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_next timestamptz := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times,
+        p_kind.on_days, p_kind.timezone, p_now);
+BEGIN
+    INSERT INTO tickq.job_kind AS k (
+        name, registry, every, every_offset, at_times, on_days, timezone, timeout, priority,
+        retries, enabled, irreversible, command_since, due_at, created_at, updated_at
+    ) VALUES (
+        p_kind.name, p_kind.registry, p_kind.every, p_kind.every_offset, p_kind.at_times,
+        p_kind.on_days, p_kind.timezone, p_kind.timeout, p_kind.priority, p_kind.retries,
+        p_kind.enabled, coalesce(p_kind.irreversible, false), p_now,
+        -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
+        CASE WHEN p_kind.every IS NOT NULL THEN p_now ELSE v_next END,
+        p_now, p_now
+    )
+    ON CONFLICT (name) DO UPDATE SET
+        registry = excluded.registry,
+        every = excluded.every,
+        every_offset = excluded.every_offset,
+        at_times = excluded.at_times,
+        on_days = excluded.on_days,
+        timezone = excluded.timezone,
+        timeout = excluded.timeout,
+        priority = excluded.priority,
+        retries = excluded.retries,
+        enabled = excluded.enabled,
+        irreversible = excluded.irreversible,
+        -- A new command (or steps, cwd, env) needs a new first run by hand: disarmed.
+        command_since = CASE WHEN p_new_command THEN p_now ELSE k.command_since END,
+        armed_at = CASE WHEN p_new_command THEN NULL ELSE k.armed_at END,
+        armed_by = CASE WHEN p_new_command THEN NULL ELSE k.armed_by END,
+        armed_run_id = CASE WHEN p_new_command THEN NULL ELSE k.armed_run_id END,
+        retired_at = NULL,
+        -- A retired kind coming back starts afresh; p_reschedule moves it to its next slot after
+        -- now (a resumed agent does not catch up); otherwise a changed schedule takes effect at
+        -- once, unless the kind is already due sooner.
+        due_at = CASE
+            WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN excluded.due_at
+            WHEN p_reschedule THEN v_next
+            WHEN (k.every, k.every_offset, k.at_times, k.on_days, k.timezone)
+                IS NOT DISTINCT FROM (excluded.every, excluded.every_offset, excluded.at_times,
+                    excluded.on_days, excluded.timezone)
+                THEN k.due_at
+            ELSE least(k.due_at, v_next)
+        END,
+        attempts = CASE WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN 0 ELSE k.attempts END,
+        next_trigger = CASE WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN 'schedule'
+            ELSE k.next_trigger END,
+        updated_at = p_now;
+END
+$$;
+COMMENT ON FUNCTION tickq.write_kind(tickq.job_kind, boolean, boolean, timestamptz) IS
+'The one writer of a job_kind row (registry kinds and agents'' kinds): inserts it (an every '
+'cadence due at once, a calendar one at its next slot) or overwrites it, un-retiring it; '
+'p_reschedule moves it to its next slot after p_now, p_new_command disarms it.';

@@ -1,0 +1,235 @@
+-- Registry kinds: one entry of the file parsed into a job_kind row, its canonical form for drift,
+-- and the sync of every kind (new, changed, retired) with its drift classified.
+
+CREATE OR REPLACE FUNCTION tickq.registry_entry(
+    p_kind tickq.job_kind,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- The canonical form of a kind, built from the typed columns (plus the command, cwd and env
+    -- mirror), so a stored row and an incoming entry compare field by field.
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'command', p_kind.registry -> 'command',
+        'steps', p_kind.registry -> 'steps',
+        'resume', p_kind.registry -> 'resume',
+        'irreversible', CASE WHEN p_kind.irreversible THEN true END,
+        'cwd', p_kind.registry -> 'cwd',
+        'env', p_kind.registry -> 'env',
+        'every', extract(EPOCH FROM p_kind.every)::bigint,
+        'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
+        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
+            FROM unnest(p_kind.at_times) AS t (at_time)),
+        'on', (SELECT jsonb_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day]
+            ORDER BY d.day) FROM unnest(p_kind.on_days) AS d (day)),
+        'timezone', CASE WHEN p_kind.at_times IS NOT NULL THEN p_kind.timezone END,
+        'timeout', extract(EPOCH FROM p_kind.timeout)::bigint,
+        'priority', p_kind.priority,
+        'retries', p_kind.retries,
+        'enabled', p_kind.enabled OR p_kind.retired_at IS NOT NULL
+    ))
+$$;
+COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind, timestamptz) IS
+'A kind row in the canonical registry-entry form that tickq.sync_registry compares for drift.';
+
+CREATE OR REPLACE FUNCTION tickq.parse_kind(
+    p_name text,
+    p_entry jsonb,
+    p_default_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.job_kind
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_kind tickq.job_kind;
+    v_key text;
+    v_item jsonb;
+    v_steps_timeout interval;
+BEGIN
+    IF NOT tickq.kind_name_ok(p_name) THEN
+        PERFORM tickq.registry_error(p_name, 'name',
+            'a kind name is 1-100 characters of a-z, 0-9, _ . - starting with a letter or digit');
+    END IF;
+    IF p_name LIKE 'agent.%' THEN
+        PERFORM tickq.registry_error(p_name, 'name',
+            'names starting with "agent." belong to user-built agents (tickq agent add)');
+    END IF;
+    IF jsonb_typeof(p_entry) IS DISTINCT FROM 'object' THEN
+        PERFORM tickq.registry_error(p_name, '*', 'a kind must be an object');
+    END IF;
+    FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
+        IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'timezone',
+            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible']) THEN
+            PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
+        END IF;
+    END LOOP;
+
+    v_item := p_entry -> 'command';
+    -- A chain (steps, sql/api/08_chain.sql) has no command of its own.
+    v_steps_timeout := tickq.parse_chain(p_name, p_entry);
+    IF v_steps_timeout IS NULL AND (jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+        OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (arg)
+            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '')) THEN
+        PERFORM tickq.registry_error(p_name, 'command', 'must be a non-empty list of non-empty strings');
+    END IF;
+    IF p_entry ? 'cwd' AND jsonb_typeof(p_entry -> 'cwd') <> 'string' THEN
+        PERFORM tickq.registry_error(p_name, 'cwd', 'must be a string');
+    END IF;
+    IF p_entry ? 'env' AND (jsonb_typeof(p_entry -> 'env') <> 'object' OR EXISTS (
+        SELECT FROM jsonb_each(p_entry -> 'env') AS e (name, value) WHERE jsonb_typeof(e.value) <> 'string'
+    )) THEN
+        PERFORM tickq.registry_error(p_name, 'env', 'must be a table of strings');
+    END IF;
+    v_kind.name := p_name;
+    v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
+        'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env'),
+        -- a step's env is kept as digests too (its values are as secret as a kind's)
+        'steps', (SELECT jsonb_agg(CASE WHEN e.step ? 'env' THEN jsonb_set(e.step, '{env}',
+                coalesce(tickq.env_digests(p_name || '.' || (e.step ->> 'name'), e.step -> 'env'),
+                    e.step -> 'env'))
+                ELSE e.step END ORDER BY e.n)
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_entry -> 'steps') = 'array'
+                THEN p_entry -> 'steps' END) WITH ORDINALITY AS e (step, n)),
+        'resume', CASE WHEN p_entry -> 'resume' = 'true' THEN true END));
+    v_kind.irreversible := coalesce(p_entry -> 'irreversible', 'false') = 'true';
+    IF p_entry ? 'irreversible' AND jsonb_typeof(p_entry -> 'irreversible') <> 'boolean' THEN
+        PERFORM tickq.registry_error(p_name, 'irreversible',
+            format('must be true or false, got %s', p_entry -> 'irreversible'));
+    END IF;
+
+    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.timezone
+    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.timezone
+    FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
+
+    IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
+        v_kind.timeout := v_steps_timeout;
+    ELSE
+        v_kind.timeout := tickq.registry_seconds(p_entry -> 'timeout', p_name, 'timeout');
+    END IF;
+    IF v_kind.timeout < v_steps_timeout THEN
+        PERFORM tickq.registry_error(p_name, 'timeout',
+            format('a chain''s timeout must not be shorter than the sum of its steps'' (%s), got %s',
+                v_steps_timeout, v_kind.timeout));
+    END IF;
+
+    v_item := coalesce(p_entry -> 'priority', '"normal"');
+    IF jsonb_typeof(v_item) <> 'string'
+        OR NOT (v_item #>> '{}') = ANY(enum_range(NULL::tickq.priority)::text[]) THEN
+        PERFORM tickq.registry_error(p_name, 'priority',
+            format('must be one of urgent, high, normal, low, got %s', v_item));
+    END IF;
+    v_kind.priority := (v_item #>> '{}')::tickq.priority;
+
+    v_kind.retries := tickq.registry_count(coalesce(p_entry -> 'retries', '0'::jsonb), p_name, 'retries');
+
+    v_item := coalesce(p_entry -> 'enabled', 'true');
+    IF jsonb_typeof(v_item) <> 'boolean' THEN
+        PERFORM tickq.registry_error(p_name, 'enabled', format('must be true or false, got %s', v_item));
+    END IF;
+    v_kind.enabled := (v_item #>> '{}')::boolean;
+    RETURN v_kind;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
+'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
+'retries, enabled, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
+
+CREATE OR REPLACE FUNCTION tickq.sync_kind(
+    p_name text,
+    p_entry jsonb,
+    p_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_incoming tickq.job_kind := tickq.parse_kind(p_name, p_entry, p_timezone);
+    v_stored tickq.job_kind;
+    v_in_entry jsonb;
+    v_stored_entry jsonb;
+    v_new_command boolean;
+    v_drift jsonb := '[]'::jsonb;
+BEGIN
+    v_in_entry := tickq.registry_entry(v_incoming);
+    v_incoming.registry := v_in_entry;
+    SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = p_name FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM tickq.write_kind(v_incoming, false, false, p_now);
+        RETURN v_drift;
+    END IF;
+    v_stored_entry := tickq.registry_entry(v_stored);
+    IF v_stored.retired_at IS NOT NULL THEN
+        v_drift := jsonb_build_array(jsonb_build_object('kind', p_name, 'field', 'kind',
+            'registry_value', v_in_entry, 'registry_edit', true));
+    ELSE
+        -- An edit of the registry file is a field whose typed column still held what the
+        -- previous registry said (its mirror, job_kind.registry); anything else was changed
+        -- behind the registry's back. command, cwd and env live only in the mirror, which could
+        -- itself have been edited: never called an edit.
+        v_drift := coalesce((
+            SELECT jsonb_agg(jsonb_build_object('kind', p_name, 'field', f.key,
+                'stored_value', v_stored_entry -> f.key, 'registry_value', v_in_entry -> f.key,
+                'registry_edit', NOT f.key IN ('command', 'cwd', 'env')
+                    AND (v_stored.registry -> f.key) IS NOT DISTINCT FROM (v_stored_entry -> f.key)))
+            FROM (SELECT jsonb_object_keys(v_stored_entry) UNION SELECT jsonb_object_keys(v_in_entry))
+                AS f (key)
+            WHERE (v_stored_entry -> f.key) IS DISTINCT FROM (v_in_entry -> f.key)), '[]');
+        -- The mirror column itself may have been edited: the registry wins there too.
+        IF v_stored.registry IS DISTINCT FROM v_in_entry AND v_stored_entry = v_in_entry THEN
+            v_drift := v_drift || jsonb_build_object('kind', p_name, 'field', 'registry',
+                'stored_value', v_stored.registry, 'registry_value', v_in_entry, 'registry_edit', false);
+        END IF;
+    END IF;
+    -- A new command (or steps, cwd, env) needs a new first run by hand: disarmed, and logged.
+    v_new_command := tickq.command_changed(v_stored, v_incoming);
+    IF v_new_command AND v_stored.armed_at IS NOT NULL THEN
+        v_drift := v_drift || jsonb_build_object('kind', p_name, 'field', 'armed',
+            'stored_value', jsonb_build_object('armed_at', v_stored.armed_at,
+                'armed_by', v_stored.armed_by, 'run_id', v_stored.armed_run_id), 'registry_edit', false);
+    END IF;
+    IF v_stored_entry IS DISTINCT FROM v_in_entry OR v_stored.registry IS DISTINCT FROM v_in_entry
+        OR v_stored.retired_at IS NOT NULL THEN
+        PERFORM tickq.write_kind(v_incoming, false, v_new_command, p_now);
+    END IF;
+    RETURN v_drift;
+END
+$$;
+COMMENT ON FUNCTION tickq.sync_kind(text, jsonb, text, timestamptz) IS
+'Makes the job_kind p_name match its registry entry (inserted, overwritten, or brought back '
+'from retirement) and returns the drift found, each item {kind, field, stored_value, '
+'registry_value, registry_edit}.';
+
+CREATE OR REPLACE FUNCTION tickq.sync_kinds(
+    p_kinds jsonb,
+    p_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_name text;
+    v_drift jsonb := '[]'::jsonb;
+BEGIN
+    -- Built-in kinds (tickq.housekeeping) come in p_kinds from tickq.sync_registry; a registry
+    -- may not name one of its own so.
+    FOR v_name IN SELECT jsonb_object_keys(p_kinds) ORDER BY 1 LOOP
+        v_drift := v_drift || tickq.sync_kind(v_name, p_kinds -> v_name, p_timezone, p_now);
+    END LOOP;
+
+    -- Kinds gone from the registry: retired (disabled), never deleted, so their history stays.
+    WITH retired AS (
+        UPDATE tickq.job_kind AS k SET enabled = false, retired_at = p_now, updated_at = p_now
+        -- Agent kinds belong to tickq.agent rows, not to the registry file.
+        WHERE k.retired_at IS NULL AND NOT p_kinds ? k.name AND k.name NOT LIKE 'agent.%'
+        RETURNING k.*
+    )
+    SELECT v_drift || coalesce(jsonb_agg(jsonb_build_object('kind', r.name, 'field', 'kind',
+        'stored_value', tickq.registry_entry(r), 'registry_edit', true)), '[]')
+    INTO v_drift
+    FROM retired AS r;
+    RETURN v_drift;
+END
+$$;
+COMMENT ON FUNCTION tickq.sync_kinds(jsonb, text, timestamptz) IS
+'Makes the queue''s kinds match p_kinds (name -> registry entry): each synced by tickq.sync_kind, '
+'kinds missing from it retired (agents'' kinds excepted). Returns the drift found.';
