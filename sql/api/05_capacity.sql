@@ -2,8 +2,6 @@
 -- whether a kind holds a slot; cadence does. This is the one implementation of that arithmetic:
 -- the view, `tickq check` and the simulator all read it.
 
-DROP VIEW IF EXISTS tickq.capacity;
-
 CREATE OR REPLACE FUNCTION tickq.expected_duration(
     p_kind text,
     p_now timestamptz DEFAULT now()
@@ -76,7 +74,7 @@ COMMENT ON FUNCTION tickq.capacity_at(timestamptz) IS
 'One row per enabled kind: runs it asks for per tick, expected duration, and the share of one '
 'slot it keeps busy (runs per tick x expected duration / tick, at most 1). Largest share first.';
 
-CREATE VIEW tickq.capacity AS
+CREATE OR REPLACE VIEW tickq.capacity AS
 SELECT * FROM tickq.capacity_at(now());
 COMMENT ON VIEW tickq.capacity IS
 'Per enabled kind: runs per tick, expected duration, and share of one slot. The sum of the '

@@ -1,8 +1,5 @@
 -- The schedule simulator: the real claim_jobs and report_run with a moved clock.
 
--- simulate returns where each kind's worst wait began and what held the slots meanwhile.
-DROP FUNCTION IF EXISTS tickq.simulate(numeric, jsonb, timestamptz);
-
 CREATE OR REPLACE FUNCTION tickq.simulated_hold(
     p_kind tickq.job_kind,
     p_durations jsonb,
