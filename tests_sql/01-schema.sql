@@ -34,7 +34,9 @@ SELECT functions_are('tickq', ARRAY[
     'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
     'agent_transcript', 'agents_export', 'agent_detail', 'agent_run_transcript',
     'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
-    'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror'
+    'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
+    'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
