@@ -34,3 +34,7 @@ class RegistryRefused(Exception):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = list(problems)
         super().__init__("; ".join(str(p) for p in self.problems))
+
+
+class ScratchUnavailable(Exception):
+    """The server would not give a simulation a scratch database (e.g. no CREATEDB)."""

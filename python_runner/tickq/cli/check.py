@@ -1,0 +1,208 @@
+"""`tickq check` and `tickq simulate`: print what the capacity and worst-case SQL decided.
+
+The verdicts come from the database (tickq.capacity_verdict_at, tickq.simulation_worst); this
+module reads the registry, runs the drivers in tickq.check and prints their answers in tables
+that fit 100 columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from tickq.check import capacity, simulate
+from tickq.cli.main import (
+    EXIT_CONFIG,
+    EXIT_NO,
+    EXIT_OK,
+    Fail,
+    _connect,
+    _migrate,
+    _registry,
+    _server,
+    _url,
+)
+from tickq.db.api.check import CapacityReport, Window
+from tickq.registry import Registry
+from tickq.registry.durations import format_duration
+
+LANES = ("urgent", "high", "normal", "low")
+
+
+def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """`check` and `simulate`, with the options they share."""
+
+    Command = Callable[[argparse.Namespace], int]
+
+    def add(name: str, func: Command, text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=text, description=text)
+        p.set_defaults(func=func)
+        return p
+
+    check = add("check", cmd_check, "exit 1 unless the cadences fit the slots with margin and "
+                "no kind waits past stale_after in the worst case")
+    check.add_argument("--suggest", action="store_true",
+                       help="when the worst case starves, propose the smallest change that passes")
+    sim = add("simulate", cmd_simulate, "run the registry with a moved clock; exit 1 on starvation")
+    sim.add_argument("--hours", type=float, default=None,
+                     help="simulated hours (default: every schedule once, plus stale_after)")
+    for p in (check, sim):
+        p.add_argument(
+            "--durations", choices=("timeout", "observed"), default="timeout",
+            help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
+        )
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when the slot shares fit the slots less the margin and no kind waits past
+    stale_after in the worst case, else 1."""
+    from tickq.host import programs
+
+    registry = _registry(args)
+    with _connect(_url(args)) as conn:
+        _migrate(conn)
+        report = capacity.check(conn, registry)
+        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+    _print_capacity(report)
+    unstartable = programs.problems(registry)
+    for problem in unstartable:
+        print(f"tickq: {problem}", file=sys.stderr)
+    server = _server(args)
+    result = simulate.worst_case(server, registry, facts.durations, facts.agents)
+    _print_worst_case(result, registry, args.durations)
+    if args.suggest and result.starved:
+        from tickq.check import suggest
+
+        print(suggest.render(suggest.suggest(server, registry, facts.durations)))
+    fits = report.verdict.fits
+    return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Exit 1 when any kind waits longer than stale_after in the simulated hours."""
+    if args.hours is not None and not 0 < args.hours < 24 * 366:
+        raise Fail(EXIT_CONFIG, f"--hours must be a positive number of hours, got {args.hours:g}")
+    registry = _registry(args)
+    with _connect(_url(args)) as conn:
+        _migrate(conn)
+        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+    server = _server(args)
+    started = time.monotonic()
+    result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents)
+    elapsed = time.monotonic() - started
+    window = result.windows[0]
+    print(f"simulated {utc(window.starts_at)} to {utc(window.ends_at)}"
+          + ("" if args.hours else f" (every schedule once: {human(window.period)})"))
+    print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 wait_rows(result)))
+    starving = sorted({k.lane for k in result.starved}, key=LANES.index)
+    stale = human(dt.timedelta(seconds=registry.settings.stale_after))
+    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+               if starving else f"no kind waited longer than {stale}")
+    print(f"\n{float(window.hours):g} simulated hours with {args.durations} durations in "
+          f"{elapsed:.1f}s: {verdict}")
+    return EXIT_NO if starving else EXIT_OK
+
+
+def _print_capacity(report: CapacityReport) -> None:
+    print(_table(
+        ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
+        [[k.kind, k.lane, k.schedule, f"{k.runs_per_tick:.4f}", human(k.expected_duration),
+          k.duration_source, f"{k.slot_share:.4f}"] for k in report.kinds],
+        width=100, shrink=(0, 2),  # kind and schedule are cut to fit 100 columns
+    ))
+    print()
+    print(_table(
+        ["lane", "kinds", "runs/tick", "slot share"],
+        [[row.lane, str(row.kinds), f"{row.runs_per_tick:.4f}", f"{row.slot_share:.4f}"]
+         for row in report.lanes],
+    ))
+    v = report.verdict
+    print(f"\ncapacity {'fits' if v.fits else 'DOES NOT FIT'}: total slot share {v.slot_share:.2f} "
+          f"against {v.budget:.2f} ({v.slots} slots less a {float(v.margin):.0%} margin);\n"
+          f"{v.runs_per_tick:.2f} runs asked per tick")
+    if v.worst_lane:
+        print(f"the {v.worst_lane} lane takes the most ({v.worst_lane_share:.2f} slots): slow its "
+              "cadences, shorten its timeouts, or add slots", file=sys.stderr)
+
+
+def _print_worst_case(result: simulate.WorstCase, registry: Registry, durations: str) -> None:
+    held = "timeout" if durations == "timeout" else "observed p95, else its timeout"
+    print(f"\nworst case, every run taking its {held}:")
+    for window in result.windows:
+        first, *more = describe(window)
+        print(f"  simulated {first}")
+        for line in more:
+            print(f"    {line}")
+    print(_table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 wait_rows(result), width=100, shrink=(0,)))
+    stale = registry.settings.stale_after
+    if result.starved:
+        print(f"\nworst case STARVES {len(result.starved)} kind(s):")
+        for line in starved_lines(result, stale):
+            print(f"  {line}")
+    else:
+        print("\nworst case fits: no kind waits longer than stale_after "
+              f"{human(dt.timedelta(seconds=stale))}")
+
+
+# ---------------------------------------------------------------- text for people
+
+
+def utc(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def human(delta: dt.timedelta) -> str:
+    """A duration as the registry writes it ("5m", "1h30m"); under a second, "0s"."""
+    seconds = int(delta.total_seconds())
+    return format_duration(seconds) if seconds >= 1 else "0s"
+
+
+def describe(window: Window) -> list[str]:
+    """Which window was covered and why, in short lines (check's output fits 100 columns)."""
+    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
+             f"({human(window.period)}),",
+             "opened the longest timeout early and closed stale_after late"]
+    if window.dst_zone:
+        lines.append(f"holds a daylight-saving change of {window.dst_zone}")
+    return lines
+
+
+def wait_rows(result: simulate.WorstCase) -> list[list[str]]:
+    """kind, lane, runs, longest wait (or "not due in window"), starved, from."""
+    return [
+        [k.kind, k.lane, str(k.runs),
+         "not due in window" if k.longest_wait is None else human(k.longest_wait),
+         "STARVED" if k.starved else "-",
+         utc(k.worst_due_at) if k.worst_due_at else "-"]
+        for k in result.kinds
+    ]
+
+
+def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -> list[str]:
+    """One line per starved kind: the worst wait, when it began, and what it waited behind."""
+    lines = []
+    for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
+        behind = k.behind or []
+        also = f" and {len(behind) - most} more" if len(behind) > most else ""
+        lines.append(
+            f"{k.kind} ({k.lane}) waits {human(k.longest_wait or dt.timedelta())}, longer than "
+            f"stale_after {format_duration(stale_after)}: due {utc(k.worst_due_at)}"
+            if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
+        if behind:
+            lines[-1] += f", behind {', '.join(behind[:most])}{also}"
+    return lines
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = None,
+           shrink: Sequence[int] = ()) -> str:
+    from tickq.cli.status import table
+
+    return table(header, rows, width=width, shrink=shrink)
