@@ -239,9 +239,9 @@ LANGUAGE sql STABLE
 AS $$
     -- A caller runs simulate_events part by part, committing after each: in one transaction
     -- every claim and report adds a version of the same few kind and slot rows that nothing can
-    -- prune, and a week took minutes instead of seconds. Parts of three hours, rounded down to
-    -- whole ticks (at least one), so every part starts on a tick; each ends just before the
-    -- next part's first tick, which that part handles.
+    -- prune, and a week would take minutes instead of seconds. Parts of three hours, rounded
+    -- down to whole ticks (at least one), so every part starts on a tick; each ends just before
+    -- the next part's first tick, which that part handles.
     SELECT g.at, least(g.at + p.part - interval '1 microsecond', p_until)
     FROM (
         SELECT greatest(s.tick, s.tick * floor(extract(EPOCH FROM interval '3 hours') / extract(EPOCH FROM s.tick)))
