@@ -19,7 +19,8 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from tickq import db
-from tickq.db import verdict as registry_db
+from tickq.db.api import registry as registry_api
+from tickq.db.errors import RegistryRefused
 from tickq.registry import load_registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,8 +112,8 @@ def test_the_file_and_the_json_get_the_same_verdict(
     settings_toml, kinds_toml, settings, kinds, kind, key = CASES[case]
     registry = load_registry(_file(tmp_path, settings_toml, kinds_toml))  # the shape is fine
 
-    with pytest.raises(registry_db.RegistryRefused) as info:
-        registry_db.sync(conn, registry)
+    with pytest.raises(RegistryRefused) as info:
+        registry_api.sync_registry(conn, registry)
     [problem] = info.value.problems
     sql_message = _sql_verdict(conn, settings, kinds)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from tickq.check import simulate as worst_case
+from tickq.db.api.check import scratch
 from tickq.dispatch.tick import Dispatcher
 from tickq.log import EventLog
 from tickq.registry import load_registry
@@ -103,7 +103,7 @@ def test_the_simulator_predicts_the_live_waits_within_a_tick(
     assert set(live) >= {"fast_a", "fast_b", "slow_c", "mid_d"}, live
 
     # The simulator: the same registry synced at the same instant, the same durations.
-    with worst_case.scratch(pg_server_url) as sim, sim.transaction():
+    with scratch(pg_server_url) as sim, sim.transaction():
         sim.execute("SELECT * FROM tickq.sync_registry(%s, %s)",
                     (Jsonb(registry.to_sync_json()), start))
         sim.execute("SELECT * FROM tickq.simulate(%s::numeric, %s, %s)",

@@ -1,11 +1,8 @@
 -- Views for people in psql and for `tickq status`. Each view is its function at now(); the
 -- functions take the time so tests and the simulator can move the clock.
 
-DROP VIEW IF EXISTS tickq.queue_status;
-DROP VIEW IF EXISTS tickq.stale_due;
--- queue_status_at gained irreversible, armed_at, armed_by and steps (0014) and the pause
--- columns (0017).
-DROP FUNCTION IF EXISTS tickq.queue_status_at(timestamptz);
+-- A change of a function's columns drops it and its view in a migration (as 0019 does): CREATE OR
+-- REPLACE can only add columns at a view's end.
 
 -- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
 CREATE OR REPLACE FUNCTION tickq.chain_summary(
@@ -117,7 +114,7 @@ COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
 'who armed an irreversible kind and when, for a chain a summary of its last run''s steps, and '
 'the pause (until, reason, by) while it lasts.';
 
-CREATE VIEW tickq.queue_status AS
+CREATE OR REPLACE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());
 COMMENT ON VIEW tickq.queue_status IS
 'One row per kind, now: due or not, running or not, last outcome and finish, failure streak, next due.';
@@ -140,7 +137,7 @@ COMMENT ON FUNCTION tickq.stale_due_at(timestamptz) IS
 '(an unarmed irreversible kind waits for a person, not a slot: queue_status shows it as unarmed; '
 'a paused kind is not stale: it waits on purpose).';
 
-CREATE VIEW tickq.stale_due AS
+CREATE OR REPLACE VIEW tickq.stale_due AS
 SELECT * FROM tickq.stale_due_at(now());
 COMMENT ON VIEW tickq.stale_due IS
 'Kinds due and left unclaimed longer than the stale threshold (default 15 minutes): a slot '

@@ -2,8 +2,6 @@
 -- whether a kind holds a slot; cadence does. This is the one implementation of that arithmetic:
 -- the view, `tickq check` and the simulator all read it.
 
-DROP VIEW IF EXISTS tickq.capacity;
-
 CREATE OR REPLACE FUNCTION tickq.expected_duration(
     p_kind text,
     p_now timestamptz DEFAULT now()
@@ -76,7 +74,7 @@ COMMENT ON FUNCTION tickq.capacity_at(timestamptz) IS
 'One row per enabled kind: runs it asks for per tick, expected duration, and the share of one '
 'slot it keeps busy (runs per tick x expected duration / tick, at most 1). Largest share first.';
 
-CREATE VIEW tickq.capacity AS
+CREATE OR REPLACE VIEW tickq.capacity AS
 SELECT * FROM tickq.capacity_at(now());
 COMMENT ON VIEW tickq.capacity IS
 'Per enabled kind: runs per tick, expected duration, and share of one slot. The sum of the '
@@ -124,3 +122,37 @@ $$;
 COMMENT ON FUNCTION tickq.capacity_total_at(timestamptz) IS
 'The capacity invariant: slot shares and runs per tick summed per priority lane and in total; '
 'fits (on the total row) is whether the total share stays at or below slots * (1 - capacity_margin).';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_verdict_at(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    fits boolean,
+    slot_share numeric,
+    budget numeric,
+    slots integer,
+    margin numeric,
+    runs_per_tick numeric,
+    worst_lane text,
+    worst_lane_share numeric
+)
+LANGUAGE sql STABLE
+AS $$
+    WITH totals AS (SELECT * FROM tickq.capacity_total_at(p_now))
+    SELECT t.fits, t.slot_share, t.budget, t.slots, s.capacity_margin, t.runs_per_tick, w.lane, w.slot_share
+    FROM totals AS t
+    CROSS JOIN tickq.settings AS s
+    -- When the total does not fit, the lane to act on is the one that takes the most slots (the
+    -- more urgent lane on a tie).
+    LEFT JOIN LATERAL (
+        SELECT l.lane, l.slot_share
+        FROM totals AS l
+        WHERE NOT t.fits AND l.lane <> 'total' AND l.slot_share > 0
+        ORDER BY l.slot_share DESC, array_position(enum_range(NULL::tickq.priority), l.lane::tickq.priority)
+        LIMIT 1
+    ) AS w ON true
+    WHERE t.lane = 'total'
+$$;
+COMMENT ON FUNCTION tickq.capacity_verdict_at(timestamptz) IS
+'What tickq check decides about capacity: whether the total slot share fits the budget (slots less '
+'the capacity_margin, also returned), the total share and runs per tick, and when it does not '
+'fit the lane that takes the most slots, with its share.';

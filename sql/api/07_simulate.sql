@@ -1,8 +1,5 @@
 -- The schedule simulator: the real claim_jobs and report_run with a moved clock.
 
--- simulate returns where each kind's worst wait began and what held the slots meanwhile.
-DROP FUNCTION IF EXISTS tickq.simulate(numeric, jsonb, timestamptz);
-
 CREATE OR REPLACE FUNCTION tickq.simulated_hold(
     p_kind tickq.job_kind,
     p_durations jsonb,
@@ -234,94 +231,26 @@ COMMENT ON FUNCTION tickq.simulation_start(timestamptz) IS
 'while (a kind new to a '
 'queue is due at once; that one-off burst is not the steady state tickq check judges).';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_windows(
+CREATE OR REPLACE FUNCTION tickq.simulation_parts(
+    p_until timestamptz,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text)
-LANGUAGE plpgsql STABLE
+) RETURNS TABLE (part_from timestamptz, part_until timestamptz)
+LANGUAGE sql STABLE
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_stale interval;
-    v_period interval := '0'::interval;
-    v_lcm bigint := 1;
-    v_seconds bigint;
-    v_length interval;
-    v_warm interval;
-    v_tick interval;
-    v_zone record;
-    v_starts timestamptz[] := '{}'::timestamptz[];
-    v_zones text[] := '{}'::text[];
-    v_covered boolean;
-BEGIN
-    SELECT s.stale_after, s.tick INTO STRICT v_stale, v_tick FROM tickq.settings AS s;
-    -- The period that covers every schedule once: the longest cadence, a day for daily calendar
-    -- times, a week for weekdays, and the cadences' least common multiple (when cadences of 7 and
-    -- 11 minutes meet only every 77), at most a week; all of it at most 31 days.
-    FOR v_seconds IN
-        SELECT DISTINCT extract(EPOCH FROM k.every)::bigint FROM tickq.job_kind AS k
-        WHERE k.enabled AND k.every IS NOT NULL
-    LOOP
-        v_lcm := least(v_lcm / gcd(v_lcm, v_seconds) * v_seconds, 7 * 86400);
-    END LOOP;
-    SELECT greatest(
-        make_interval(secs => v_lcm),
-        max(k.every),
-        max(CASE WHEN k.at_times IS NULL THEN NULL WHEN k.on_days IS NULL THEN interval '1 day'
-            ELSE interval '7 days' END))
-    INTO v_period
-    FROM tickq.job_kind AS k
-    WHERE k.enabled;
-    v_period := least(coalesce(v_period, '1 hour'::interval), '31 days'::interval);
-    -- A run due at the very end still has stale_after to show that it waited too long; the
-    -- window opens the longest timeout early, so runs that started before it hold their slots
-    -- when it begins, as they would in a queue that has been running. Whole ticks, so the
-    -- simulated ticks fall on the period's aligned instants (as cron's */N does).
-    SELECT v_tick * ceil(extract(EPOCH FROM coalesce(max(k.timeout), '0'::interval)) / extract(EPOCH FROM v_tick))
-    INTO v_warm FROM tickq.job_kind AS k WHERE k.enabled;
-    v_length := v_warm + v_period + v_stale;
-
-    -- Calendar times in a zone with daylight saving: one window holds a change day of each such
-    -- zone (the next change after p_now in the database's own time-zone data), starting at that
-    -- day's local midnight. Zones whose next change falls in a window already planned share it.
-    FOR v_zone IN
-        SELECT z.zone, c.changes_at
-        FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.at_times IS NOT NULL) AS z
-        CROSS JOIN LATERAL (
-            SELECT min(h.at) AS changes_at
-            FROM generate_series(date_trunc('hour', p_now), date_trunc('hour', p_now) + interval '400 days',
-                interval '1 hour') AS h (at)
-            WHERE (h.at AT TIME ZONE z.zone) - (h.at AT TIME ZONE 'UTC')
-                <> ((h.at + interval '1 hour') AT TIME ZONE z.zone) - ((h.at + interval '1 hour') AT TIME ZONE 'UTC')
-        ) AS c
-        WHERE c.changes_at IS NOT NULL
-        ORDER BY c.changes_at, z.zone
-    LOOP
-        v_covered := false;
-        FOR i IN 1..cardinality(v_starts) LOOP
-            v_covered := v_covered OR (v_zone.changes_at >= v_starts[i]
-                AND v_zone.changes_at + interval '1 hour' <= v_starts[i] + v_period);
-        END LOOP;
-        CONTINUE WHEN v_covered;
-        v_starts := v_starts || ((((v_zone.changes_at + interval '1 hour') AT TIME ZONE v_zone.zone)::date)::timestamp
-            AT TIME ZONE v_zone.zone);
-        v_zones := v_zones || v_zone.zone::text;
-    END LOOP;
-    IF cardinality(v_starts) = 0 THEN
-        -- No change day to hold: from midnight UTC, where every clock-aligned cadence meets.
-        v_starts := ARRAY[date_trunc('day', p_now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'];
-        v_zones := ARRAY[NULL::text];
-    END IF;
-    RETURN QUERY
-    SELECT w.starts_at - v_warm, round(extract(EPOCH FROM v_length) / 3600, 6), v_period, v_warm, w.dst_zone
-    FROM unnest(v_starts, v_zones) AS w (starts_at, dst_zone)
-    ORDER BY w.starts_at;
-END
+    -- A caller runs simulate_events part by part, committing after each: in one transaction
+    -- every claim and report adds a version of the same few kind and slot rows that nothing can
+    -- prune, and a week would take minutes instead of seconds. Parts of three hours, rounded
+    -- down to whole ticks (at least one), so every part starts on a tick; each ends just before
+    -- the next part's first tick, which that part handles.
+    SELECT g.at, least(g.at + p.part - interval '1 microsecond', p_until)
+    FROM (
+        SELECT greatest(s.tick, s.tick * floor(extract(EPOCH FROM interval '3 hours') / extract(EPOCH FROM s.tick)))
+            AS part
+        FROM tickq.settings AS s
+    ) AS p
+    CROSS JOIN LATERAL generate_series(p_now, p_until, p.part) AS g (at)
+    ORDER BY g.at
 $$;
-COMMENT ON FUNCTION tickq.simulation_windows(timestamptz) IS
-'The windows tickq check simulates: each covers every enabled schedule at least once (period: the '
-'longest cadence or calendar period, the cadences'' least common multiple up to a week, at most '
-'31 days), opened the longest timeout early and closed stale_after late; with calendar kinds in '
-'zones that change clocks, one window per '
-'change day (the next after p_now), whose period starts at its local midnight, shared by zones '
-'it covers.';
+COMMENT ON FUNCTION tickq.simulation_parts(timestamptz, timestamptz) IS
+'The simulator''s clock, in parts: from p_now through p_until, parts of three hours in whole ticks '
+'(at least one), each for one call of tickq.simulate_events with a commit after it.';

@@ -1,7 +1,8 @@
--- What the status page (`tickq report`, `tickq serve`), `tickq history` and `tickq upcoming`
--- show. The page draws; these functions decide. Each reads indexed ranges only: runs by
--- job_run_finished_at (finished in the window) plus job_run_running (still running), a kind's
--- runs by job_run_kind_id, so a page over a long history costs what its window holds.
+-- What the status page (`tickq report`, `tickq serve`) and `tickq upcoming` show; `tickq
+-- history` is sql/api/15_history.sql. The page draws; these functions decide. Each reads
+-- indexed ranges only: runs by job_run_finished_at (finished in the window) plus
+-- job_run_running (still running), a kind's runs by job_run_kind_id, so a page over a long
+-- history costs what its window holds.
 
 CREATE OR REPLACE FUNCTION tickq.window_runs(
     p_since timestamptz,
@@ -354,75 +355,3 @@ COMMENT ON FUNCTION tickq.report_kinds_at(numeric, timestamptz) IS
 'Per kind for the status page: schedule in words, state, last outcome, failure streak, next due, '
 'p50/p95 of the last 20 successful durations, and the last three failures of the last p_hours '
 'with the end of their output.';
-
-CREATE OR REPLACE FUNCTION tickq.kind_history(
-    p_kind text,
-    p_limit integer DEFAULT 20,
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    run_id bigint,
-    run_trigger tickq.run_trigger,
-    attempt integer,
-    due_at timestamptz,
-    claimed_at timestamptz,
-    started_at timestamptz,
-    finished_at timestamptz,
-    waited interval,
-    duration interval,
-    outcome tickq.outcome,
-    exit_code integer,
-    slots_merged integer,
-    dispatcher text
-)
-LANGUAGE plpgsql STABLE
-AS $$
-#variable_conflict use_column
-BEGIN
-    IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.name = p_kind) THEN
-        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
-    END IF;
-    RETURN QUERY
-    SELECT r.id, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
-        r.finished_at, r.claimed_at - r.due_at, coalesce(r.duration, p_now - r.claimed_at),
-        r.outcome, r.exit_code, r.slots::integer, r.dispatcher
-    FROM tickq.job_run AS r
-    WHERE r.kind = p_kind AND r.claimed_at <= p_now
-    ORDER BY r.id DESC
-    LIMIT p_limit;
-END
-$$;
-COMMENT ON FUNCTION tickq.kind_history(text, integer, timestamptz) IS
-'The last p_limit runs of a kind, newest first: trigger, attempt, due/claimed/started/finished, '
-'wait, duration (so far, for a running one), outcome, exit code, slots merged. TQ003 for an '
-'unknown kind.';
-
-CREATE OR REPLACE FUNCTION tickq.run_detail(
-    p_run_id bigint,
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    run_id bigint,
-    kind text,
-    run_trigger tickq.run_trigger,
-    attempt integer,
-    due_at timestamptz,
-    claimed_at timestamptz,
-    started_at timestamptz,
-    finished_at timestamptz,
-    duration interval,
-    outcome tickq.outcome,
-    exit_code integer,
-    slots_merged integer,
-    dispatcher text,
-    output_tail text
-)
-LANGUAGE sql STABLE
-AS $$
-    SELECT r.id, r.kind, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
-        r.finished_at, coalesce(r.duration, p_now - r.claimed_at), r.outcome, r.exit_code,
-        r.slots::integer, r.dispatcher, r.output_tail::text
-    FROM tickq.job_run AS r
-    WHERE r.id = p_run_id
-$$;
-COMMENT ON FUNCTION tickq.run_detail(bigint, timestamptz) IS
-'One run with its whole output tail (tickq history --run ID); no row for an unknown id.';

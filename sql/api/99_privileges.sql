@@ -27,6 +27,7 @@ AS $$
         ('dispatcher', 'EXECUTE', 'take_alerts'),
         ('dispatcher', 'EXECUTE', 'housekeeping'),
         ('dispatcher', 'EXECUTE', 'capacity_total_at'),
+        ('dispatcher', 'EXECUTE', 'capacity_verdict_at'),
         ('dispatcher', 'EXECUTE', 'queue_status_at'),
         ('dispatcher', 'EXECUTE', 'stale_due_at'),
         ('dispatcher', 'EXECUTE', 'capacity_at'),
@@ -82,6 +83,7 @@ AS $$
         ('reader', 'EXECUTE', 'capacity_at'),
         -- the status page, history and upcoming (`tickq report`, `serve`, `history`, `upcoming`)
         ('reader', 'EXECUTE', 'capacity_total_at'),
+        ('reader', 'EXECUTE', 'capacity_verdict_at'),
         ('reader', 'EXECUTE', 'report_header_at'),
         ('reader', 'EXECUTE', 'report_dispatchers_at'),
         ('reader', 'EXECUTE', 'report_timeline_at'),

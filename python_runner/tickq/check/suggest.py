@@ -3,7 +3,8 @@
 "Passes" here is stricter than the check: every wait stays below stale_after, so the queue does
 not even warn. First offsets for `every` kinds: each movable kind (a cadence slower than the
 tick) is placed, in turn, at the offset (whole ticks) where its runs meet the fewest others over
-the window's period, keeping its own offset when that is as good; then kinds get their own
+the window's period, keeping its own offset when that is as good (tickq.spread_offsets, which
+leaves the cadences' and calendars' alignment to tickq.next_slot); then kinds get their own
 offset back while the proposal still passes. When no offsets pass, the number of slots that
 does, and the lane whose timeouts hold the slots while others starve, with how far they must
 shrink. Every proposal is run through the same worst-case simulation as the check before it is
@@ -13,15 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import psycopg
-
-from tickq import db
 from tickq.check import simulate
+from tickq.db.api import check as api
+from tickq.db.api.check import Connection
 from tickq.registry import Registry
 from tickq.registry.durations import format_duration
 
@@ -54,7 +53,7 @@ def with_lane_timeouts(registry: Registry, lane: str, share: float) -> Registry:
     return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
 
 
-def passes(conn: psycopg.Connection, registry: Registry,
+def passes(conn: Connection, registry: Registry,
            durations: dict[str, float] | None) -> bool:
     """The check passes with room: no kind waits as long as stale_after, so a proposal never
     leaves the queue warning about stale kinds at every burst while the check stays green."""
@@ -64,86 +63,21 @@ def passes(conn: psycopg.Connection, registry: Registry,
 
 
 def spread_offsets(
-    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None
+    conn: Connection, registry: Registry, durations: dict[str, float] | None
 ) -> dict[str, int]:
-    """Greedy offsets that flatten the load of the window's period; only the changed ones."""
-    settings = registry.settings
-    tick = settings.tick
-    simulate.load(conn, registry)
-    window = simulate.windows(conn)[0]
-    calendar = conn.execute(db.load_query("calendar_slots"), {
-        "start": window.starts_at + window.warm_up,
-        "until": window.starts_at + window.warm_up + window.period,
-    }).fetchall()
-    start = (window.starts_at + window.warm_up).timestamp()
-    period = int(window.period.total_seconds())
-    buckets = max(1, math.ceil(period / tick))
-    load = [0] * buckets
-
-    def held(kind: str, timeout: int) -> int:
-        seconds = (durations or {}).get(kind, timeout)
-        return max(1, math.ceil(seconds / tick))
-
-    def occupied(first_slot: float, every: int, length: int) -> list[int]:
-        """Buckets held by runs due at first_slot + k*every in the period, claimed at a tick."""
-        cells: list[int] = []
-        slot = first_slot
-        while slot < start + period:
-            first = math.ceil((slot - start) / tick)
-            cells.extend((first + i) % buckets for i in range(length))
-            slot += every
-        return cells
-
-    def first_slot(every: int, offset: int) -> float:
-        return start + (offset - start) % every
-
-    # Fixed load: calendar kinds, the built-in housekeeping kind, cadences at or below the tick.
-    timeouts = {name: kind.timeout for name, kind in registry.kinds.items()}
-    for name, slot in calendar:
-        for cell in occupied(slot.timestamp(), period, held(name, timeouts.get(name, 60))):
-            load[cell] += 1
-    fixed = [("tickq.housekeeping", settings.housekeeping_every, 0, settings.housekeeping_timeout)]
-    movable = []
-    for name, kind in registry.kinds.items():
-        if kind.every is None or not kind.enabled:
-            continue
-        if kind.every <= tick:
-            fixed.append((name, kind.every, kind.offset or 0, kind.timeout))
-        else:
-            movable.append(kind)
-    for name, every, offset, timeout in fixed:
-        for cell in occupied(first_slot(every, offset), max(every, tick), held(name, timeout)):
-            load[cell] += 1
-    # Longest holders first, as in bin packing; then by lane and name for a stable answer.
-    lanes = ("urgent", "high", "normal", "low")
-    movable.sort(key=lambda k: (-held(k.name, k.timeout), lanes.index(k.priority), k.name))
-    changed: dict[str, int] = {}
-    for kind in movable:
-        length = held(kind.name, kind.timeout)
-        own = kind.offset or 0  # None when the file gives none
-        best: tuple[int, int, int, int] | None = None
-        for offset in [own, *range(0, kind.every, tick)]:
-            cells = occupied(first_slot(kind.every, offset), kind.every, length)
-            cost = (max(load[c] for c in cells), sum(load[c] for c in cells),
-                    0 if offset == own else 1, offset)
-            if best is None or cost < best:
-                best = cost
-        assert best is not None
-        offset = best[3]
-        for cell in occupied(first_slot(kind.every, offset), kind.every, length):
-            load[cell] += 1
-        if offset != own:
-            changed[kind.name] = offset
-    return changed
+    """Greedy offsets that flatten the load of the first window's period (tickq.spread_offsets);
+    only the changed ones, seconds by kind."""
+    api.load(conn, registry)
+    return api.spread_offsets(conn, durations)
 
 
 def suggest(server: str, registry: Registry, durations: dict[str, float] | None) -> Suggestion:
-    with simulate.scratch(server) as conn:
+    with api.scratch(server) as conn:
         return _suggest(conn, registry, durations)
 
 
 def _suggest(
-    conn: psycopg.Connection, registry: Registry, durations: dict[str, float] | None
+    conn: Connection, registry: Registry, durations: dict[str, float] | None
 ) -> Suggestion:
     tried: list[str] = []
     offsets = spread_offsets(conn, registry, durations)

@@ -117,6 +117,23 @@ def status(add: Add) -> None:
                    help="redraw every SECONDS (default 2) until Ctrl-C")
 
 
+def check(add: Add) -> None:
+    """`check` and `simulate`, with the options they share."""
+    chk = add("check", "check:cmd_check", "exit 1 unless the cadences fit the slots with margin "
+              "and no kind waits past stale_after in the worst case")
+    chk.add_argument("--suggest", action="store_true",
+                     help="when the worst case starves, propose the smallest change that passes")
+    sim = add("simulate", "check:cmd_simulate",
+              "run the registry with a moved clock; exit 1 on starvation")
+    sim.add_argument("--hours", type=float, default=None,
+                     help="simulated hours (default: every schedule once, plus stale_after)")
+    for p in (chk, sim):
+        p.add_argument(
+            "--durations", choices=("timeout", "observed"), default="timeout",
+            help="each run holds its slot for its timeout (worst case, default) or the queue's p95",
+        )
+
+
 def operator(add: Add) -> None:
     pause = add("pause", "operator:cmd_pause",
                 "stop claiming a kind until resumed, for a while or until a time (a run going "

@@ -1,5 +1,6 @@
-"""The database door: connections (connect.py), the migrator (migrator.py), the embedded server
-(embedded.py) and the database's verdict on a registry (verdict.py)."""
+"""The database door, the only code that speaks to PostgreSQL: connections (connect.py), the
+migrator (migrator.py), the embedded server (embedded.py), what can fail (errors.py) and one
+module per area of typed calls (api/)."""
 
 from tickq.db.connect import (
     DEFAULT_TIMEOUTS,

@@ -153,3 +153,10 @@ def translated(exc: psycopg.Error) -> Exception:
 def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[0] if lines else ""
+
+
+class ScratchUnavailable(DatabaseUnreachable):
+    """The server would not give a simulation a scratch database (e.g. no CREATEDB)."""
+
+    def __str__(self) -> str:
+        return f"cannot create a scratch database for the simulation: {self.args[0]}"

@@ -4,7 +4,7 @@ This module checks the file's shape: TOML, known keys, the type of each value, d
 argv lists, env tables, cwd folders. The rules on values (bounds, kind names, time zones,
 weekdays, times of day, repeats) have one owner, the database (tickq.sync_registry, and
 tickq.registry_problems for the full list), so the file and the JSON a script sends get the
-same verdict; see tickq.db.verdict. Validation never stops at the first mistake: every problem
+same verdict; see tickq.db.api.registry. Validation never stops at the first mistake: every problem
 is collected and raised together in one RegistryError, each naming the file, the kind and the
 key it is about.
 """

@@ -1,2 +1,2 @@
-SELECT kind, priority::text, schedule, runs_per_tick, expected_duration, duration_source, slot_share
+SELECT kind, priority::text AS lane, schedule, runs_per_tick, expected_duration, duration_source, slot_share
 FROM tickq.capacity

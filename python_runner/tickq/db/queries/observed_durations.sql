@@ -1,3 +1,3 @@
-SELECT kind, extract(EPOCH FROM expected_duration)::float8
+SELECT kind, extract(EPOCH FROM expected_duration)::float8 AS seconds
 FROM tickq.capacity
 WHERE duration_source <> 'timeout'

@@ -1,0 +1,180 @@
+"""`tickq check` and `tickq simulate`: print what the capacity and worst-case SQL decided.
+
+The verdicts come from the database (tickq.capacity_verdict_at, tickq.simulation_worst); this
+module reads the registry, runs the drivers in tickq.check and prints their answers in tables
+that fit 100 columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+
+from tickq.check import capacity, simulate
+from tickq.cli import common
+from tickq.cli.text import table
+from tickq.db.api import registry as registry_api
+from tickq.db.api import session
+from tickq.db.api.check import CapacityReport, Window
+from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
+from tickq.registry import Registry
+from tickq.registry.durations import format_duration, human_duration
+
+LANES = ("urgent", "high", "normal", "low")
+
+
+def _judged_queue(args: argparse.Namespace, registry: Registry) -> session.Connection:
+    """The queue, migrated, after the database judged the registry's values (RegistryRefused
+    names each); until then on timeouts the registry may only shorten."""
+    conn = session.connect(common.url(args), registry_api.provisional_timeouts(registry.settings))
+    try:
+        session.migrate(conn)
+        registry_api.refuse_bad_values(conn, registry)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when the slot shares fit the slots less the margin and no kind waits past
+    stale_after in the worst case, else 1."""
+    from tickq.host import programs
+
+    registry = common.registry(args)
+    with _judged_queue(args, registry) as conn:
+        report = capacity.check(conn, registry)
+        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+    _print_capacity(report)
+    unstartable = programs.problems(registry)
+    for problem in unstartable:
+        print(f"tickq: {problem}", file=sys.stderr)
+    server = session.server(args.database_url)
+    result = simulate.worst_case(server, registry, facts.durations, facts.agents)
+    _print_worst_case(result, registry, args.durations)
+    if args.suggest and result.starved:
+        from tickq.check import suggest
+
+        print(suggest.render(suggest.suggest(server, registry, facts.durations)))
+    fits = report.verdict.fits
+    return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Exit 1 when any kind waits longer than stale_after in the simulated hours."""
+    if args.hours is not None and not 0 < args.hours < 24 * 366:
+        raise InvalidInput(f"--hours must be a positive number of hours, got {args.hours:g}")
+    registry = common.registry(args)
+    with _judged_queue(args, registry) as conn:
+        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+    server = session.server(args.database_url)
+    started = time.monotonic()
+    result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents)
+    elapsed = time.monotonic() - started
+    window = result.windows[0]
+    print(f"simulated {utc(window.starts_at)} to {utc(window.ends_at)}"
+          + ("" if args.hours else f" (every schedule once: {human(window.period)})"))
+    print(table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 wait_rows(result)))
+    starving = sorted({k.lane for k in result.starved}, key=LANES.index)
+    stale = human(dt.timedelta(seconds=registry.settings.stale_after))
+    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+               if starving else f"no kind waited longer than {stale}")
+    print(f"\n{float(window.hours):g} simulated hours with {args.durations} durations in "
+          f"{elapsed:.1f}s: {verdict}")
+    return EXIT_NO if starving else EXIT_OK
+
+
+def _print_capacity(report: CapacityReport) -> None:
+    print(table(
+        ["kind", "lane", "schedule", "runs/tick", "expected", "from", "slot share"],
+        [[k.kind, k.lane, k.schedule, f"{k.runs_per_tick:.4f}", human(k.expected_duration),
+          k.duration_source, f"{k.slot_share:.4f}"] for k in report.kinds],
+        width=100, shrink=(0, 2),  # kind and schedule are cut to fit 100 columns
+    ))
+    print()
+    print(table(
+        ["lane", "kinds", "runs/tick", "slot share"],
+        [[row.lane, str(row.kinds), f"{row.runs_per_tick:.4f}", f"{row.slot_share:.4f}"]
+         for row in report.lanes],
+    ))
+    v = report.verdict
+    print(f"\ncapacity {'fits' if v.fits else 'DOES NOT FIT'}: total slot share {v.slot_share:.2f} "
+          f"against {v.budget:.2f} ({v.slots} slots less a {float(v.margin):.0%} margin);\n"
+          f"{v.runs_per_tick:.2f} runs asked per tick")
+    if v.worst_lane:
+        print(f"the {v.worst_lane} lane takes the most ({v.worst_lane_share:.2f} slots): slow its "
+              "cadences, shorten its timeouts, or add slots", file=sys.stderr)
+
+
+def _print_worst_case(result: simulate.WorstCase, registry: Registry, durations: str) -> None:
+    held = "timeout" if durations == "timeout" else "observed p95, else its timeout"
+    print(f"\nworst case, every run taking its {held}:")
+    for window in result.windows:
+        first, *more = describe(window)
+        print(f"  simulated {first}")
+        for line in more:
+            print(f"    {line}")
+    print(table(["kind", "lane", "runs", "longest wait", "starved", "worst wait began"],
+                 wait_rows(result), width=100, shrink=(0,)))
+    stale = registry.settings.stale_after
+    if result.starved:
+        print(f"\nworst case STARVES {len(result.starved)} kind(s):")
+        for line in starved_lines(result, stale):
+            print(f"  {line}")
+    else:
+        print("\nworst case fits: no kind waits longer than stale_after "
+              f"{human(dt.timedelta(seconds=stale))}")
+
+
+# ---------------------------------------------------------------- text for people
+
+
+def human(value: dt.timedelta | float | None) -> str:
+    """A duration as the registry writes it ("5m", "1h30m"); under a second, "0s"."""
+    return human_duration(value, tenths=False)
+
+
+def utc(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def describe(window: Window) -> list[str]:
+    """Which window was covered and why, in short lines (check's output fits 100 columns)."""
+    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
+             f"({human(window.period)}),",
+             "opened the longest timeout early and closed stale_after late"]
+    if window.dst_zone:
+        lines.append(f"holds a daylight-saving change of {window.dst_zone}")
+    return lines
+
+
+def wait_rows(result: simulate.WorstCase) -> list[list[str]]:
+    """kind, lane, runs, longest wait (or "not due in window"), starved, from."""
+    return [
+        [k.kind, k.lane, str(k.runs),
+         "not due in window" if k.longest_wait is None else human(k.longest_wait),
+         "STARVED" if k.starved else "-",
+         utc(k.worst_due_at) if k.worst_due_at else "-"]
+        for k in result.kinds
+    ]
+
+
+def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -> list[str]:
+    """One line per starved kind: the worst wait, when it began, and what it waited behind."""
+    lines = []
+    for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
+        behind = k.behind or []
+        also = f" and {len(behind) - most} more" if len(behind) > most else ""
+        lines.append(
+            f"{k.kind} ({k.lane}) waits {human(k.longest_wait or dt.timedelta())}, longer than "
+            f"stale_after {format_duration(stale_after)}: due {utc(k.worst_due_at)}"
+            if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
+        if behind:
+            lines[-1] += f", behind {', '.join(behind[:most])}{also}"
+    return lines

@@ -1,0 +1,225 @@
+"""What `tickq check` and `tickq simulate` ask the database: the capacity verdict
+(sql/api/05_capacity.sql) and the worst-case simulation (sql/api/07_simulate.sql,
+16_worst_case.sql), each function one named query, rows by name.
+
+The simulation runs in a scratch database of its own (`scratch`), never in the user's queue: it
+claims and reports as dispatcher "simulator". Its connection is autocommit, so each part of
+the clock (`simulate_window`) commits on its own, as tickq.simulation_parts asks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from psycopg import Connection
+from psycopg.rows import class_row, dict_row
+from psycopg.types.json import Jsonb
+
+from tickq import db
+from tickq.db.api import registry as registry_api
+from tickq.db.errors import ScratchUnavailable
+from tickq.registry import Registry
+
+# A simulation is one long statement by design, watched by whoever started it.
+SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
+
+
+@dataclass(frozen=True)
+class KindCapacity:
+    kind: str
+    lane: str
+    schedule: str
+    runs_per_tick: Decimal
+    expected_duration: dt.timedelta
+    duration_source: str
+    slot_share: Decimal
+
+
+@dataclass(frozen=True)
+class LaneCapacity:
+    lane: str  # a priority, or "total"
+    kinds: int
+    runs_per_tick: Decimal
+    slot_share: Decimal
+    slots: int
+    budget: Decimal
+    fits: bool | None  # on the total row only
+
+
+@dataclass(frozen=True)
+class CapacityVerdict:
+    fits: bool
+    slot_share: Decimal
+    budget: Decimal  # slots less the margin
+    slots: int
+    margin: Decimal
+    runs_per_tick: Decimal
+    worst_lane: str | None  # when it does not fit: the lane that takes the most slots
+    worst_lane_share: Decimal | None
+
+
+@dataclass(frozen=True)
+class CapacityReport:
+    kinds: list[KindCapacity]
+    lanes: list[LaneCapacity]
+    verdict: CapacityVerdict
+
+
+@dataclass(frozen=True)
+class SavedAgent:
+    name: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Window:
+    starts_at: dt.datetime
+    hours: Decimal
+    period: dt.timedelta  # the schedules covered; the rest opens and closes the window
+    warm_up: dt.timedelta  # opened this early: runs started before the period hold slots
+    dst_zone: str | None  # the zone whose daylight-saving change day is in the window
+
+    @property
+    def ends_at(self) -> dt.datetime:
+        return self.starts_at + dt.timedelta(hours=float(self.hours))
+
+
+@dataclass(frozen=True)
+class KindWait:
+    kind: str
+    lane: str
+    runs: int
+    longest_wait: dt.timedelta | None  # None: never due in any window
+    starved: bool
+    worst_due_at: dt.datetime | None  # when the longest wait began
+    behind: list[str] | None  # a starved kind: who held the slots meanwhile, longest first
+    in_window: int  # which window (1 = the first) held the longest wait
+
+
+class _Rollback(Exception):
+    """Raised inside a transaction to roll it back on purpose."""
+
+
+def _rows(conn: Connection, cls: type, query: str, params: Any = None) -> list[Any]:
+    with conn.cursor(row_factory=class_row(cls)) as cur:
+        return cur.execute(db.load_query(query), params).fetchall()
+
+
+# ---------------------------------------------------------------- the user's queue
+
+
+def capacity(conn: Connection, registry: Registry) -> CapacityReport:
+    """The capacity of `registry` as the queue behind `conn` would see it (its real history:
+    95th percentiles of recent runs): synced in a transaction that is rolled back."""
+    report: CapacityReport | None = None
+    try:
+        with conn.transaction():
+            registry_api.sync_registry(conn, registry)
+            report = CapacityReport(
+                kinds=_rows(conn, KindCapacity, "capacity"),
+                lanes=_rows(conn, LaneCapacity, "capacity_total"),
+                verdict=_rows(conn, CapacityVerdict, "capacity_verdict")[0],
+            )
+            raise _Rollback
+    except _Rollback:
+        pass
+    assert report is not None
+    return report
+
+
+def observed_durations(conn: Connection) -> dict[str, float]:
+    """Expected durations the queue has history for (p95 of recent successful runs), seconds."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return {r["kind"]: r["seconds"] for r in cur.execute(db.load_query("observed_durations"))}
+
+
+def live_agents(conn: Connection) -> list[SavedAgent]:
+    """The queue's user-built agents, to simulate beside the registry: they take slots too."""
+    return _rows(conn, SavedAgent, "agents_export")
+
+
+# ---------------------------------------------------------------- the scratch database
+
+
+@contextmanager
+def scratch(server_url: str) -> Iterator[Connection]:
+    """An autocommit connection to a fresh, migrated database; dropped afterwards."""
+    name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
+    try:
+        url = db.create_database(server_url, name)
+    except psycopg.Error as exc:
+        cause = exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None
+        raise ScratchUnavailable(cause or str(exc).strip() or type(exc).__name__) from None
+    try:
+        with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
+            db.migrate(conn)
+            yield conn
+    finally:
+        db.drop_database(server_url, name)
+
+
+def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
+    """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
+    hold `agents`."""
+    registry_api.sync_registry(conn, registry)
+    for agent in agents:
+        conn.execute(db.load_query("save_agent_fields"),
+                     {"name": agent.name, "fields": Jsonb(agent.fields)})
+
+
+def windows(conn: Connection) -> list[Window]:
+    """The windows `check` simulates (tickq.simulation_windows)."""
+    return _rows(conn, Window, "simulation_windows")
+
+
+def replay_window(conn: Connection, hours: float | None) -> Window:
+    """The window `simulate` replays from now (tickq.simulation_replay_window)."""
+    given = None if hours is None else Decimal(str(hours))
+    return _rows(conn, Window, "simulation_replay_window", {"hours": given})[0]
+
+
+def simulate_window(
+    conn: Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
+) -> None:
+    """Move the clock through `window`, one committed part at a time; with `steady`, every kind
+    starts at its own next slot (tickq.simulation_start)."""
+    if steady:
+        conn.execute(db.load_query("simulation_start"), {"start": window.starts_at})
+    hold = Jsonb(durations) if durations else None
+    with conn.cursor(row_factory=dict_row) as cur:
+        parts = cur.execute(db.load_query("simulation_parts"),
+                            {"until": window.ends_at, "start": window.starts_at}).fetchall()
+    for part in parts:
+        conn.execute(db.load_query("simulate_events"),
+                     {"until": part["part_until"], "durations": hold, "start": part["part_from"]})
+
+
+def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:
+    """`worst` (None before the first window) with window `number`'s waits folded in
+    (tickq.simulation_merge); pass it on to the next window, then to `worst_waits`."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(db.load_query("simulation_merge"), {
+            "worst": None if worst is None else Jsonb(worst), "window": number,
+            "until": window.ends_at, "start": window.starts_at}).fetchone()
+    assert row is not None
+    return row["worst"]
+
+
+def worst_waits(conn: Connection, worst: Any) -> list[KindWait]:
+    """Each kind's worst wait over the merged windows (tickq.simulation_worst)."""
+    return _rows(conn, KindWait, "simulation_worst", {"worst": Jsonb(worst)})
+
+
+def spread_offsets(conn: Connection, durations: dict[str, float] | None) -> dict[str, int]:
+    """The offsets tickq.spread_offsets proposes for the scratch queue, seconds by kind."""
+    hold = Jsonb(durations) if durations else None
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(db.load_query("spread_offsets"), {"durations": hold}).fetchall()
+    return {r["kind"]: r["offset_seconds"] for r in rows}

@@ -1,1 +1,0 @@
-SELECT tick FROM tickq.settings

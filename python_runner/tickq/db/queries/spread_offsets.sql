@@ -1,0 +1,2 @@
+SELECT kind, offset_seconds
+FROM tickq.spread_offsets(%(durations)s::jsonb)
