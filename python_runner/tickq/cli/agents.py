@@ -24,6 +24,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from tickq import db
+from tickq.db.contract import WEEKDAYS
 from tickq.registry import AGENT_PREFIX, Registry, RegistryError, load_registry
 from tickq.registry.durations import format_duration, parse_duration
 
@@ -32,8 +33,7 @@ EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
 # answers; TQ040 and TQ043 (and TQ002, a registry the database refuses) are invalid values.
 _NO_STATES = ("TQ041", "TQ042", "TQ005", "TQ006", "TQ003")
 
-# `--on mon-fri` expands a range in this order (the database checks the days themselves).
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# `--on mon-fri` expands a range in WEEKDAYS' order (the database checks the days themselves).
 
 
 class _Fail(Exception):

@@ -22,9 +22,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from psycopg.rows import dict_row
 
 from tickq import db
+from tickq.db.contract import LANES
 from tickq.page import layout
-
-LANES = ("urgent", "high", "normal", "low")
 
 
 @dataclass(frozen=True)
