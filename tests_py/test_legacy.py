@@ -477,8 +477,8 @@ FAILURES = {
         'kind "core": its steps run in another order than their old lines in old.sh: registry '
         "ingest, publish; old file publish, ingest"),
     "cwd that differs from the old cd": (
-        REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
-        'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),
+        REGISTRY.replace('cwd = "jobs"', 'cwd = "bin"'), OLD_MOVED,
+        'kind "core", step "ingest": cwd bin differs from the old line\'s cd jobs'),
 }
 
 
@@ -523,9 +523,12 @@ def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -
 @pytest.mark.parametrize(("registry", "old", "message"), [
     ("[kinds.a\n", OLD_MOVED, "invalid TOML"),
     ('[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\n', OLD_MOVED,
-     'key "command" must be a non-empty list of strings'),
+     'kind "a", key "command": command must be a list of strings'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n', OLD_MOVED,
-     'key "legacy" has the wrong type'),
+     'kind "a", key "legacy": legacy must be a string'),
+    # The registry is read as tick reads it: a folder that is not there is refused.
+    (REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
+     'key "steps[1].cwd": directory does not exist'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "10"\n', OLD_MOVED, "needs a unit"),
     (REGISTRY, None, "old.sh: file not found"),
 ])
