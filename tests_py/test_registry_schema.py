@@ -1,0 +1,129 @@
+"""registry.schema.json: a valid JSON Schema, shipped with the package, that an editor's checker
+(the taplo CLI, which Even Better TOML embeds) and tickq's loader read alike: every example
+registry passes both, and each shape mistake below is refused by both, naming the key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tickq.registry import RegistryError, load_registry, parse_registry
+from tickq.registry.shape import schema, shape_problems
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = REPO / "python_runner" / "tickq" / "registry" / "registry.schema.json"
+EXAMPLES = sorted((REPO / "examples").rglob("*.toml"))
+
+
+def taplo(file: Path) -> subprocess.CompletedProcess[str]:
+    program = Path(sys.executable).with_name("taplo")
+    found = str(program) if program.exists() else shutil.which("taplo")
+    assert found, "the taplo CLI (pip install taplo, a dev dependency) is not installed"
+    return subprocess.run([found, "check", "--schema", SCHEMA.as_uri(), str(file)],
+                          cwd=file.parent, capture_output=True, text=True, timeout=60)
+
+
+def test_the_schema_is_valid_draft_2020_12_and_is_what_the_loader_reads() -> None:
+    jsonschema.Draft202012Validator.check_schema(schema())
+    assert schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert json.loads(SCHEMA.read_text()) == schema()
+
+
+def test_the_schema_ships_as_package_data() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "registry/registry.schema.json" in project["tool"]["setuptools"]["package-data"]["tickq"]
+    assert "jsonschema" in " ".join(project["project"]["dependencies"])
+
+
+def _subschemas(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _subschemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _subschemas(value)
+
+
+def test_value_bounds_are_left_to_the_database() -> None:
+    # Bounds of numbers and durations are tickq.registry_limits'; the schema says shape only.
+    for sub in _subschemas(schema()):
+        for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum",
+                        "const"):
+            assert keyword not in sub, sub
+
+
+def test_each_message_belongs_to_a_keyword_of_its_schema() -> None:
+    for sub in _subschemas(schema()):
+        for key in sub.get("x-message", {}):
+            keyword = key.partition(":")[0]
+            assert keyword == "*" or keyword in sub, (key, sub)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_example_registry_passes_taplo_and_the_loader(example: Path) -> None:
+    result = taplo(example)
+    assert result.returncode == 0, result.stdout + result.stderr
+    load_registry(example)
+
+
+# A shape mistake each: (registry, the key taplo names, tickq's (kind, key)).
+MISTAKES = {
+    "mistyped kind key": ('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\nretry = 1\n',
+                          "retry", ("a", "retry")),
+    "mistyped settings key": ('[settings]\nslot = 3\n', "slot", (None, "settings.slot")),
+    "mistyped step key": ('[kinds.a]\nevery = "5m"\n[[kinds.a.steps]]\nname = "s"\n'
+                          'command = ["x"]\ntimeout = "1m"\nshell = "sh"\n', "shell",
+                          ("a", "steps[1].shell")),
+    "mistyped agents key": ('[agents]\nbase_url = "http://127.0.0.1/v1"\nmodel = "m"\n'
+                            'max_turn = 3\n', "max_turn", (None, "agents.max_turn")),
+    "a duration without its unit": ('[kinds.a]\ncommand = ["x"]\nevery = "300"\n'
+                                    'timeout = "1m"\n', "300", ("a", "every")),
+    "a command as one string": ('[kinds.a]\ncommand = "bin/x --y"\nevery = "5m"\n'
+                                'timeout = "1m"\n', "bin/x --y", ("a", "command")),
+    "on with every": ('[kinds.a]\ncommand = ["x"]\nevery = "5m"\non = ["mon"]\n'
+                      'timeout = "1m"\n', "mon", ("a", "on")),
+    "a key in the file": ('[agents]\nbase_url = "http://127.0.0.1/v1"\nmodel = "m"\n'
+                          'api_key = "sk-1"\n', "sk-1", (None, "agents.api_key")),
+}
+
+
+@pytest.mark.parametrize("case", MISTAKES)
+def test_a_shape_mistake_is_refused_by_taplo_and_the_loader(tmp_path: Path, case: str) -> None:
+    text, named, (kind, key) = MISTAKES[case]
+    path = tmp_path / "registry.toml"
+    path.write_text(text)
+    result = taplo(path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert named in result.stdout + result.stderr
+    with pytest.raises(RegistryError) as info:
+        load_registry(path)
+    assert [(p.kind, p.key) for p in info.value.problems] == [(kind, key)]
+
+
+def test_the_loader_reports_the_schemas_problems_in_one_line_each() -> None:
+    doc = tomllib.loads(textwrap.dedent("""
+        colour = 1
+        [kinds.a]
+        command = ["x", 3]
+        every = "5m"
+        timeout = "1m"
+        env = { "A=B" = "x" }
+    """))
+    assert [str(p) for p in shape_problems(doc, "r.toml")] == [
+        'r.toml: key "colour": unknown key; expected one of settings, kinds, agents',
+        'r.toml: kind "a", key "command": command[1] must be a non-empty string, got 3',
+        "r.toml: kind \"a\", key \"env\": env name 'A=B' must be non-empty, without '=' or NUL",
+    ]
+    with pytest.raises(RegistryError):
+        parse_registry("colour = 1\n", "r.toml", Path.cwd())
