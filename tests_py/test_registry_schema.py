@@ -5,6 +5,7 @@ registry passes both, and each shape mistake below is refused by both, naming th
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -127,3 +128,59 @@ def test_the_loader_reports_the_schemas_problems_in_one_line_each() -> None:
     ]
     with pytest.raises(RegistryError):
         parse_registry("colour = 1\n", "r.toml", Path.cwd())
+
+
+# ---------------------------------------------------------------- texts that passed before
+
+LOAD = """
+import sys
+from tickq.registry import RegistryError, load_registry
+try:
+    load_registry(sys.argv[1])
+    print("ok", "jsonschema" in sys.modules)
+except RegistryError as e:
+    print("refused", "jsonschema" in sys.modules, len(e.problems))
+"""
+
+
+def _load(path: Path, cache: Path) -> str:
+    env = {**os.environ, "TICKQ_CACHE_DIR": str(cache),
+           "PYTHONPATH": str(REPO / "python_runner")}
+    result = subprocess.run([sys.executable, "-c", LOAD, str(path)], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_a_text_that_passed_is_not_checked_again_until_it_changes(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "registry.toml"
+    path.write_text('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\n')
+    assert _load(path, cache) == "ok True"
+    assert _load(path, cache) == "ok False"  # a tick that reads the same file imports none of it
+    path.write_text(path.read_text() + "retries = 1\n")
+    assert _load(path, cache) == "ok True"
+
+
+def test_a_text_with_problems_is_checked_every_time(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "registry.toml"
+    path.write_text('[kinds.a]\ncommand = "x"\nevery = "5m"\ntimeout = "1m"\nretry = 1\n')
+    assert _load(path, cache) == "refused True 2"
+    assert _load(path, cache) == "refused True 2"
+
+
+def test_a_cache_others_may_write_is_not_believed(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "registry.toml"
+    path.write_text('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\n')
+    assert _load(path, cache) == "ok True"
+    [file] = cache.iterdir()
+    assert file.stat().st_mode & 0o077 == 0
+    file.chmod(0o666)
+    assert _load(path, cache) == "ok True"
+
+
+def test_the_schemas_digest_is_part_of_the_key() -> None:
+    from tickq.registry import shape_cache
+
+    text = '[kinds.a]\ncommand = ["x"]\n'
+    assert shape_cache.digest(text, "{}") != shape_cache.digest(text, '{"type": "object"}')
+    assert shape_cache.digest(text, "{}") != shape_cache.digest(text + " ", "{}")

@@ -69,7 +69,7 @@ def parse_registry(text: str, path_for_messages: str | Path, base_dir: str | Pat
     except tomllib.TOMLDecodeError as e:
         raise RegistryError([Problem(file, None, None, f"invalid TOML: {e}")]) from None
     _clock_times_as_text(doc)
-    problems = shape_problems(doc, file)
+    problems = shape_problems(doc, file, text)
     registry = build_registry(doc, file, Path(base_dir).absolute(), problems)
     if problems:
         raise RegistryError(problems)

@@ -13,13 +13,15 @@ import json
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import ValidationError
-
+from tickq.registry import shape_cache
 from tickq.registry.durations import parse_duration
 from tickq.registry.model import Problem
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number",
                list: "an array", dict: "a table", dt.time: "a time", dt.date: "a date",
@@ -32,10 +34,14 @@ def type_name(value: Any) -> str:
 
 
 @cache
-def schema() -> dict[str, Any]:
+def schema_text() -> str:
     """registry.schema.json, shipped beside this module."""
-    text = resources.files("tickq.registry").joinpath("registry.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return resources.files("tickq.registry").joinpath("registry.schema.json").read_text("utf-8")
+
+
+@cache
+def schema() -> dict[str, Any]:
+    return json.loads(schema_text())
 
 
 def _is_integer(checker: Any, value: Any) -> bool:
@@ -45,18 +51,26 @@ def _is_integer(checker: Any, value: Any) -> bool:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # here, not above: a text that passed before needs none of it
+
     cls = jsonschema.Draft202012Validator
     checker = cls.TYPE_CHECKER.redefine("integer", _is_integer)
     return jsonschema.validators.extend(cls, type_checker=checker)(schema())
 
 
-def shape_problems(doc: Mapping[str, Any], file: str) -> list[Problem]:
+def shape_problems(doc: Mapping[str, Any], file: str, text: str | None = None) -> list[Problem]:
     """Every way `doc` (the file's TOML) departs from the schema, one Problem each, in the
-    schema's order, without repeats."""
+    schema's order, without repeats. Given the `text` `doc` was read from, a text that passed
+    before is not checked again (tickq.registry.shape_cache)."""
+    key = shape_cache.digest(text, schema_text()) if text is not None else None
+    if key is not None and shape_cache.passed(key):
+        return []
     found: dict[Problem, None] = {}
     for error in _validator().iter_errors(doc):
         for problem in _problems(error, doc, file):
             found.setdefault(problem)
+    if key is not None and not found:
+        shape_cache.remember(key)
     return list(found)
 
 
