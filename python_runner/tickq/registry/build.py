@@ -2,13 +2,14 @@
 
 What the schema cannot say is said here, in short functions: a cwd must be a folder, a chain's
 timeout covers its steps', step names do not repeat, a tool's parameters are a JSON schema
-object. Keys the shape check refused are left at their defaults, so that every other problem is
-still found; the caller raises when any problem was found.
+object, a number is finite. Keys the shape check refused are left at their defaults, so that
+every other problem is still found; the caller raises when any problem was found.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -69,6 +70,10 @@ class _Builder:
                 value = self.folder(kind, prefix + key, value, must_exist=True)
             elif key == "report_html":
                 value = self.folder(kind, prefix + key, value, must_exist=False)
+            elif isinstance(value, float) and not math.isfinite(value):
+                # TOML has nan and inf; JSON, and so the database, has neither.
+                self.report(kind, prefix + key, f"must be a finite number, got {value}")
+                continue
             out[key] = value
         return out
 
