@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tickq.registry import shape_cache
@@ -36,7 +36,9 @@ def type_name(value: Any) -> str:
 @cache
 def schema_text() -> str:
     """registry.schema.json, shipped beside this module."""
-    return resources.files("tickq.registry").joinpath("registry.schema.json").read_text("utf-8")
+    # Beside this module in the package (package data), read as a file: a tick pays for no
+    # importlib.resources machinery.
+    return Path(__file__).with_name("registry.schema.json").read_text("utf-8")
 
 
 @cache

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -52,6 +51,8 @@ def passed(key: str) -> bool:
 
 
 def remember(key: str) -> None:
+    import tempfile  # only when a text is new
+
     path = _path()
     kept = [k for k in _read(path) if k != key][-(_KEEP - 1):] + [key]
     try:
