@@ -184,3 +184,11 @@ def test_the_schemas_digest_is_part_of_the_key() -> None:
     text = '[kinds.a]\ncommand = ["x"]\n'
     assert shape_cache.digest(text, "{}") != shape_cache.digest(text, '{"type": "object"}')
     assert shape_cache.digest(text, "{}") != shape_cache.digest(text + " ", "{}")
+
+
+def test_without_a_cache_folder_every_text_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "registry.toml"
+    path.write_text('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\n')
+    for _ in range(2):
+        assert _load(path, Path("relative-cache")) == "ok True"
+    assert not (tmp_path / "relative-cache").exists() and not Path("relative-cache").exists()

@@ -30,12 +30,16 @@ def digest(text: str, schema_text: str) -> str:
     return h.hexdigest()
 
 
-def _path() -> Path:
-    folder = os.environ.get("TICKQ_CACHE_DIR") or platformdirs.user_cache_dir("tickq")
-    return Path(folder) / _FILE
+def _path() -> Path | None:
+    folder = Path(os.environ.get("TICKQ_CACHE_DIR") or platformdirs.user_cache_dir("tickq"))
+    # Without a home (no HOME, a user missing from the password database) the folder comes
+    # out relative, to wherever tickq was started: no cache then.
+    return folder / _FILE if folder.is_absolute() else None
 
 
-def _read(path: Path) -> list[str]:
+def _read(path: Path | None) -> list[str]:
+    if path is None:
+        return []
     try:
         with open(path, encoding="ascii") as f:
             info = os.fstat(f.fileno())
@@ -54,6 +58,8 @@ def remember(key: str) -> None:
     import tempfile  # only when a text is new
 
     path = _path()
+    if path is None:
+        return
     kept = [k for k in _read(path) if k != key][-(_KEEP - 1):] + [key]
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
