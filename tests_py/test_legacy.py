@@ -543,6 +543,15 @@ def test_check_exits_2_on_invalid_input(folder: Path, registry: str, old: str | 
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_check_lists_every_registry_problem_in_one_line_each(folder: Path) -> None:
+    registry = '[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n'
+    result = run_check(folder, registry, OLD_MOVED)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("tickq: registry.toml: ") for line in lines)
+    assert 'key "command"' in lines[0] and 'key "legacy"' in lines[1]
+
+
 def test_registry_accepts_legacy_and_irreversible_but_does_not_sync_them(tmp_path: Path) -> None:
     registry = parse_registry(textwrap.dedent("""\
         [kinds.payout]

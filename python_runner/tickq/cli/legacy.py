@@ -215,7 +215,7 @@ def _guarded(func):
         try:
             return func(args)
         except _Invalid as e:
-            print(f"tickq: {e}", file=sys.stderr)
+            print("\n".join(f"tickq: {line}" for line in str(e).splitlines()), file=sys.stderr)
             return EXIT_INVALID
         except _Unreachable as e:
             print(f"tickq: cannot read the queue's arming: {e}", file=sys.stderr)
