@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tomllib
 from collections.abc import Iterator
@@ -17,6 +19,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tickq.registry import RegistryError, load_registry, parse_registry
 from tickq.registry.shape import schema, shape_problems
@@ -26,11 +30,15 @@ SCHEMA = REPO / "python_runner" / "tickq" / "registry" / "registry.schema.json"
 EXAMPLES = sorted((REPO / "examples").rglob("*.toml"))
 
 
-def taplo(file: Path) -> subprocess.CompletedProcess[str]:
+def _taplo_program() -> str:
     program = Path(sys.executable).with_name("taplo")
     found = str(program) if program.exists() else shutil.which("taplo")
     assert found, "the taplo CLI (pip install taplo, a dev dependency) is not installed"
-    return subprocess.run([found, "check", "--schema", SCHEMA.as_uri(), str(file)],
+    return found
+
+
+def taplo(file: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_taplo_program(), "check", "--schema", SCHEMA.as_uri(), str(file)],
                           cwd=file.parent, capture_output=True, text=True, timeout=60)
 
 
@@ -192,3 +200,61 @@ def test_without_a_cache_folder_every_text_is_checked(tmp_path: Path) -> None:
     for _ in range(2):
         assert _load(path, Path("relative-cache")) == "ok True"
     assert not (tmp_path / "relative-cache").exists() and not Path("relative-cache").exists()
+
+
+# ---------------------------------------------------------------- the editor's verdict is tickq's
+
+# Values for each key, right and wrong in shape (never a float for a whole number: JSON Schema
+# counts 1.0 as an integer where tickq does not, see shape._is_integer).
+_VALUES = {
+    "command": ['["x"]', '"x"', "[]", '["x", 1]'], "every": ['"5m"', '"5"', "300"],
+    "offset": ['"1m"'], "at": ['"06:00"', '["06:00", 18:00:00]', "[6]"], "on": ['["mon"]', '"mon"'],
+    "timezone": ['"UTC"', "1"], "timeout": ['"1m"', '"1 m"'], "priority": ['"low"', "1"],
+    "retries": ["1", "true"], "enabled": ["false", '"no"'], "env": ['{ A = "b" }', "{ A = 1 }"],
+    "irreversible": ["true"], "legacy": ['"x"', "1"], "resume": ["true"],
+    "steps": ['[{ name = "s", command = ["x"], timeout = "1m" }]', "[]", '[{ name = "s" }]',
+              "[1]"],
+    "colour": ["1"],
+}
+_SETTINGS = {"slots": ["3", '"3"'], "tick": ['"5m"', '"5"'], "capacity_margin": ["0.5", '"x"'],
+             "alert_command": ['["a"]', '"a"'], "slot": ["1"]}
+
+
+@st.composite
+def _registries(draw: st.DrawFn) -> str:
+    """A right kind with up to two keys set (or dropped), rightly or wrongly; maybe a setting."""
+    kind = {"command": '["x"]', "every": '"5m"', "timeout": '"1m"'}
+    for key in draw(st.lists(st.sampled_from(sorted(_VALUES)), unique=True, max_size=2)):
+        kind[key] = draw(st.sampled_from([*_VALUES[key], None]))
+    lines = ["[kinds.a]"] + [f"{k} = {v}" for k, v in kind.items() if v is not None]
+    for key in draw(st.lists(st.sampled_from(sorted(_SETTINGS)), unique=True, max_size=1)):
+        lines = ["[settings]", f"{key} = {draw(st.sampled_from(_SETTINGS[key]))}", *lines]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(_registries(), min_size=25, max_size=25))
+def test_taplo_and_the_loader_refuse_the_same_registries(texts: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for i, text in enumerate(texts):
+            paths.append(Path(folder) / f"r{i}.toml")
+            paths[-1].write_text(text)
+        result = subprocess.run([str(_taplo_program()), "check", "--colors", "never", "--schema",
+                                 SCHEMA.as_uri(), *map(str, paths)],
+                                capture_output=True, text=True, timeout=120)
+        flagged = set(re.findall(r'invalid file error=schema validation failed path="([^"]+)"',
+                                 result.stderr + result.stdout))
+        for path, text in zip(paths, texts):
+            ours = bool(shape_problems(_as_loaded(text), path.name))
+            assert ours == (str(path) in flagged), (text, result.stdout)
+
+
+def _as_loaded(text: str) -> dict[str, Any]:
+    """The TOML as parse_registry hands it to the schema (local times as "HH:MM")."""
+    doc = tomllib.loads(text)
+    at = doc.get("kinds", {}).get("a", {}).get("at")
+    if isinstance(at, list):
+        doc["kinds"]["a"]["at"] = [t.strftime("%H:%M") if not isinstance(t, str | int) else t
+                                   for t in at]
+    return doc
