@@ -105,4 +105,6 @@ def own_ledger_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     kills on purpose is reaped by that test only. Dispatchers started as processes inherit it."""
     folder = tmp_path / "ledger"
     monkeypatch.setenv("TICKQ_RUN_DIR", str(folder))
+    # and its own cache of registry texts that passed the schema (tickq.registry.shape_cache)
+    monkeypatch.setenv("TICKQ_CACHE_DIR", str(tmp_path / "cache"))
     return folder

@@ -477,8 +477,8 @@ FAILURES = {
         'kind "core": its steps run in another order than their old lines in old.sh: registry '
         "ingest, publish; old file publish, ingest"),
     "cwd that differs from the old cd": (
-        REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
-        'kind "core", step "ingest": cwd job differs from the old line\'s cd jobs'),
+        REGISTRY.replace('cwd = "jobs"', 'cwd = "bin"'), OLD_MOVED,
+        'kind "core", step "ingest": cwd bin differs from the old line\'s cd jobs'),
 }
 
 
@@ -523,9 +523,12 @@ def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -
 @pytest.mark.parametrize(("registry", "old", "message"), [
     ("[kinds.a\n", OLD_MOVED, "invalid TOML"),
     ('[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\n', OLD_MOVED,
-     'key "command" must be a non-empty list of strings'),
+     'kind "a", key "command": command must be a list of strings'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n', OLD_MOVED,
-     'key "legacy" has the wrong type'),
+     'kind "a", key "legacy": legacy must be a string'),
+    # The registry is read as tick reads it: a folder that is not there is refused.
+    (REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
+     'key "steps[1].cwd": directory does not exist'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "10"\n', OLD_MOVED, "needs a unit"),
     (REGISTRY, None, "old.sh: file not found"),
 ])
@@ -538,6 +541,15 @@ def test_check_exits_2_on_invalid_input(folder: Path, registry: str, old: str | 
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_check_lists_every_registry_problem_in_one_line_each(folder: Path) -> None:
+    registry = '[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n'
+    result = run_check(folder, registry, OLD_MOVED)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("tickq: registry.toml: ") for line in lines)
+    assert 'key "command"' in lines[0] and 'key "legacy"' in lines[1]
 
 
 def test_registry_accepts_legacy_and_irreversible_but_does_not_sync_them(tmp_path: Path) -> None:

@@ -463,3 +463,21 @@ every = "1h"
 timeout = "1m"
 resume = true
 """
+
+
+@pytest.mark.parametrize(("text", "kind_name", "key", "words"), [
+    # Values no JSON can carry to the database's verdict: the file's shape refuses them.
+    ("[settings]\ncapacity_margin = nan\n", None, "settings.capacity_margin", "finite number"),
+    ("[settings]\ncapacity_margin = inf\n", None, "settings.capacity_margin", "finite number"),
+    ('[kinds."a\\u0000b"]\n' + GOOD, "a\0b", None, "a kind name must not contain a NUL"),
+    (kind(GOOD + 'priority = "lo\\u0000w"\n'), "job", "priority", "NUL"),
+    (kind('command = ["x"]\nat = "06:00"\ntimezone = "UTC\\u0000"\ntimeout = "1m"\n'), "job",
+     "timezone", "NUL"),
+    (kind(GOOD + 'cwd = "jobs\\u0000"\n'), "job", "cwd", "NUL"),
+])
+def test_what_json_cannot_carry_is_refused_with_its_key(
+    text: str, kind_name: str | None, key: str | None, words: str
+) -> None:
+    problem = one_problem(text)
+    assert (problem.kind, problem.key) == (kind_name, key)
+    assert words in problem.message

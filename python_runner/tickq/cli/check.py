@@ -18,11 +18,10 @@ from tickq.cli.text import table
 from tickq.db.api import registry as registry_api
 from tickq.db.api import session
 from tickq.db.api.check import CapacityReport, Window
+from tickq.db.contract import LANES
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.registry import Registry
 from tickq.registry.durations import format_duration, human_duration
-
-LANES = ("urgent", "high", "normal", "low")
 
 
 def _judged_queue(args: argparse.Namespace, registry: Registry) -> session.Connection:

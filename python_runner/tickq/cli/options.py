@@ -8,6 +8,7 @@ import argparse
 import os
 from collections.abc import Callable
 
+from tickq.db.contract import WEEKDAYS
 from tickq.registry.durations import parse_duration
 
 # A command: its function, or "module:function" of tickq.cli, imported when it runs.
@@ -25,7 +26,6 @@ The command's output streams to stdout as it comes; tickq's log and the outcome 
   128+N    stopped by signal N (the command got the same signal)"""
 
 # `--on mon-fri` expands a range in this order (the database checks the days themselves).
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 # ---------------------------------------------------------------- values

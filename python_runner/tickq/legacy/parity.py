@@ -2,21 +2,20 @@
 a `legacy` line must run that line's command; moved lines must name kinds that run them; no line
 may run in both places.
 
-The registry is read as raw TOML, so that the check judges chains and irreversible kinds
-whatever the runner's model of them, and needs no database."""
+The registry is read by the runner's own loader (tickq.registry.load_registry), so the check
+judges what tick would run; it needs no database."""
 
 from __future__ import annotations
 
-import posixpath
+import os
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tickq.legacy.shell import OldLine, Untranslatable, read_old_file, translate
-from tickq.registry.durations import format_duration, parse_duration
+from tickq.registry import Kind, RegistryError, Step, load_registry
+from tickq.registry.durations import format_duration
 
 # ---------------------------------------------------------------- the parity check
 
@@ -27,87 +26,44 @@ class InvalidInput(Exception):
 
 @dataclass(frozen=True)
 class Entry:
-    """A kind or a chain's step as the registry file says, read from the raw TOML so that the
-    check does not depend on how the runner models chains."""
+    """A kind or a chain's step as the runner would run it: its folder is absolute, a step's
+    env includes its kind's."""
 
     target: str  # "KIND" or "KIND/STEP"
     argv: tuple[str, ...]
     timeout: int | None
-    cwd: str | None
+    cwd: Path  # where it runs: its cwd, else the registry's folder (`base`)
     env: Mapping[str, str]
     legacy: str | None
     enabled: bool
     irreversible: bool
     is_chain: bool = False
+    base: Path = Path(".")  # the registry's folder, against which an old line's `cd` is read
 
 
 def registry_entries(path: Path) -> dict[str, Entry]:
     """Every kind and every step of the registry file at `path`, by target."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: file not found") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InvalidInput(f"{path}: invalid TOML: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InvalidInput(f"{path}: cannot read: {e}") from None
-    kinds = doc.get("kinds", {})
-    if not isinstance(kinds, dict):
-        raise InvalidInput(f"{path}: [kinds] must be a table")
+        registry = load_registry(path)
+    except RegistryError as e:
+        raise InvalidInput(str(e)) from None
+    base = Path(path).absolute().parent.resolve()
     entries: dict[str, Entry] = {}
-    for name, table in kinds.items():
-        where = f'{path}: kind "{name}"'
-        if not isinstance(table, dict):
-            raise InvalidInput(f"{where}: must be a table")
-        enabled = _get(table, "enabled", bool, True, where)
-        irreversible = _get(table, "irreversible", bool, False, where)
-        timeout = _timeout(table, where)
-        cwd = _get(table, "cwd", str, None, where)
-        env = _get(table, "env", dict, {}, where)
-        steps = table.get("steps")
-        entries[name] = Entry(
-            name, _argv(table.get("command"), where) if steps is None else (), timeout, cwd, env,
-            _get(table, "legacy", str, None, where), enabled, irreversible, steps is not None,
-        )
-        if steps is None:
-            continue
-        if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
-            raise InvalidInput(f"{where}: steps must be an array of tables")
-        for index, step in enumerate(steps):
-            step_name = step.get("name")
-            if not isinstance(step_name, str):
-                raise InvalidInput(f"{where}: steps[{index}].name must be a string")
-            at = f'{where}, step "{step_name}"'
-            step_timeout = _timeout(step, at)
-            entries[f"{name}/{step_name}"] = Entry(
-                f"{name}/{step_name}", _argv(step.get("command"), at),
-                step_timeout if step_timeout is not None else timeout,
-                _get(step, "cwd", str, cwd, at), {**env, **_get(step, "env", dict, {}, at)},
-                _get(step, "legacy", str, None, at), enabled, irreversible,
-            )
+    for name, kind in registry.kinds.items():
+        entries[name] = _entry(name, kind, None, base)
+        for step in kind.steps:
+            entries[f"{name}/{step.name}"] = _entry(f"{name}/{step.name}", kind, step, base)
     return entries
 
 
-def _get(table: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
-    value = table.get(key, default)
-    if value is not default and not isinstance(value, kind):
-        raise InvalidInput(f'{where}: key "{key}" has the wrong type')
-    return value
-
-
-def _timeout(table: Mapping[str, Any], where: str) -> int | None:
-    if "timeout" not in table:
-        return None
-    try:
-        return parse_duration(table["timeout"])
-    except ValueError as e:
-        raise InvalidInput(f'{where}: key "timeout": {e}') from None
-
-
-def _argv(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise InvalidInput(f'{where}: key "command" must be a non-empty list of strings')
-    return tuple(value)
+def _entry(target: str, kind: Kind, step: Step | None, base: Path) -> Entry:
+    if step is None:
+        return Entry(target, kind.command, kind.timeout, kind.cwd or base, kind.env, kind.legacy,
+                     kind.enabled, kind.irreversible, bool(kind.steps), base)
+    # As the runner starts a step (tickq.dispatch.chain): its cwd else the kind's, both envs.
+    return Entry(target, step.command, step.timeout, step.cwd or kind.cwd or base,
+                 {**kind.env, **step.env}, step.legacy, kind.enabled, kind.irreversible,
+                 base=base)
 
 
 def first_difference(a: str, b: str) -> int:
@@ -226,15 +182,12 @@ def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
         failures.append(f"{label}: timeout {have} is shorter than the old line's "
                         f"{format_duration(old.timeout)}: a run the old watchdog let finish "
                         "would be killed")
-    if _normal_dir(entry.cwd) != _normal_dir(old.cwd):
-        failures.append(f"{label}: cwd {entry.cwd or '(the registry folder)'} differs from the "
+    if entry.cwd != (entry.base / (old.cwd or ".")).resolve():
+        shown = os.path.relpath(entry.cwd, entry.base) if entry.cwd != entry.base else None
+        failures.append(f"{label}: cwd {shown or '(the registry folder)'} differs from the "
                         f"old line's cd {old.cwd or '(none)'}")
     if dict(entry.env) != dict(old.env):
         # Names only: env values may be secrets, and this output lands in CI logs.
         names = sorted(k for k in {*entry.env, *old.env} if entry.env.get(k) != old.env.get(k))
         failures.append(f"{label}: env differs from the old line's in {', '.join(names)}")
     return failures
-
-
-def _normal_dir(path: str | None) -> str:
-    return "." if path is None else posixpath.normpath(path)

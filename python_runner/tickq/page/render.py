@@ -19,12 +19,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from tickq.db.api.page import PageData, page_data
 from tickq.db.api.session import Connection
+from tickq.db.contract import LANES
 from tickq.page import layout
 from tickq.registry.durations import human_duration
 
 __all__ = ["LANES", "PageData", "collect", "render", "write_html", "zone"]
 
-LANES = ("urgent", "high", "normal", "low")
 
 
 def collect(

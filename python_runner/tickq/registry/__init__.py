@@ -1,4 +1,5 @@
-"""The registry file: its model (model.py), its shape (parse.py) and durations (durations.py)."""
+"""The registry file: its model (model.py), its shape (registry.schema.json, checked by
+shape.py), how it is read (parse.py) and built into the model (build.py), and durations."""
 
 from tickq.registry.model import (
     AGENT_PREFIX,
