@@ -97,12 +97,18 @@ def test_every_problem_is_named():
         timeout = "10m"
     """)
     assert found == [
-        'registry.toml: key "agents.api_key": never put a key in the registry: set it in an '
-        "environment variable and name that variable in agents.api_key_env",
+        'registry.toml: key "agents.model": missing; the [agents] section needs model',
         'registry.toml: key "agents.colour": unknown key; expected one of base_url, model, '
         "api_key_env, max_turns, timeout, priority, retries, runner, deliver, deliver_timeout, "
         "request_timeout, http_attempts, tools",
-        'registry.toml: key "agents.model": missing; the [agents] section needs model',
+        'registry.toml: key "agents.api_key": never put a key in the registry: set it in an '
+        "environment variable and name that variable in agents.api_key_env",
+        'registry.toml: key "agents.base_url": must be an http(s) URL such as '
+        "\"http://127.0.0.1:11434/v1\", got 'file:///etc/passwd'",
+        'registry.toml: key "agents.api_key_env": must be the name of an environment variable '
+        "(e.g. OPENAI_API_KEY), not its value; got a string",
+        'registry.toml: key "agents.runner": command must be a list of strings (argv), not one '
+        'string: write ["bin/x", "--flag"]',
         'registry.toml: key "agents.tools.Run Shell": a tool name is 1-63 characters of a-z 0-9 _ '
         "- starting with a letter or digit",
         'registry.toml: key "agents.tools.search.description": missing; every tool needs '
@@ -111,12 +117,6 @@ def test_every_problem_is_named():
         '(argv), not one string: write ["bin/x", "--flag"]',
         'registry.toml: key "agents.tools.search.parameters": parameters must be a JSON schema '
         'object with "type" = "object"',
-        'registry.toml: key "agents.base_url": must be an http(s) URL such as '
-        "\"http://127.0.0.1:11434/v1\", got 'file:///etc/passwd'",
-        'registry.toml: key "agents.api_key_env": must be the name of an environment variable '
-        "(e.g. OPENAI_API_KEY), not its value; got a string",
-        'registry.toml: key "agents.runner": command must be a list of strings (argv), not one '
-        'string: write ["bin/x", "--flag"]',
     ]
     assert not any("sk-live-123\"" in p or "sk-live-123'" in p for p in found)
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tickq.db.api import registry as registry_api
+from tickq.db.errors import RegistryRefused
 from tickq.registry import Problem, RegistryError, env_digest, load_registry, parse_registry
 from tickq.registry.durations import format_duration, parse_duration
 
@@ -466,10 +469,7 @@ resume = true
 
 
 @pytest.mark.parametrize(("text", "kind_name", "key", "words"), [
-    # Values no JSON can carry to the database's verdict: the file's shape refuses them.
-    ("[settings]\ncapacity_margin = nan\n", None, "settings.capacity_margin", "finite number"),
-    ("[settings]\ncapacity_margin = inf\n", None, "settings.capacity_margin", "finite number"),
-    ('[kinds."a\\u0000b"]\n' + GOOD, "a\0b", None, "a kind name must not contain a NUL"),
+    # A NUL where the process or the database needs text: the file's shape refuses it.
     (kind(GOOD + 'priority = "lo\\u0000w"\n'), "job", "priority", "NUL"),
     (kind('command = ["x"]\nat = "06:00"\ntimezone = "UTC\\u0000"\ntimeout = "1m"\n'), "job",
      "timezone", "NUL"),
@@ -479,5 +479,29 @@ def test_what_json_cannot_carry_is_refused_with_its_key(
     text: str, kind_name: str | None, key: str | None, words: str
 ) -> None:
     problem = one_problem(text)
+    assert (problem.kind, problem.key) == (kind_name, key)
+    assert words in problem.message
+
+
+@pytest.mark.parametrize(("text", "kind_name", "key", "words"), [
+    # TOML can say nan, inf and a NUL in a kind's name; JSON and PostgreSQL text cannot. The
+    # file's shape is fine: the model sends "nan", "inf" and "\\u0000", and the database, the
+    # one owner of value rules, refuses each naming the key (tests_py/test_bad_values.py runs
+    # the same through every command).
+    ("[settings]\ncapacity_margin = nan\n" + kind(GOOD), None, "settings.capacity_margin",
+     'got "nan"'),
+    ("[settings]\ncapacity_margin = inf\n" + kind(GOOD), None, "settings.capacity_margin",
+     'got "inf"'),
+    # The name comes back as it was sent, its NUL written out (\\u0000): printable in a log.
+    ('[kinds."a\\u0000b"]\n' + GOOD, "a\\u0000b", None, "kind name"),
+])
+def test_what_json_cannot_carry_is_the_databases_to_refuse(
+    tmp_path: Path, conn: psycopg.Connection, text: str, kind_name: str | None,
+    key: str | None, words: str,
+) -> None:
+    registry = parse_registry(text, FILE, tmp_path)
+    with pytest.raises(RegistryRefused) as info:
+        registry_api.sync_registry(conn, registry)
+    [problem] = info.value.problems
     assert (problem.kind, problem.key) == (kind_name, key)
     assert words in problem.message

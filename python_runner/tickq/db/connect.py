@@ -16,7 +16,13 @@ from typing import Concatenate, ParamSpec, TypeVar
 import psycopg
 from psycopg import conninfo, sql
 
-from tickq.db.errors import DatabaseRefused, DatabaseUnavailable, NoAnswerInTime
+from tickq.db.errors import (
+    CannotConnect,
+    DatabaseRefused,
+    DatabaseUnavailable,
+    InvalidInput,
+    NoAnswerInTime,
+)
 
 EMBEDDED_DBNAME = "tickq"
 
@@ -91,6 +97,20 @@ def connect(
     )
 
 
+def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection:
+    """`connect`, each failure in one line: a string that is no connection string is
+    InvalidInput (not quoted: it may hold a password), a server not reached CannotConnect."""
+    try:
+        return connect(url, timeouts=timeouts)
+    except psycopg.ProgrammingError:
+        raise InvalidInput("invalid --database-url / DATABASE_URL: not a PostgreSQL URL "
+                           "(postgresql://user@host:port/dbname) or key=value string") from None
+    except psycopg.OperationalError as exc:
+        text = str(exc).strip()
+        cause = text.splitlines()[0] if text else type(exc).__name__
+        raise CannotConnect(f"cannot reach the database: {cause}") from None
+
+
 def timeouts_of(settings: object) -> Timeouts:
     """The Timeouts of a registry's settings (tickq.registry.Settings)."""
     return Timeouts(
@@ -138,10 +158,7 @@ class Link:
         """The open connection (opened now if there is none); DatabaseUnavailable if it
         cannot be."""
         if self._conn is None or self._conn.closed or self._conn.broken:
-            try:
-                self._conn = connect(self.url, timeouts=self.timeouts)
-            except psycopg.OperationalError as exc:
-                raise DatabaseUnavailable(str(exc).strip()) from exc
+            self._conn = reach(self.url, self.timeouts)
         return self._conn
 
     def call(

@@ -52,6 +52,11 @@ class DatabaseUnavailable(Failure):
     """The database could not be reached (after the bounded retries where they apply)."""
 
 
+class CannotConnect(DatabaseUnavailable, DatabaseUnreachable):
+    """No connection could be opened: the server is not reached (or refused the login). A
+    reconnect loop tries again; a command ends with the cause in one line."""
+
+
 class NoAnswerInTime(DatabaseUnavailable):
     """The registry's db_statement_timeout or db_lock_timeout ended a call: the server is
     there but did not answer in time (SQLSTATE 57014 or 55P03)."""
@@ -95,6 +100,7 @@ UNKNOWN_KIND = "TQ003"
 EXITS: tuple[tuple[type[BaseException], int, str], ...] = (
     (RegistryRefused, EXIT_CONFIG, "invalid registry: {count} problem(s)"),
     (MigrationError, EXIT_DATABASE, "migration failed: {}"),
+    (CannotConnect, EXIT_DATABASE, "{}"),
     (DatabaseUnavailable, EXIT_DATABASE, "lost the database: {}"),
     (NoAnswer, EXIT_NO, "{}"),
     (InvalidInput, EXIT_CONFIG, "{}"),
@@ -123,7 +129,9 @@ def exit_of(exc: BaseException) -> tuple[int, list[str]] | None:
     for cls, status, line in EXITS:
         if isinstance(exc, cls):
             problems = [str(p) for p in getattr(exc, "problems", [])]
-            return status, [*problems, line.format(str(exc).strip(), count=len(problems))]
+            # A message of several lines (every problem of a file) gives a line each.
+            lines = line.format(str(exc).strip(), count=len(problems)).splitlines()
+            return status, [*problems, *lines]
     return None
 
 

@@ -33,7 +33,13 @@ from tickq.db.api.tick import (
     Stale,
 )
 from tickq.db.connect import timeouts_of
-from tickq.db.errors import ClaimRefused, DatabaseRefused, DatabaseUnavailable, RegistryRefused
+from tickq.db.errors import (
+    CannotConnect,
+    ClaimRefused,
+    DatabaseRefused,
+    DatabaseUnavailable,
+    RegistryRefused,
+)
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import log_drift
@@ -121,6 +127,8 @@ class Dispatcher:
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
         try:
             applied = self.link.call(migrator.migrate)
+        except CannotConnect:
+            raise
         except DatabaseUnavailable as exc:  # a timeout, or the connection went away
             raise DatabaseUnavailable(f"while migrating: {exc}") from exc
         self.link.call(registry_api.refuse_bad_values, self.registry)

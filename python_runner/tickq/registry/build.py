@@ -2,14 +2,13 @@
 
 What the schema cannot say is said here, in short functions: a cwd must be a folder, a chain's
 timeout covers its steps', step names do not repeat, a tool's parameters are a JSON schema
-object, a number is finite. Keys the shape check refused are left at their defaults, so that
+object. Keys the shape check refused are left at their defaults, so that
 every other problem is still found; the caller raises when any problem was found.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -67,10 +66,6 @@ class _Builder:
                 value = self.folder(kind, prefix + key, value, must_exist=True)
             elif key == "report_html":
                 value = self.folder(kind, prefix + key, value, must_exist=False)
-            elif isinstance(value, float) and not math.isfinite(value):
-                # TOML has nan and inf; JSON, and so the database, has neither.
-                self.report(kind, prefix + key, f"must be a finite number, got {value}")
-                continue
             out[key] = value
         return out
 
@@ -86,7 +81,7 @@ class _Builder:
             return path
         return None
 
-    def kind(self, name: str, table: dict[str, Any], zone: str) -> Kind:
+    def kind(self, name: str, table: dict[str, Any]) -> Kind:
         got = self.values(table, name)
         steps = self.steps(name, table.get("steps")) if "steps" in table else ()
         if steps:
@@ -95,8 +90,6 @@ class _Builder:
             if "timeout" in table and got["timeout"] < total:
                 self.report(name, "timeout", "a chain's timeout must not be shorter than the sum"
                             f" of its steps' ({total}s), got {got['timeout']}s")
-        if "at" in table:
-            got.setdefault("timezone", zone)
         fields = {k: v for k, v in got.items() if k != "steps"}
         return Kind(name=name, **{"command": (), "timeout": 0, **fields}, steps=steps)
 
@@ -159,7 +152,7 @@ def build_registry(doc: Mapping[str, Any], file: str, base_dir: Path,
     b = _Builder(file, base_dir, problems)
     settings = Settings(**b.values(doc.get("settings"), None, "settings."))
     kinds = doc.get("kinds") if isinstance(doc.get("kinds"), dict) else {}
-    built = {name: b.kind(name, table, settings.timezone) for name, table in kinds.items()
+    built = {name: b.kind(name, table) for name, table in kinds.items()
              if isinstance(table, dict) and (name, None) not in b.refused}
     agents = b.agents(doc["agents"]) if isinstance(doc.get("agents"), dict) else None
     return Registry(Path(file), settings, MappingProxyType(built), agents)

@@ -11,7 +11,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from tickq import db
-from tickq.db.errors import DatabaseUnreachable, InvalidInput, translated
+from tickq.db.connect import reach
+from tickq.db.errors import DatabaseUnreachable, translated
 
 Connection = psycopg.Connection
 Row = dict[str, Any]
@@ -41,15 +42,9 @@ def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> st
 
 
 def connect(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Connection:
-    """A connection with `timeouts` (the registry's: db.timeouts_of), not migrated."""
-    try:
-        return db.connect(target, timeouts=timeouts)
-    except psycopg.ProgrammingError:
-        # The parser's message quotes the string, which may hold a password: not repeated.
-        raise InvalidInput("invalid --database-url / DATABASE_URL: not a PostgreSQL URL "
-                           "(postgresql://user@host:port/dbname) or key=value string") from None
-    except psycopg.OperationalError as exc:
-        raise _unreachable(exc) from None
+    """A connection with `timeouts` (the registry's: db.timeouts_of), not migrated; its
+    failures in one line (tickq.db.connect.reach)."""
+    return reach(target, timeouts)
 
 
 def open_queue(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Connection:
@@ -66,11 +61,6 @@ def open_queue(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Conn
 def migrate(conn: Connection) -> list[str]:
     """Apply what the schema lacks; the names of the files applied."""
     return db.migrate(conn)
-
-
-def _unreachable(exc: psycopg.Error) -> DatabaseUnreachable:
-    cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return DatabaseUnreachable(f"cannot reach the database: {cause}")
 
 
 def rows(conn: Connection, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
