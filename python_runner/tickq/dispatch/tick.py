@@ -24,37 +24,18 @@ from tickq.db import migrator
 from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
-from tickq.db.api.tick import (
-    NOT_ARMED,
-    RUN_NOT_LIVE,
-    UNKNOWN_AGENT,
-    UNKNOWN_KIND,
-    Claim,
-    Stale,
-)
+from tickq.db.api.tick import NOT_ARMED, RUN_NOT_LIVE, Claim, Stale
 from tickq.db.connect import timeouts_of
-from tickq.db.errors import (
-    CannotConnect,
-    ClaimRefused,
-    DatabaseRefused,
-    DatabaseUnavailable,
-    RegistryRefused,
-)
+from tickq.db.errors import CannotConnect, ClaimRefused, DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import log_drift
-from tickq.dispatch.execute import AGENT_DATABASE_ENV, HOUSEKEEPING, execute
+from tickq.dispatch.execute import execute
 from tickq.host.ledger import Ledger
 from tickq.host.process import RunResult
 from tickq.host.spool import Spool
 from tickq.log import EventLog
 from tickq.registry import Registry
-
-__all__ = [
-    "AGENT_DATABASE_ENV", "HOUSEKEEPING", "NOT_ARMED", "RUN_NOT_LIVE", "UNKNOWN_AGENT",
-    "UNKNOWN_KIND", "Claim", "ClaimRefused", "DatabaseUnavailable", "Dispatcher",
-    "RegistryRefused", "TickSummary", "default_name",
-]
 
 
 @dataclass
