@@ -83,13 +83,17 @@ def server(database_url: str | None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def fresh_database(server_url: str, prefix: str, keep: bool = False) -> Iterator[str]:
-    """A new database on the server, migrated with tickq.db.migrate; dropped afterwards."""
+def fresh_database(
+    server_url: str, prefix: str, keep: bool = False, migrated: bool = True
+) -> Iterator[str]:
+    """A new database on the server, migrated with tickq.db.migrate (unless `migrated` is
+    false: another checkout's tickq then migrates it with its own files); dropped afterwards."""
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     url = db.create_database(server_url, name)
     try:
-        with db.connect(url) as conn:
-            db.migrate(conn)
+        if migrated:
+            with db.connect(url) as conn:
+                db.migrate(conn)
         yield url
     finally:
         if keep:

@@ -78,7 +78,8 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             other = None
             if args.against:
-                other_url = stack.enter_context(c.fresh_database(server, "tickother"))
+                other_url = stack.enter_context(
+                    c.fresh_database(server, "tickother", migrated=False))
                 other_env = {**env, "PYTHONPATH": str(args.against.resolve() / "python_runner")}
                 other = ([*TICKQ, "tick", "--registry", str(idle), "--database-url", other_url],
                          other_env)
