@@ -520,15 +520,20 @@ def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -
     assert run_check(folder, registry, OLD_MOVED).returncode == 0
 
 
+def test_a_step_in_a_folder_that_is_not_the_old_lines_fails_parity(folder: Path) -> None:
+    # The registry is read as tick reads it: a missing folder is that step's own problem (it
+    # fails when it runs), not a refused file; parity names the difference.
+    result = run_check(folder, REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "cwd job differs from the old line's cd jobs" in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize(("registry", "old", "message"), [
     ("[kinds.a\n", OLD_MOVED, "invalid TOML"),
     ('[kinds.a]\ncommand = "bin/a"\nevery = "1h"\ntimeout = "1m"\n', OLD_MOVED,
      'kind "a", key "command": command must be a list of strings'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "1m"\nlegacy = 3\n', OLD_MOVED,
      'kind "a", key "legacy": legacy must be a string'),
-    # The registry is read as tick reads it: a folder that is not there is refused.
-    (REGISTRY.replace('cwd = "jobs"', 'cwd = "job"'), OLD_MOVED,
-     'key "steps[1].cwd": directory does not exist'),
     ('[kinds.a]\ncommand = ["a"]\nevery = "1h"\ntimeout = "10"\n', OLD_MOVED, "needs a unit"),
     (REGISTRY, None, "old.sh: file not found"),
 ])

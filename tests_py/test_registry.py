@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tickq.db.api import registry as registry_api
 from tickq.db.errors import RegistryRefused
+from tickq.host import programs
 from tickq.registry import Problem, RegistryError, env_digest, load_registry, parse_registry
 from tickq.registry.durations import format_duration, parse_duration
 
@@ -283,17 +284,18 @@ def test_each_invalid_value_names_file_kind_and_key(
     assert str(problem).startswith(f"{FILE}: ")
 
 
-def test_missing_cwd_directory(tmp_path: Path) -> None:
-    problem = one_problem(kind(GOOD + 'cwd = "no/such/dir"\n'), tmp_path)
-    assert (problem.file, problem.kind, problem.key) == (FILE, "job", "cwd")
-    assert "does not exist" in problem.message
-    assert str(tmp_path / "no" / "such" / "dir") in problem.message
-
-
-def test_cwd_must_be_a_directory_not_a_file(tmp_path: Path) -> None:
-    (tmp_path / "file.txt").write_text("")
-    problem = one_problem(kind(GOOD + 'cwd = "file.txt"\n'), tmp_path)
-    assert (problem.kind, problem.key) == ("job", "cwd")
+@pytest.mark.parametrize("make", ["missing", "a file"])
+def test_a_cwd_that_is_no_folder_here_is_that_kinds_own_problem(tmp_path: Path, make: str) -> None:
+    """Read, not refused: a folder missing on this host stops only that kind, when it runs
+    (tickq.host.programs says why; tests_py/test_isolation.py runs it)."""
+    if make == "a file":
+        (tmp_path / "no").write_text("")
+    registry = parse(kind(GOOD + 'cwd = "no/such/dir"\n' if make == "missing"
+                          else GOOD + 'cwd = "no"\n'), tmp_path)
+    job = registry.kinds["job"]
+    assert job.cwd == (tmp_path / ("no/such/dir" if make == "missing" else "no")).resolve()
+    found = programs.problems(registry)
+    assert len(found) == 1 and "'job'" in found[0] and str(job.cwd) in found[0], found
 
 
 def test_every_problem_in_a_file_is_reported() -> None:

@@ -175,6 +175,9 @@ class Dispatcher:
             exit_code=result.exit_code, output_tail=result.output_tail, duration=result.duration)
         fields = {"kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
                   "exit_code": result.exit_code, "duration_s": round(result.duration, 3)}
+        if result.pid is None and result.outcome != "ok":
+            # It never started (a missing program or cwd): the line says why, not only the run.
+            fields["note"] = result.output_tail.strip()[-500:]
         try:
             if in_transaction:
                 with self.link.transaction():

@@ -1,9 +1,12 @@
 """The registry's TOML, its shape already checked (tickq.registry.shape), -> the immutable model.
 
-What the schema cannot say is said here, in short functions: a cwd must be a folder, a chain's
-timeout covers its steps', step names do not repeat, a tool's parameters are a JSON schema
-object. Keys the shape check refused are left at their defaults, so that
-every other problem is still found; the caller raises when any problem was found.
+What the schema cannot say is said here, in short functions: a chain's timeout covers its
+steps', step names do not repeat, a tool's parameters are a JSON schema object, report_html
+names a file in a folder that exists. A `cwd` is only made absolute: a folder that is missing
+here (an unmounted disk, another host's layout) is a run-time problem of its own kind, like a
+missing program (tickq.host.programs), never a reason to stop every other kind. Keys the
+shape check refused are left at their defaults, so that every other problem is still found;
+the caller raises when any problem was found.
 """
 
 from __future__ import annotations
@@ -63,19 +66,17 @@ class _Builder:
             elif key == "env":
                 value = MappingProxyType(dict(value))
             elif key == "cwd":
-                value = self.folder(kind, prefix + key, value, must_exist=True)
+                value = (self.base_dir / value).resolve()
             elif key == "report_html":
-                value = self.folder(kind, prefix + key, value, must_exist=False)
+                value = self.report_file(kind, prefix + key, value)
             out[key] = value
         return out
 
-    def folder(self, kind: str | None, key: str, value: str, must_exist: bool) -> Path | None:
+    def report_file(self, kind: str | None, key: str, value: str) -> Path | None:
         path = (self.base_dir / value).resolve()
-        if must_exist and not path.is_dir():
-            self.report(kind, key, f"directory does not exist: {path}")
-        elif not must_exist and not path.parent.is_dir():
+        if not path.parent.is_dir():
             self.report(kind, key, f"folder does not exist: {path.parent}")
-        elif not must_exist and path.is_dir():
+        elif path.is_dir():
             self.report(kind, key, f"is a folder, not a file: {path}")
         else:
             return path
