@@ -8,11 +8,16 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from tickq.db.api import registry as registry_api
+from tickq.host.spool import Spool
+from tickq.registry import load_registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -136,3 +141,70 @@ def test_a_kind_row_locked_by_another_session_is_skipped(
             timeouts = dict(c.execute("SELECT name, extract(epoch FROM timeout)::int FROM "
                                       "tickq.job_kind WHERE name IN ('a', 'b')").fetchall())
         assert timeouts == {"a": 40, "b": 40}
+
+
+def test_a_spooled_result_of_a_locked_kind_waits_in_the_spool(
+    tmp_path: Path, db_url: str, own_ledger_folder: Path
+) -> None:
+    (tmp_path / "registry.toml").write_text(LOCKED)
+    synced, _ = tickq("sync", "--registry", "registry.toml", "--database-url", db_url,
+                      cwd=tmp_path)
+    assert synced.returncode == 0, synced.stderr
+    with psycopg.connect(db_url, autocommit=True) as c:
+        # A run of a claimed by a dispatcher that kept its result through an outage.
+        [(run_id,)] = c.execute("SELECT run_id FROM tickq.claim_manual('a', 'old-host:1')")
+        c.execute("SELECT tickq.start_run(%s, 'old-host:1')", (run_id,))
+    kept = Spool(own_ledger_folder).save({
+        "run_id": run_id, "kind": "a", "dispatcher": "old-host:1", "outcome": "ok",
+        "exit_code": 0, "output_tail": "a ran before the outage\n", "duration": 0.1})
+    with psycopg.connect(db_url) as holder:
+        holder.execute("SELECT * FROM tickq.job_kind WHERE name = 'a' FOR UPDATE")
+        done, elapsed = tickq("tick", "--registry", "registry.toml", "--database-url", db_url,
+                              cwd=tmp_path)
+        holder.rollback()
+    assert done.returncode == 0, done.stderr
+    assert elapsed < 20, elapsed
+    assert kept.exists(), "the result stays for the next tick"
+    assert last_runs(db_url)["b"][0] == "ok"
+    assert "run.late_report_deferred" in done.stdout + done.stderr
+    again, _ = tickq("tick", "--registry", "registry.toml", "--database-url", db_url,
+                     cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert not kept.exists()
+    assert last_runs(db_url)["a"] == ("ok", "a ran before the outage\n")
+
+
+def test_a_row_held_for_an_instant_is_waited_for_not_skipped(
+    tmp_path: Path, conn: psycopg.Connection, db_url: str
+) -> None:
+    """Another dispatcher's claim or report holds a kind row for milliseconds: the sync waits
+    for it (up to a quarter of a second) rather than warn about it."""
+    registry = load_registry(_write(tmp_path, LOCKED.replace('"30s"', '"40s"')))
+    registry_api.sync_registry(conn, load_registry(_write(tmp_path, LOCKED)))
+    with psycopg.connect(db_url) as holder:
+        holder.execute("SELECT * FROM tickq.job_kind WHERE name = 'a' FOR UPDATE")
+        threading.Timer(0.1, holder.rollback).start()
+        drift = registry_api.sync_registry(conn, registry)
+    assert sorted((d.kind, d.field) for d in drift) == [("a", "timeout"), ("b", "timeout")]
+
+
+def _write(folder: Path, text: str) -> Path:
+    (folder / "registry.toml").write_text(text)
+    return folder / "registry.toml"
+
+
+def test_a_held_kind_gone_from_the_registry_is_retired_by_a_later_sync(
+    tmp_path: Path, conn: psycopg.Connection, db_url: str
+) -> None:
+    registry_api.sync_registry(conn, load_registry(_write(tmp_path, LOCKED)))
+    without_a = load_registry(_write(tmp_path, LOCKED[:LOCKED.index("[kinds.a]")]
+                                     + LOCKED[LOCKED.index("[kinds.b]"):]))
+    with psycopg.connect(db_url) as holder:
+        holder.execute("SELECT * FROM tickq.job_kind WHERE name = 'a' FOR UPDATE")
+        drift = registry_api.sync_registry(conn, without_a)
+        holder.rollback()
+    assert [(d.kind, d.field) for d in drift] == [("a", "locked")]
+    assert [(d.kind, d.field) for d in registry_api.sync_registry(conn, without_a)] == [
+        ("a", "kind")]
+    assert conn.execute("SELECT count(*) FROM tickq.drift WHERE field = 'locked'"
+                        ).fetchone() == (0,)

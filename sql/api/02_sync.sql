@@ -121,7 +121,9 @@ AS $$
     INSERT INTO tickq.slot (n)
     SELECT g.n FROM generate_series(1, p_slots) AS g (n)
     ON CONFLICT (n) DO NOTHING;
-    DELETE FROM tickq.slot AS sl WHERE sl.n > p_slots AND sl.run_id IS NULL;
+    -- A row another session holds is left for a later sync, never waited on.
+    DELETE FROM tickq.slot AS sl WHERE sl.n IN (
+        SELECT f.n FROM tickq.slot AS f WHERE f.n > p_slots AND f.run_id IS NULL FOR UPDATE SKIP LOCKED);
 $$;
 COMMENT ON FUNCTION tickq.sync_slots(integer, timestamptz) IS
 'Makes the slot rows 1..p_slots exist; free slots past p_slots are dropped.';
@@ -186,6 +188,8 @@ BEGIN
         -- Runs once and to completion whether or not the query below reads it.
         INSERT INTO tickq.drift AS t (kind, field, stored_value, registry_value, detected_at)
         SELECT f.kind, f.field, f.stored_value, f.registry_value, p_now FROM found AS f
+        -- A kind left for the next sync (its row held by another session) differs in nothing yet.
+        WHERE f.field <> 'locked'
     )
     SELECT f.kind, f.field, f.stored_value, f.registry_value, f.registry_edit,
         -- env values are digests, which say nothing to a reader: the names that changed do.
@@ -208,7 +212,8 @@ COMMENT ON FUNCTION tickq.sync_registry(jsonb, timestamptz) IS
 'the dispatcher''s record and the slots. The registry wins on every field; each difference is '
 'recorded in tickq.drift and returned classified: registry_edit (an edit of the registry file, '
 'not a row changed behind its back), changed (the env names whose values differ), unit (''s'' '
-'for a duration in seconds).';
+'for a duration in seconds). A kind whose row another session holds locked is not waited on: '
+'it is returned as field "locked" (not recorded) and synced by a later call.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_problems(
     p_registry jsonb,

@@ -13,10 +13,11 @@ LANGUAGE plpgsql
 AS $$
 BEGIN
     -- Only a run still live and leased by exactly that dispatcher: a run already reported, or
-    -- expired and claimed again by someone else, is left alone.
+    -- expired and claimed again by someone else, is left alone; so is one whose kind row another
+    -- session holds (never waited on: its lease expires into lost as any other).
     PERFORM FROM tickq.job_kind AS k
     WHERE k.run_id = p_run_id AND k.leased_by = p_dispatcher
-    FOR UPDATE;
+    FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -31,7 +32,7 @@ COMMENT ON FUNCTION tickq.release_dead_lease(bigint, text, timestamptz) IS
 'Turns a live run leased by p_dispatcher into a lost run at once, as expire_leases does when '
 'the lease runs out. For a dispatcher known to be dead (on its own host, its pid gone or '
 'reused: the ledger of running commands tells); true if the run was released, false if it was '
-'no longer live or no longer leased by p_dispatcher.';
+'no longer live, no longer leased by p_dispatcher, or its kind row is held by another session.';
 
 CREATE OR REPLACE FUNCTION tickq.next_due_at(
     p_before timestamptz,

@@ -51,8 +51,13 @@ BEGIN
         RETURN QUERY SELECT p_run_id, v_run.kind, v_run.outcome, 'ignored'::text;
         RETURN;
     END IF;
-    -- Kind before run, as everywhere.
-    SELECT * INTO STRICT v_kind FROM tickq.job_kind AS k WHERE k.name = v_run.kind FOR UPDATE;
+    -- Kind before run, as everywhere. A kind row another session holds is not waited on: the
+    -- result stays in the spool for the next tick (verdict "locked").
+    SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = v_run.kind FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT p_run_id, v_run.kind, v_run.outcome, 'locked'::text;
+        RETURN;
+    END IF;
     SELECT * INTO STRICT v_run FROM tickq.job_run AS r WHERE r.id = p_run_id FOR UPDATE;
 
     IF v_run.outcome = 'running' AND v_kind.run_id = p_run_id THEN
@@ -101,4 +106,5 @@ COMMENT ON FUNCTION tickq.report_late_run(bigint, text, tickq.outcome, integer, 
 'lost gets its real outcome and late_report_at (verdict "late"), and a late success also undoes '
 'the failure lost caused (streak, retry) when nothing has run the kind since ("late, failure '
 'undone"). Anything else (not this dispatcher''s run, pruned, already reported) is "ignored" and '
-'changes nothing.';
+'changes nothing; "locked" (nothing changed) when another session holds the kind''s row: the '
+'spool keeps the result for the next try.';

@@ -148,12 +148,30 @@ DECLARE
     v_in_entry jsonb;
     v_stored_entry jsonb;
     v_new_command boolean;
+    v_wait text;
     v_drift jsonb := '[]'::jsonb;
 BEGIN
     v_in_entry := tickq.registry_entry(v_incoming);
     v_incoming.registry := v_in_entry;
-    SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = p_name FOR UPDATE;
-    IF NOT FOUND THEN
+    -- Never waits long on a row another session holds: a claim or report of another dispatcher
+    -- lets go within milliseconds, a person's psql left in a transaction may never. Past a
+    -- quarter of a second that kind's sync is left for the next tick, returned as a notice (field
+    -- "locked"), and the other kinds are synced. The settings row, locked by sync_registry,
+    -- keeps two syncs apart.
+    SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = p_name FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND AND EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.name = p_name) THEN
+        v_wait := current_setting('lock_timeout');
+        BEGIN
+            PERFORM set_config('lock_timeout', CASE WHEN v_wait::interval BETWEEN '1ms' AND '250ms'
+                THEN v_wait ELSE '250ms' END, true);
+            SELECT * INTO v_stored FROM tickq.job_kind AS k WHERE k.name = p_name FOR UPDATE;
+            PERFORM set_config('lock_timeout', v_wait, true);
+        EXCEPTION WHEN lock_not_available THEN  -- the rollback of this block restores lock_timeout
+            RETURN jsonb_build_array(jsonb_build_object('kind', p_name, 'field', 'locked',
+                'registry_edit', false));
+        END;
+    END IF;
+    IF v_stored.name IS NULL THEN
         PERFORM tickq.write_kind(v_incoming, false, false, p_now);
         RETURN v_drift;
     END IF;
@@ -197,7 +215,8 @@ $$;
 COMMENT ON FUNCTION tickq.sync_kind(text, jsonb, text, timestamptz) IS
 'Makes the job_kind p_name match its registry entry (inserted, overwritten, or brought back '
 'from retirement) and returns the drift found, each item {kind, field, stored_value, '
-'registry_value, registry_edit}.';
+'registry_value, registry_edit}; a row another session holds locked is left as it is, returned '
+'as one item {kind, field "locked"}.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_kinds(
     p_kinds jsonb,
@@ -217,19 +236,29 @@ BEGIN
     END LOOP;
 
     -- Kinds gone from the registry: retired (disabled), never deleted, so their history stays.
-    WITH retired AS (
-        UPDATE tickq.job_kind AS k SET enabled = false, retired_at = p_now, updated_at = p_now
+    -- A row another session holds is left for the next sync, as a notice (field "locked").
+    WITH gone AS (
         -- Agent kinds belong to tickq.agent rows, not to the registry file.
+        SELECT k.name FROM tickq.job_kind AS k
         WHERE k.retired_at IS NULL AND NOT p_kinds ? k.name AND k.name NOT LIKE 'agent.%'
+    ), free AS (
+        SELECT k.name FROM tickq.job_kind AS k
+        WHERE k.name IN (SELECT g.name FROM gone AS g) FOR UPDATE SKIP LOCKED
+    ), retired AS (
+        UPDATE tickq.job_kind AS k SET enabled = false, retired_at = p_now, updated_at = p_now
+        WHERE k.name IN (SELECT f.name FROM free AS f)
         RETURNING k.*
     )
-    SELECT v_drift || coalesce(jsonb_agg(jsonb_build_object('kind', r.name, 'field', 'kind',
-        'stored_value', tickq.registry_entry(r), 'registry_edit', true)), '[]')
-    INTO v_drift
-    FROM retired AS r;
+    SELECT v_drift || coalesce((SELECT jsonb_agg(jsonb_build_object('kind', r.name, 'field', 'kind',
+            'stored_value', tickq.registry_entry(r), 'registry_edit', true) ORDER BY r.name)
+        FROM retired AS r), '[]') || coalesce((SELECT jsonb_agg(jsonb_build_object('kind', g.name,
+            'field', 'locked', 'registry_edit', false) ORDER BY g.name)
+        FROM gone AS g WHERE NOT g.name IN (SELECT f.name FROM free AS f)), '[]')
+    INTO v_drift;
     RETURN v_drift;
 END
 $$;
 COMMENT ON FUNCTION tickq.sync_kinds(jsonb, text, timestamptz) IS
 'Makes the queue''s kinds match p_kinds (name -> registry entry): each synced by tickq.sync_kind, '
-'kinds missing from it retired (agents'' kinds excepted). Returns the drift found.';
+'kinds missing from it retired (agents'' kinds excepted), never waiting on a row another '
+'session holds (returned as field "locked", left for the next sync). Returns the drift found.';

@@ -1,5 +1,6 @@
 """What a sync found, logged as the registry file writes it: an edit of the file is news, a row
-changed behind its back a warning, two hosts syncing different files a conflict."""
+changed behind its back a warning, two hosts syncing different files a conflict, a kind whose
+row another session holds a warning that it waits for the next tick."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 from tickq.db.api.registry import Drift
 from tickq.log import EventLog
 from tickq.registry.durations import format_duration
+
+LOCKED = "locked"  # not a difference: a kind whose row another session held, left for next time
 
 
 def _registry_units(unit: str | None, value: Any) -> Any:
@@ -20,7 +23,11 @@ def _registry_units(unit: str | None, value: Any) -> Any:
 def log_drift(log: EventLog, name: str, d: Drift) -> None:
     """An edit of the registry file is news; a row changed behind its back is a warning."""
     level = "info" if d.registry_edit else "warning"
-    if d.kind is None and d.field == "registry":
+    if d.field == LOCKED:
+        log.warning("kind.locked", kind=d.kind,
+                    hint="another session holds its job_kind row (a transaction left open in "
+                         "psql?): not synced or claimed this tick; the next tick tries again")
+    elif d.kind is None and d.field == "registry":
         stored, wanted = d.stored_value, d.registry_value
         log.warning(
             "registry.conflict", dispatcher=name, other=stored["dispatcher"],

@@ -29,7 +29,7 @@ from tickq.db.connect import timeouts_of
 from tickq.db.errors import CannotConnect, ClaimRefused, DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
-from tickq.dispatch.drift import log_drift
+from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
 from tickq.host.ledger import Ledger
 from tickq.host.process import RunResult
@@ -252,7 +252,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.orphans = self.stop_orphans()
         # The database judges the registry's values (`tick` among them) before any is used.
-        summary.drift = len(self.sync())
+        summary.drift = sum(d.field != LOCKED for d in self.sync())
         deadline = self._tick_deadline()
         summary.late_reports = self.replay_spool()
         summary.stale = len(self.warn_stale())

@@ -13,6 +13,7 @@ from tickq.db.api.tick import RunReport, Stale
 from tickq.db.connect import Link, first_line
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
+from tickq.dispatch.drift import LOCKED
 
 RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
 
@@ -85,6 +86,10 @@ def replay_spool(ctx: Context, link: Link) -> int:
                           error=first_line(exc),
                           output_tail=str(r.get("output_tail"))[-2000:])
             ctx.spool.forget(spooled)
+            continue
+        if late.verdict == LOCKED:  # another session holds the kind's row: the next tick
+            ctx.log.warning("run.late_report_deferred", **fields, reason="kind.locked",
+                            path=str(spooled.path))
             continue
         ctx.log.warning("run.late_report", **fields, verdict=late.verdict)
         ctx.spool.forget(spooled)
