@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -16,8 +17,9 @@ import psycopg
 import pytest
 
 from tickq.db.api import registry as registry_api
+from tickq.host import programs
 from tickq.host.spool import Spool
-from tickq.registry import load_registry
+from tickq.registry import load_registry, parse_registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -208,3 +210,25 @@ def test_a_held_kind_gone_from_the_registry_is_retired_by_a_later_sync(
         ("a", "kind")]
     assert conn.execute("SELECT count(*) FROM tickq.drift WHERE field = 'locked'"
                         ).fetchone() == (0,)
+
+
+def test_an_agent_tools_missing_cwd_is_named_not_refused(tmp_path: Path) -> None:
+    (tmp_path / "there").mkdir()
+    registry = parse_registry(MISSING_CWD.replace('cwd = "nowhere"\n', "") + textwrap.dedent("""
+        [agents]
+        base_url = "http://127.0.0.1:1/v1"
+        model = "m"
+
+        [agents.tools.search]
+        command = ["sh", "-c", "cat"]
+        description = "Search"
+        cwd = "gone"
+
+        [agents.tools.here]
+        command = ["sh", "-c", "cat"]
+        description = "Here"
+        cwd = "there"
+        """), str(tmp_path / "registry.toml"), tmp_path)
+    found = programs.problems(registry)
+    assert len(found) == 1 and "agents.tools.search" in found[0], found
+    assert str(tmp_path / "gone") in found[0]

@@ -66,7 +66,8 @@ def _cwd_problem(cwd: Path) -> str | None:
 
 
 def problems(registry: Registry) -> list[str]:
-    """One line per registry command that cannot start here (kinds and the alert command)."""
+    """One line per registry command that cannot start here (kinds, the agents' tools' folders
+    and the alert command)."""
     folder = registry.path.resolve().parent
     found = []
     for name, kind in sorted(registry.kinds.items()):
@@ -81,6 +82,12 @@ def problems(registry: Registry) -> list[str]:
         problem = resolve(kind.command, folder, kind.cwd, kind.env).problem
         if problem:
             found.append(f"{registry.path}: kind {name!r}: command cannot start: {problem}")
+    tools = registry.agents.tools if registry.agents is not None else {}
+    for name, tool in sorted(tools.items()):
+        # A tool's argv is run as written (tickq.agents.runner), in its cwd: that folder.
+        problem = _cwd_problem(tool.cwd) if tool.cwd is not None else None
+        if problem:
+            found.append(f"{registry.path}: agents.tools.{name}: command cannot start: {problem}")
     alert = registry.settings.alert_command
     if alert:
         problem = resolve(alert, folder).problem
