@@ -1,12 +1,13 @@
-"""`tickq status`: the queue for people (80 columns, times in the registry's zone and relative
-to now), for scripts (`--json`), for monitors (`--check`, exit 1 on a problem) and for a
-terminal left open (`--watch`).
+"""`tickq status`: the queue for people (fitted to the terminal or COLUMNS, whole through a
+pipe; times in the registry's zone and relative to now), for scripts (`--json`), for monitors
+(`--check`, exit 1 on a problem) and for a terminal left open (`--watch`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -86,17 +87,22 @@ def _watch(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
-def _width() -> int:
-    """The terminal's width when there is one, else 80 (a pipe, a file, a test)."""
+def _width() -> int | None:
+    """The width to fit the table to: COLUMNS when set (as ls and git honour it), else the
+    terminal's; None through a pipe or into a file, so `tickq status | grep KIND` sees whole
+    names."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(40, int(columns))
     if sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((NARROW, 24)).columns)
-    return NARROW
+    return None
 
 
 # ---------------------------------------------------------------- rendering
 
 
-def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
+def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) -> str:
     now: datetime = snapshot["now"]
     zone = ZoneInfo(snapshot["timezone"])
     lines = [
