@@ -105,3 +105,29 @@ def test_status_through_a_pipe_keeps_whole_names(db_url: str, tmp_path: Path) ->
     assert LONG not in narrow, narrow
     assert all(len(ln) <= 60 for ln in table.splitlines()), narrow
     assert "…" in narrow
+
+
+# ---------------------------------------------------------------- legacy zone names
+
+
+def test_a_legacy_zone_name_is_refused_with_the_name_to_use(db_url: str, tmp_path: Path) -> None:
+    path = registry_file(tmp_path, """\
+        [settings]
+        timezone = "EST"
+
+        [kinds.report]
+        command = ["true"]
+        at = "06:00"
+        timezone = "PST8PDT"
+        timeout = "30s"
+        """)
+
+    result = tickq("tick", "--registry", str(path), "--database-url", db_url)
+
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    settings = [ln for ln in lines if "timezone" in ln and "EST" in ln]
+    kind = [ln for ln in lines if "report" in ln and "PST8PDT" in ln]
+    assert settings and "America/New_York" in settings[0], result.stderr
+    assert kind and "America/Los_Angeles" in kind[0], result.stderr
