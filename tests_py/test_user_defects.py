@@ -131,3 +131,49 @@ def test_a_legacy_zone_name_is_refused_with_the_name_to_use(db_url: str, tmp_pat
     kind = [ln for ln in lines if "report" in ln and "PST8PDT" in ln]
     assert settings and "America/New_York" in settings[0], result.stderr
     assert kind and "America/Los_Angeles" in kind[0], result.stderr
+
+
+# ---------------------------------------------------------------- small ones
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan"])
+def test_status_watch_refuses_a_period_that_is_not_positive(db_url: str, seconds: str) -> None:
+    result = tickq("status", "--watch", seconds, "--database-url", db_url, timeout=20)
+
+    line = _one_line(result)
+    assert "--watch" in line and seconds in line, line
+
+
+def test_simulate_names_its_upper_bound(db_url: str, tmp_path: Path) -> None:
+    path = registry_file(tmp_path, """\
+        [kinds.a]
+        command = ["true"]
+        every = "1h"
+        timeout = "30s"
+        """)
+    result = tickq("simulate", "--hours", "100000", "--registry", str(path),
+                   "--database-url", db_url)
+
+    line = _one_line(result)
+    assert "8784" in line and "100000" in line, line
+
+
+def test_pause_until_confirms_in_the_registrys_zone(db_url: str, tmp_path: Path) -> None:
+    path = registry_file(tmp_path, """\
+        [settings]
+        timezone = "Asia/Tokyo"
+
+        [kinds.a]
+        command = ["true"]
+        every = "1h"
+        timeout = "30s"
+        """)
+    assert tickq("sync", "--registry", str(path), "--database-url", db_url).returncode == 0
+
+    result = tickq("pause", "a", "--until", "23:00", "--database-url", db_url)
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.strip()
+    assert out.startswith("paused a until "), out
+    assert " 23:00 Asia/Tokyo" in out, out
+    assert "+00:00" not in out and ".0" not in out, out

@@ -19,11 +19,12 @@ from tickq.cli import common
 from tickq.cli.text import json_value, table
 from tickq.db.api import status
 from tickq.db.api.session import Connection
-from tickq.db.errors import EXIT_NO, EXIT_OK
+from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.host.ledger import Ledger
 from tickq.registry.durations import coarse_duration, human_duration
 
 NARROW = 80
+WATCH_SECONDS = (0.5, 86400.0)  # a redraw at most twice a second, at least once a day
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -72,7 +73,10 @@ def _print_check(snapshot: dict[str, Any]) -> int:
 def _watch(args: argparse.Namespace) -> int:
     """Redraw in place every few seconds, like watch(1); Ctrl-C ends it quietly (a server
     that goes away while watching ends it as any lost database does)."""
-    seconds = max(0.5, args.watch)
+    seconds = args.watch
+    low, high = WATCH_SECONDS
+    if not low <= seconds <= high:  # also false for nan
+        raise InvalidInput(f"--watch must be from {low:g} to {high:g} seconds, got {seconds:g}")
     try:
         with common.open_queue(args) as conn:
             while True:
