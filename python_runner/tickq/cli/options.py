@@ -114,7 +114,7 @@ def status(add: Add) -> None:
              "stuck past its lease; no tick for two tick lengths; an unusable ledger folder) "
              "and exit 1, else exit 0")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
-                   help="redraw every SECONDS (default 2) until Ctrl-C")
+                   help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
 
 
 def check(add: Add) -> None:
