@@ -92,6 +92,8 @@ def test_bad_files_are_moved_aside_and_the_good_one_beside_them_is_replayed(
         "19.json": kept(19, output_tail="x" * 2_000_000),
         "20.json": b"\xff\xfe not text",
         "notes.json": kept(21),
+        "23.json": kept(23, output_tail="a\u0000b"),
+        "24.json": kept(24, kind=["pay"]),
     }
     for name, text in bad.items():
         path = folder / name

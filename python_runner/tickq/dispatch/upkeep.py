@@ -16,6 +16,9 @@ from tickq.dispatch.context import Context
 from tickq.host.spool import Rejected
 
 RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
+# SQLSTATE classes of a refusal of the values themselves (tickq's own, data exceptions,
+# constraints): such a result is moved aside, never tried again.
+VALUE_REFUSALS = ("TQ", "22", "23")
 
 
 def stop_orphans(ctx: Context, link: Link) -> int:
@@ -96,11 +99,13 @@ def replay_spool(ctx: Context, link: Link) -> int:
                 if isinstance(exc, DatabaseUnavailable) and not isinstance(exc, NoAnswerInTime):
                     break  # the connection is gone: the rest waits for the next tick
                 continue
-            # Refused for good (a value the database rejects): logged whole, moved aside.
             ctx.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,
                           error=first_line(exc), output_tail=r["output_tail"][-2000:])
-            _log_rejected(ctx, ctx.spool.reject(
-                spooled.path.name, f"refused by the database: {first_line(exc)}"))
+            if (exc.sqlstate or "").startswith(VALUE_REFUSALS):
+                # Refused for good (a value the database rejects): logged whole, moved aside.
+                _log_rejected(ctx, ctx.spool.reject(
+                    spooled.path.name, f"refused by the database: {first_line(exc)}"))
+            # Else (a privilege, a function the database lacks) it is tried again once fixed.
             continue
         ctx.log.warning("run.late_report", **fields, verdict=late.verdict)
         ctx.spool.forget(spooled)

@@ -239,12 +239,15 @@ def checked(data: bytes) -> dict[str, Any]:
     for key in ("dispatcher", "output_tail"):
         if not isinstance(doc.get(key), str):
             raise _Unusable(f"{key} {_shown(doc.get(key))} is not a string")
-    if not doc["dispatcher"]:
-        raise _Unusable("dispatcher is empty")
-    if len(doc["output_tail"]) > MAX_TAIL_CHARS:
-        raise _Unusable(f"output_tail is longer than {MAX_TAIL_CHARS} characters")
     if doc.get("kind") is not None and not isinstance(doc["kind"], str):
         raise _Unusable(f"kind {_shown(doc['kind'])} is not a string")
+    if not doc["dispatcher"]:
+        raise _Unusable("dispatcher is empty")
+    for key in ("dispatcher", "output_tail", "kind"):
+        if "\x00" in (doc.get(key) or ""):  # the runner replaces NUL; PostgreSQL refuses it
+            raise _Unusable(f"{key} holds a NUL character")
+    if len(doc["output_tail"]) > MAX_TAIL_CHARS:
+        raise _Unusable(f"output_tail is longer than {MAX_TAIL_CHARS} characters")
     return {"run_id": run_id, "kind": doc.get("kind"), "dispatcher": doc["dispatcher"],
             "outcome": doc["outcome"], "exit_code": exit_code,
             "output_tail": doc["output_tail"], "duration": float(duration)}
