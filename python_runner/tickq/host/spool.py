@@ -97,10 +97,6 @@ class Spool:
             os.close(dir_fd)
         return final
 
-    def pending(self) -> list[Spooled]:
-        """The results waiting, oldest run first (what `scan` finds to report)."""
-        return self.scan().results
-
     def scan(self) -> Scan:
         """The results waiting, oldest run first; every file that is no result moved aside."""
         found = Scan()
