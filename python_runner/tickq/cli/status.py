@@ -21,6 +21,7 @@ from tickq.db.api import status
 from tickq.db.api.session import Connection
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.host.ledger import Ledger
+from tickq.host.spool import Spool
 from tickq.registry.durations import coarse_duration, human_duration
 
 NARROW = 80
@@ -53,8 +54,23 @@ def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
         ledger = Ledger().problem()
         if ledger:
             problems.append({"kind": None, "problem": "ledger", "detail": ledger})
+        problems.extend(_spool_problems(Spool(Ledger().folder)))
         doc["problems"] = problems
     return doc
+
+
+def _spool_problems(spool: Spool) -> list[dict[str, Any]]:
+    """Kept results this host cannot report: a spool folder not read, files moved aside."""
+    found = []
+    refused = spool.problem()
+    if refused:
+        found.append({"kind": None, "problem": "spool", "detail": refused})
+    rejected = spool.rejected_count()
+    if rejected:
+        found.append({"kind": None, "problem": "spool", "detail": (
+            f"{rejected} file(s) in {spool.folder / 'rejected'} could not be reported (each "
+            "named in the tick's log): look at them, then remove them")})
+    return found
 
 
 def _print_check(snapshot: dict[str, Any]) -> int:
