@@ -47,7 +47,7 @@ def test_simulate_refuses_a_window_that_is_not_positive(hours: str, db_url: str)
                  url=db_url)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"tickq: --hours must be a positive number of hours, got {hours}"]
+        f"tickq: --hours must be more than 0 and less than 8784 (366 days), got {hours}"]
 
 
 def test_simulate_defaults_to_a_window_that_covers_every_schedule(
@@ -182,7 +182,7 @@ def test_simulate_refuses_an_endless_window(db_url: str) -> None:
                  url=db_url)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "tickq: --hours must be a positive number of hours, got inf"]
+        "tickq: --hours must be more than 0 and less than 8784 (366 days), got inf"]
 
 
 def test_check_observed_durations_use_the_queues_history(db_url: str) -> None:

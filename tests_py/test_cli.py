@@ -29,7 +29,7 @@ timeout = "30s"
 
 def tickq(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
     )

@@ -69,7 +69,7 @@ def write_script(folder: Path, name: str, text: str) -> Path:
 
 def cli_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
     )

@@ -258,6 +258,39 @@ def test_psycopg_is_imported_and_connected_only_under_db() -> None:
     _fail("psycopg outside tickq/db/", offenders)
 
 
+def _raw_connects(code: ast.Module) -> Iterator[int]:
+    """The lines of `code` that open a connection around the door: `db.connect(...)`, or the
+    `connect` of tickq.db / tickq.db.connect imported by name."""
+    names = {alias.asname or alias.name for node in ast.walk(code)
+             if isinstance(node, ast.ImportFrom) and node.module in ("tickq.db", "tickq.db.connect")
+             for alias in node.names if alias.name == "connect"}
+    for node in ast.walk(code):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id in names) or (
+                isinstance(func, ast.Attribute) and func.attr == "connect"
+                and isinstance(func.value, ast.Name) and func.value.id == "db"):
+            yield node.lineno
+
+
+def test_connections_open_only_through_the_door() -> None:
+    """Outside tickq/db/, a connection comes from db.api.session (a command's) or db.connect.Link
+    (a tick's, a chain's, an agent run's): both give one-line failures and the timeouts."""
+    offenders = []
+    for module, path in module_paths().items():
+        if not _inside(module, "tickq.db"):
+            offenders += [f"{_relative(path)}:{line}: opens a connection around the door"
+                          for line in _raw_connects(tree(module))]
+    _fail("connections opened outside tickq/db/", offenders)
+
+
+def test_the_door_check_sees_a_raw_connect() -> None:
+    code = ast.parse("from tickq import db\nfrom tickq.db.connect import connect as c\n"
+                     "db.connect('x')\nc('y')\nsession.connect('z')\n")
+    assert list(_raw_connects(code)) == [3, 4]
+
+
 def test_argparse_is_imported_only_under_cli() -> None:
     offenders = [
         f"{imp.where()}: imports argparse" for imp in all_imports()

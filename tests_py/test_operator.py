@@ -401,7 +401,11 @@ def test_status_fits_80_columns_with_relative_times_and_wide_shows_everything(
     }, {"timezone": "Europe/London"})
     assert run_tickq("tick", registry, db_url).returncode == 0
 
-    narrow = run_tickq("status", registry, db_url)
+    # A terminal of 80 columns (COLUMNS as a shell exports it; through a pipe without it the
+    # table keeps whole names, for grep).
+    narrow = subprocess.run(tickq_argv("status", registry, db_url),
+                            env={**cli_env(), "COLUMNS": "80"}, capture_output=True, text=True,
+                            timeout=60)
 
     assert narrow.returncode == 0, narrow.stderr
     lines = narrow.stdout.splitlines()

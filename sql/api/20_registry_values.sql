@@ -184,6 +184,36 @@ COMMENT ON FUNCTION tickq.registry_settings(tickq.settings, timestamptz) IS
 'The settings row in the registry''s terms (durations in seconds), as tickq.sync_registry compares '
 'them for drift.';
 
+-- The zone database keeps a few legacy names that pass tickq.is_timezone but rarely mean what
+-- the user means: EST, MST and HST are fixed offsets with no daylight saving (a New York job on
+-- EST runs an hour off all summer), and EST5EDT, CST6CDT, MST7MDT and PST8PDT follow today's US
+-- rules without the places' history. A registry value that names one is refused with the IANA
+-- name to use; the Etc/GMT+5 style stays for a fixed offset on purpose.
+CREATE OR REPLACE FUNCTION tickq.legacy_zone_problem(
+    p_zone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT format('%s is a legacy name: %s; use %s', l.zone, l.what, l.use)
+    FROM (VALUES
+        ('EST', 'a fixed UTC-5 with no daylight saving',
+            'America/New_York for Eastern time (or Etc/GMT+5 for UTC-5 all year)'),
+        ('MST', 'a fixed UTC-7 with no daylight saving',
+            'America/Denver for Mountain time, America/Phoenix for Arizona (or Etc/GMT+7)'),
+        ('HST', 'a fixed UTC-10', 'Pacific/Honolulu (or Etc/GMT+10)'),
+        ('EST5EDT', 'US Eastern rules without the history of any place', 'America/New_York'),
+        ('CST6CDT', 'US Central rules without the history of any place', 'America/Chicago'),
+        ('MST7MDT', 'US Mountain rules without the history of any place', 'America/Denver'),
+        ('PST8PDT', 'US Pacific rules without the history of any place', 'America/Los_Angeles')
+    ) AS l (zone, what, use)
+    WHERE l.zone = p_zone
+$$;
+COMMENT ON FUNCTION tickq.legacy_zone_problem(text, timestamptz) IS
+'The registry''s message for a legacy zone name that is a zone but not what a user means (EST, '
+'MST, HST, EST5EDT, CST6CDT, MST7MDT, PST8PDT): what it is and the IANA name to use; NULL for any '
+'other name. p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.parse_settings(
     p_settings jsonb,
     p_old tickq.settings,
@@ -236,6 +266,10 @@ BEGIN
                     PERFORM tickq.registry_error(NULL, 'timezone',
                         format('unknown time zone %s (use an IANA name spelled as in the zone database, '
                             'such as Europe/London)', v_settings -> 'timezone'));
+                END IF;
+                IF tickq.legacy_zone_problem(v_settings ->> 'timezone') IS NOT NULL THEN
+                    PERFORM tickq.registry_error(NULL, 'timezone',
+                        tickq.legacy_zone_problem(v_settings ->> 'timezone'));
                 END IF;
                 v_new.timezone := v_settings ->> 'timezone';
             ELSE

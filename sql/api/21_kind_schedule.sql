@@ -84,6 +84,10 @@ BEGIN
             format('unknown time zone %s (use an IANA name spelled as in the zone database, '
                 'such as Europe/London)', left(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))::text, 200)));
     END IF;
+    -- Only a zone the entry names: a kind that names none takes the settings' zone, judged there.
+    IF p_entry ? 'timezone' AND tickq.legacy_zone_problem(v_kind.timezone) IS NOT NULL THEN
+        PERFORM tickq.registry_error(p_name, 'timezone', tickq.legacy_zone_problem(v_kind.timezone));
+    END IF;
     RETURN v_kind;
 END
 $$;

@@ -67,7 +67,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Exit 1 when any kind waits longer than stale_after in the simulated hours."""
     if args.hours is not None and not 0 < args.hours < 24 * 366:
-        raise InvalidInput(f"--hours must be a positive number of hours, got {args.hours:g}")
+        raise InvalidInput(f"--hours must be more than 0 and less than {24 * 366} (366 days), "
+                           f"got {args.hours:g}")
     registry = common.registry(args)
     with _judged_queue(args, registry) as conn:
         facts = capacity.queue_facts(conn, observed=args.durations == "observed")

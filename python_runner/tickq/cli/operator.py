@@ -65,9 +65,18 @@ def cmd_pause(args: argparse.Namespace) -> int:
             paused_until = operator.pause_kind(conn, args.kind, until, args.reason, by)
         except NoAnswer as exc:
             raise _unknown(conn, args.kind, exc) from None
-    ends = "until resumed" if paused_until is None else f"until {paused_until.isoformat()}"
+        zone = ZoneInfo(status.timezone(conn))
+    ends = "until resumed" if paused_until is None else f"until {_local(paused_until, zone)}"
     print(f"paused {args.kind} {ends}" + (f": {args.reason}" if args.reason else ""))
     return EXIT_OK
+
+
+def _local(when: datetime, zone: ZoneInfo) -> str:
+    """A time as the operator gave it: in the registry's zone, to the minute when it is on
+    one (--until 23:00), else to the second (--for 2h), never with microseconds."""
+    local = when.astimezone(zone)
+    shape = "%Y-%m-%d %H:%M" if local.second == local.microsecond == 0 else "%Y-%m-%d %H:%M:%S"
+    return f"{local:{shape}} {zone.key}"
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

@@ -111,10 +111,11 @@ def status(add: Add) -> None:
     p.add_argument(
         "--check", action="store_true",
         help="for monitors: one line per problem (a kind stale, failing past alert_after or "
-             "stuck past its lease; no tick for two tick lengths; an unusable ledger folder) "
+             "stuck past its lease; no tick for two tick lengths; an unusable ledger folder; a "
+             "spool folder not read, or spool files moved aside) "
              "and exit 1, else exit 0")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
-                   help="redraw every SECONDS (default 2) until Ctrl-C")
+                   help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
 
 
 def check(add: Add) -> None:

@@ -25,7 +25,11 @@ PAGE_HEADERS = {
 }
 
 
+MAX_PORT = 65535
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    render.html_target(args.html)  # a path that cannot take the page fails before the database
     with common.open_queue(args) as conn:
         path = render.write_html(conn, args.html, args.hours)
     print(f"wrote {path}")
@@ -95,6 +99,9 @@ def make_server(
 def cmd_serve(args: argparse.Namespace) -> int:
     # Only an address given on the command line can open the page beyond this machine.
     host = args.host or "127.0.0.1"
+    if not 0 <= args.port <= MAX_PORT:
+        raise InvalidInput(f"--port must be from 0 to {MAX_PORT} (0: any free port), "
+                           f"got {args.port}")
     url, timeouts = common.url(args), common.timeouts(args)
     session.open_queue(url, timeouts).close()  # an unreachable database fails here
 

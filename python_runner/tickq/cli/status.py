@@ -1,12 +1,13 @@
-"""`tickq status`: the queue for people (80 columns, times in the registry's zone and relative
-to now), for scripts (`--json`), for monitors (`--check`, exit 1 on a problem) and for a
-terminal left open (`--watch`).
+"""`tickq status`: the queue for people (fitted to the terminal or COLUMNS, whole through a
+pipe; times in the registry's zone and relative to now), for scripts (`--json`), for monitors
+(`--check`, exit 1 on a problem) and for a terminal left open (`--watch`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -18,11 +19,13 @@ from tickq.cli import common
 from tickq.cli.text import json_value, table
 from tickq.db.api import status
 from tickq.db.api.session import Connection
-from tickq.db.errors import EXIT_NO, EXIT_OK
+from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.host.ledger import Ledger
+from tickq.host.spool import Spool
 from tickq.registry.durations import coarse_duration, human_duration
 
 NARROW = 80
+WATCH_SECONDS = (0.5, 86400.0)  # a redraw at most twice a second, at least once a day
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -51,8 +54,23 @@ def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
         ledger = Ledger().problem()
         if ledger:
             problems.append({"kind": None, "problem": "ledger", "detail": ledger})
+        problems.extend(_spool_problems(Spool(Ledger().folder)))
         doc["problems"] = problems
     return doc
+
+
+def _spool_problems(spool: Spool) -> list[dict[str, Any]]:
+    """Kept results this host cannot report: a spool folder not read, files moved aside."""
+    found = []
+    refused = spool.problem()
+    if refused:
+        found.append({"kind": None, "problem": "spool", "detail": refused})
+    rejected = spool.rejected_count()
+    if rejected:
+        found.append({"kind": None, "problem": "spool", "detail": (
+            f"{rejected} file(s) in {spool.folder / 'rejected'} could not be reported (each "
+            "named in the tick's log): look at them, then remove them")})
+    return found
 
 
 def _print_check(snapshot: dict[str, Any]) -> int:
@@ -71,7 +89,10 @@ def _print_check(snapshot: dict[str, Any]) -> int:
 def _watch(args: argparse.Namespace) -> int:
     """Redraw in place every few seconds, like watch(1); Ctrl-C ends it quietly (a server
     that goes away while watching ends it as any lost database does)."""
-    seconds = max(0.5, args.watch)
+    seconds = args.watch
+    low, high = WATCH_SECONDS
+    if not low <= seconds <= high:  # also false for nan
+        raise InvalidInput(f"--watch must be from {low:g} to {high:g} seconds, got {seconds:g}")
     try:
         with common.open_queue(args) as conn:
             while True:
@@ -86,17 +107,22 @@ def _watch(args: argparse.Namespace) -> int:
         return EXIT_OK
 
 
-def _width() -> int:
-    """The terminal's width when there is one, else 80 (a pipe, a file, a test)."""
+def _width() -> int | None:
+    """The width to fit the table to: COLUMNS when set (as ls and git honour it), else the
+    terminal's; None through a pipe or into a file, so `tickq status | grep KIND` sees whole
+    names."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(40, int(columns))
     if sys.stdout.isatty():
         return max(40, shutil.get_terminal_size((NARROW, 24)).columns)
-    return NARROW
+    return None
 
 
 # ---------------------------------------------------------------- rendering
 
 
-def render(snapshot: dict[str, Any], *, wide: bool, width: int = NARROW) -> str:
+def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) -> str:
     now: datetime = snapshot["now"]
     zone = ZoneInfo(snapshot["timezone"])
     lines = [

@@ -95,6 +95,21 @@ class DatabaseRefused(Failure):
 NO_STATES = frozenset({"TQ003", "TQ005", "TQ006", "TQ041", "TQ042"})
 UNKNOWN_KIND = "TQ003"
 
+# SQLSTATEs of a call that may well succeed if made again later: the transaction was rolled
+# back for another's sake (class 40: serialization failure, deadlock), the server is short of
+# resources (53) or shutting down (57P01..57P03), a db_* timeout (57014, 55P03).
+TRANSIENT_CLASSES = ("40", "53", "08")
+TRANSIENT_STATES = frozenset({"57014", "55P03", "57P01", "57P02", "57P03"})
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether `exc`, from a call through tickq.db.connect.Link, says "not now" rather than
+    "never": the connection was lost, a timeout fired, or a state above."""
+    if isinstance(exc, DatabaseUnavailable):
+        return True
+    state = getattr(exc, "sqlstate", None) or ""
+    return state in TRANSIENT_STATES or state.startswith(TRANSIENT_CLASSES)
+
 # The map: the first class `exc` is an instance of gives its exit status and its line ("{}" is
 # the exception's text). Classes with `problems` print one line per problem before the count.
 EXITS: tuple[tuple[type[BaseException], int, str], ...] = (

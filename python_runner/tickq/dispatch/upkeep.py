@@ -11,11 +11,15 @@ from typing import Any
 from tickq.db.api import tick as api
 from tickq.db.api.tick import RunReport, Stale
 from tickq.db.connect import Link, first_line
-from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
+from tickq.db.errors import DatabaseRefused, DatabaseUnavailable, NoAnswerInTime, transient
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED
+from tickq.host.spool import Rejected
 
 RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
+# SQLSTATE classes of a refusal of the values themselves (tickq's own, data exceptions,
+# constraints): such a result is moved aside, never tried again.
+VALUE_REFUSALS = ("TQ", "22", "23")
 
 
 def stop_orphans(ctx: Context, link: Link) -> int:
@@ -72,20 +76,37 @@ def spool(
 
 def replay_spool(ctx: Context, link: Link) -> int:
     """Report the results this host kept while the database was away (tickq.host.spool);
-    how many. A lost connection stops the replay (the rest stays spooled)."""
+    how many. Files that are no result, and results the database refuses for good, are moved
+    aside (a line each); a result meeting a transient error (a deadlock, a timeout) stays for
+    the next tick, and a lost connection stops the replay (the rest stays spooled). Nothing
+    here ends the tick."""
+    scan = ctx.spool.scan()
+    if scan.refused:
+        ctx.log.warning("spool.refused", folder=str(ctx.spool.folder), reason=scan.refused)
+    for bad in scan.rejected:
+        _log_rejected(ctx, bad)
     done = 0
-    for spooled in ctx.spool.pending():
+    for spooled in scan.results:
         r = spooled.result
-        fields = {"kind": r.get("kind"), "run_id": r.get("run_id"), "outcome": r.get("outcome")}
+        fields = {"kind": r["kind"], "run_id": r["run_id"], "outcome": r["outcome"]}
         try:
             late = link.call(api.report_late_run, RunReport(
-                **{name: r.get(name) for name in RUN_REPORT_FIELDS}))  # type: ignore[arg-type]
-        except DatabaseRefused as exc:
-            # Refused for good (a value the database rejects): logged whole, not retried.
+                **{name: r[name] for name in RUN_REPORT_FIELDS}))
+        except (DatabaseRefused, DatabaseUnavailable) as exc:
+            if transient(exc):
+                ctx.log.warning("run.late_report_deferred", **fields,
+                                sqlstate=getattr(exc, "sqlstate", None), error=first_line(exc),
+                                path=str(spooled.path))
+                if isinstance(exc, DatabaseUnavailable) and not isinstance(exc, NoAnswerInTime):
+                    break  # the connection is gone: the rest waits for the next tick
+                continue
             ctx.log.error("run.late_report_failed", **fields, sqlstate=exc.sqlstate,
-                          error=first_line(exc),
-                          output_tail=str(r.get("output_tail"))[-2000:])
-            ctx.spool.forget(spooled)
+                          error=first_line(exc), output_tail=r["output_tail"][-2000:])
+            if (exc.sqlstate or "").startswith(VALUE_REFUSALS):
+                # Refused for good (a value the database rejects): logged whole, moved aside.
+                _log_rejected(ctx, ctx.spool.reject(
+                    spooled.path.name, f"refused by the database: {first_line(exc)}"))
+            # Else (a privilege, a function the database lacks) it is tried again once fixed.
             continue
         if late.verdict == LOCKED:  # another session holds the kind's row: the next tick
             ctx.log.warning("run.late_report_deferred", **fields, reason="kind.locked",
@@ -95,6 +116,11 @@ def replay_spool(ctx: Context, link: Link) -> int:
         ctx.spool.forget(spooled)
         done += 1
     return done
+
+
+def _log_rejected(ctx: Context, bad: Rejected) -> None:
+    ctx.log.error("spool.rejected", file=str(ctx.spool.folder / bad.name), reason=bad.reason,
+                  moved_to=str(bad.moved_to) if bad.moved_to else None)
 
 
 def warn_stale(ctx: Context, link: Link) -> list[Stale]:

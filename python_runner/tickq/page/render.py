@@ -20,11 +20,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from tickq.db.api.page import PageData, page_data
 from tickq.db.api.session import Connection
 from tickq.db.contract import LANES
+from tickq.db.errors import InvalidInput
 from tickq.page import layout
 from tickq.registry.durations import human_duration
 
-__all__ = ["LANES", "PageData", "collect", "render", "write_html", "zone"]
-
+__all__ = ["LANES", "PageData", "collect", "html_target", "render", "write_html", "zone"]
 
 
 def collect(
@@ -71,11 +71,25 @@ def render(data: PageData) -> str:
     )
 
 
+def html_target(path: str | Path) -> Path:
+    """``path`` as a file the page can replace, or InvalidInput naming what is wrong with it: a
+    folder, or a folder that does not exist (created by nobody but the user: a typo in the path
+    must not leave a tree of folders behind)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InvalidInput(f"{target}: is a folder; give the page's file name, e.g. "
+                           f"{target / 'status.html'}")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise InvalidInput(f"{target}: {folder}: {what} (create it first)")
+    return target
+
+
 def write_html(conn: Connection, path: str | Path, hours: float = 24.0) -> Path:
     """Render the page and replace ``path`` with it atomically (a reader never sees half)."""
-    target = Path(path)
+    target = html_target(path)
     html = render(collect(conn, hours))
-    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
