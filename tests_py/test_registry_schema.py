@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -235,19 +234,21 @@ def _registries(draw: st.DrawFn) -> str:
 @settings(max_examples=6, deadline=None)
 @given(st.lists(_registries(), min_size=25, max_size=25))
 def test_taplo_and_the_loader_refuse_the_same_registries(texts: list[str]) -> None:
+    # One taplo run per file, judged by its exit status: taplo's closing "schema validation
+    # failed" line is not printed for every kind of failure (a oneOf error prints only its
+    # "error:" line), so reading file names out of one run over many files missed some.
     with tempfile.TemporaryDirectory() as folder:
-        paths = []
         for i, text in enumerate(texts):
-            paths.append(Path(folder) / f"r{i}.toml")
-            paths[-1].write_text(text)
-        result = subprocess.run([str(_taplo_program()), "check", "--colors", "never", "--schema",
-                                 SCHEMA.as_uri(), *map(str, paths)],
-                                capture_output=True, text=True, timeout=120)
-        flagged = set(re.findall(r'invalid file error=schema validation failed path="([^"]+)"',
-                                 result.stderr + result.stdout))
-        for path, text in zip(paths, texts):
+            path = Path(folder) / f"r{i}.toml"
+            path.write_text(text)
+            result = subprocess.run([str(_taplo_program()), "check", "--colors", "never",
+                                     "--schema", SCHEMA.as_uri(), str(path)],
+                                    capture_output=True, text=True, timeout=60)
+            flagged = result.returncode != 0
+            if flagged:
+                assert "error:" in result.stderr + result.stdout, result.stderr
             ours = bool(shape_problems(_as_loaded(text), path.name))
-            assert ours == (str(path) in flagged), (text, result.stdout)
+            assert ours == flagged, (text, result.stderr)
 
 
 def _as_loaded(text: str) -> dict[str, Any]:
