@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tickq.host.programs import resolve
 from tickq.legacy import importing
 from tickq.legacy import shell as legacy
 from tickq.registry import parse_registry
@@ -43,13 +44,25 @@ def tickq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """A folder with bin/argv (prints its argv, folder and two variables as JSON), also in jobs/."""
+    """A folder with bin/argv (prints its argv, folder and two variables as JSON), also in jobs/,
+    and the programs the registries below name (legacy check fails on one that cannot start)."""
     for where in (tmp_path, tmp_path / "jobs"):
         (where / "bin").mkdir(parents=True)
         program = where / "bin" / "argv"
         program.write_text(ARGV_PROGRAM)
         program.chmod(0o755)
+    for name in ("bin/sf", "bin/payout", "bin/publish", "bin/slack", "jobs/bin/ingest"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
     return tmp_path
+
+
+def run_as_tick(kind: dict, folder: Path) -> subprocess.CompletedProcess[str]:
+    """A kind's (or step's) command started as the dispatcher starts it (tickq.host.programs)."""
+    started = resolve(kind["command"], folder, folder / kind.get("cwd", "."), kind.get("env"))
+    assert started.problem is None, started.problem
+    return subprocess.run(started.argv, cwd=started.cwd, capture_output=True, text=True,
+                          env={**os.environ, **kind.get("env", {})}, check=True)
 
 
 # ---------------------------------------------------------------- import: argv as bash runs it
@@ -92,10 +105,7 @@ def test_import_runs_the_argv_bash_runs(folder: Path, line: str) -> None:
     assert kind["legacy"] == line
     by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
                              check=True).stdout
-    by_kind = subprocess.run(
-        kind["command"], cwd=folder / kind.get("cwd", "."), capture_output=True, text=True,
-        env={**os.environ, **kind.get("env", {})}, check=True,
-    ).stdout
+    by_kind = run_as_tick(kind, folder).stdout
     assert json.loads(by_kind) == json.loads(by_bash)
     # What import wrote is a registry tickq accepts.
     parse_registry(result.stdout.replace(f"[kinds.{name}]", "[settings]\n\n[kinds.k]"),
@@ -380,7 +390,7 @@ timeout = "1h"
 
 [[kinds.core.steps]]
 name = "ingest"
-command = ["bin/ingest", "a b"]
+command = ["jobs/bin/ingest", "a b"]
 timeout = "20m"
 cwd = "jobs"
 legacy = 'cd jobs && timeout 20m bin/ingest "a b"'
@@ -429,10 +439,11 @@ def test_check_compares_the_joined_argv_so_quoting_matters_only_where_bash_sees_
     same = REGISTRY.replace('legacy = "bin/publish"', "legacy = \"'bin/publish'\"")
     assert run_check(folder, same, OLD_MOVED.replace("# bin/publish", "# 'bin/publish'")
                      ).returncode == 0
-    split_differently = REGISTRY.replace('["bin/ingest", "a b"]', '["bin/ingest", "a", "b"]')
+    split_differently = REGISTRY.replace('["jobs/bin/ingest", "a b"]',
+                                         '["jobs/bin/ingest", "a", "b"]')
     result = run_check(folder, split_differently, OLD_MOVED)
     assert result.returncode == 1
-    assert "  tickq:  bin/ingest a b\n  legacy: bin/ingest 'a b'\n" in result.stdout
+    assert "  tickq:  jobs/bin/ingest a b\n  legacy: jobs/bin/ingest 'a b'\n" in result.stdout
     assert 'kind "core", step "ingest": the command differs' in result.stdout
 
 
@@ -607,5 +618,92 @@ def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(tmp_pat
     # Every command the example moves exists and runs.
     for kind in tomllib.loads((work / "registry.toml").read_text())["kinds"].values():
         for step in kind.get("steps", [kind]):
-            subprocess.run(step["command"], cwd=work / step.get("cwd", "."), check=True,
-                           capture_output=True)
+            run_as_tick(step, work)
+
+
+# ---------------------------------------------------------------- commands that can start
+
+
+def test_a_cd_line_imports_as_the_program_the_shell_ran_and_runs(folder: Path,
+                                                                 db_url: str) -> None:
+    """`cd jobs && ../bin/argv` ran bin/argv from jobs/; a program with a "/" is relative to the
+    registry's folder, so the kind names it so (bin/argv), in cwd jobs, and tickq runs it."""
+    (folder / "jobs" / "bin" / "argv").unlink()  # only the file the old line ran is there
+    line = "cd jobs && timeout 1m ../bin/argv one 'two three'"
+    (folder / "old.sh").write_text(line + "\n")
+    registry = folder / "registry.toml"
+    registry.write_text("[settings]\nslots = 1\n")
+    imported = tickq("legacy", "import", "old.sh", "--registry", "registry.toml", "--write",
+                     cwd=folder)
+    assert imported.returncode == 0, imported.stderr
+    [(name, kind)] = tomllib.loads(registry.read_text())["kinds"].items()
+    assert (kind["command"], kind["cwd"]) == (["bin/argv", "one", "two three"], "jobs")
+    check = tickq("legacy", "check", "old.sh", "--registry", "registry.toml", cwd=folder)
+    assert check.returncode == 0, check.stdout + check.stderr
+    run = tickq("run", name, "--registry", str(registry), "--database-url", db_url)
+    assert run.returncode == 0, run.stdout + run.stderr
+    by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
+                             check=True).stdout
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == json.loads(by_bash)
+
+
+def test_check_fails_when_a_command_cannot_start(folder: Path) -> None:
+    # Each kind runs its legacy line character for character; neither can start.
+    registry = textwrap.dedent("""\
+        [kinds.gone]
+        command = ["bin/gone"]
+        every = "1h"
+        timeout = "1h"
+        legacy = "bin/gone"
+
+        [kinds.up]
+        every = "1h"
+        timeout = "1h"
+
+        [[kinds.up.steps]]
+        name = "load"
+        command = ["../bin/argv"]
+        cwd = "jobs"
+        timeout = "1h"
+        legacy = "cd jobs && ../bin/argv"
+        """)
+    old = "#tickq:gone# bin/gone\n#tickq:up/load# cd jobs && ../bin/argv\n"
+    result = run_check(folder, registry, old)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL kind \"gone\": command cannot start: 'bin/gone': no such file" in result.stdout
+    assert ("FAIL kind \"up\", step \"load\": command cannot start: '../bin/argv': no such file"
+            in result.stdout)
+    # The step names another file than the one the old line ran (jobs/../bin/argv).
+    assert "  tickq:  ../bin/argv\n  legacy: bin/argv\n" in result.stdout
+
+
+def test_the_orchestrator_example_can_start_every_command() -> None:
+    from tickq.host.programs import problems
+    from tickq.registry import load_registry
+
+    assert problems(load_registry(EXAMPLE / "registry.toml")) == []
+    result = tickq("legacy", "check", "orchestrator.sh", "--registry", "registry.toml",
+                   cwd=EXAMPLE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "cannot start" not in result.stdout
+
+
+# ---------------------------------------------------------------- default timeouts
+
+
+def test_a_crontab_line_without_a_timeout_gets_its_cadence(folder: Path) -> None:
+    (folder / "crontab").write_text("*/5 * * * * bin/send --due\n"
+                                    "*/15 * * * * bin/sf pull\n*/15 * * * * bin/sf push\n"
+                                    "0 6 * * * bin/report\n")
+    result = tickq("legacy", "import", "crontab", "--registry", "registry.toml",
+                   "--chain", "sf", "2", "3", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    kinds = tomllib.loads(result.stdout)["kinds"]
+    assert (kinds["send_due"]["every"], kinds["send_due"]["timeout"]) == ("5m", "5m")
+    assert "no timeout in the old line; 5m here" in result.stdout
+    assert [s["timeout"] for s in kinds["sf"]["steps"]] == ["15m", "15m"]
+    assert kinds["sf"]["timeout"] == "30m"
+    assert kinds["report"]["timeout"] == "1h"  # a calendar time has no cadence: --every's
+    told = tickq("legacy", "import", "crontab", "--registry", "registry.toml",
+                 "--timeout", "2m", cwd=folder)
+    assert tomllib.loads(told.stdout)["kinds"]["send_due"]["timeout"] == "2m"

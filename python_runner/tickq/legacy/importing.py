@@ -14,6 +14,7 @@ from tickq.legacy.shell import (
     Untranslatable,
     mark,
     read_old_file,
+    registry_program,
     translate,
 )
 from tickq.registry.durations import format_duration
@@ -95,7 +96,8 @@ def _toml_array(values: Sequence[str]) -> str:
 
 
 def _command_lines(t: Translation, timeout: int, *, legacy: str) -> list[str]:
-    lines = [f"command = {_toml_array(t.argv)}", f'timeout = "{format_duration(timeout)}"']
+    argv = (registry_program(t.argv[0], t.cwd), *t.argv[1:])
+    lines = [f"command = {_toml_array(argv)}", f'timeout = "{format_duration(timeout)}"']
     if t.cwd is not None:
         lines.append(f"cwd = {toml_string(t.cwd)}")
     if t.env:
@@ -157,7 +159,6 @@ def plan_import(
     `irreversible`, which become irreversible kinds), in file order."""
     lines = read_old_file(text)
     taken = set(taken)
-    timeout_default = default_timeout or every
     by_first = {line.first: line for line in lines}
     for n in irreversible:
         line = by_first.get(n)
@@ -190,7 +191,7 @@ def plan_import(
             if chain.name not in done_chains:
                 done_chains.add(chain.name)
                 members = [ln for ln in lines if chain_of.get(ln.first) is chain]
-                kinds.append(_plan_chain(chain.name, members, every, timeout_default))
+                kinds.append(_plan_chain(chain.name, members, every, default_timeout))
             continue
         if line.is_comment and line.first not in irreversible:
             continue
@@ -203,17 +204,24 @@ def plan_import(
             continue
         name = kind_name(t.argv, taken)
         taken.add(name)
+        fallback = _default_timeout(t, every, default_timeout)
         body = [f"[kinds.{name}]"]
         body += _schedule_lines(t, every)
-        body += _command_lines(t, t.timeout or timeout_default, legacy=line.text)
+        body += _command_lines(t, t.timeout or fallback, legacy=line.text)
         if line.first in irreversible:
             body.append("irreversible = true   # never scheduled until a person runs it once")
-        body += _notes(t, timeout_default)
+        body += _notes(t, fallback)
         kinds.append(Moved(name, "\n".join(body) + "\n", [(line, name)]))
     return ImportPlan(kinds, skipped)
 
 
-def _plan_chain(name: str, members: list[OldLine], every: int, timeout_default: int) -> Moved:
+def _default_timeout(t: Translation, every: int, told: int | None) -> int:
+    """The timeout of a line without a `timeout` wrapper: --timeout if given, else the cadence
+    (a crontab line's own, else --every; a calendar time has none, so --every)."""
+    return told or (t.every if t.every is not None and not t.at else every)
+
+
+def _plan_chain(name: str, members: list[OldLine], every: int, told: int | None) -> Moved:
     steps, moved, total = [], [], 0
     step_names: set[str] = set()
     translations = []
@@ -229,6 +237,7 @@ def _plan_chain(name: str, members: list[OldLine], every: int, timeout_default: 
     if len(schedules) > 1:
         raise ImportRefused(f"--chain {name}: its lines have different schedules; a chain runs "
                            "all its steps on one")
+    timeout_default = _default_timeout(translations[0], every, told)
     for line, t in zip(members, translations, strict=True):
         step = kind_name(t.argv, step_names)
         step_names.add(step)

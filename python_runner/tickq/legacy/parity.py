@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tickq.legacy.shell import OldLine, Untranslatable, read_old_file, translate
+from tickq.host.programs import resolve
+from tickq.legacy.shell import (
+    OldLine,
+    Translation,
+    Untranslatable,
+    read_old_file,
+    registry_program,
+    translate,
+)
 from tickq.registry import Kind, RegistryError, Step, load_registry
 from tickq.registry.durations import format_duration
 
@@ -173,8 +181,12 @@ def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
         source = f"its old line at {where}" if where else "its legacy line"
         return [f"{label}: {source} cannot be run without a shell: {e}"]
     failures = []
-    ours = shlex.join(entry.argv)
-    theirs = old.joined
+    # By the rule tick and `check` start it by (tickq.host.programs): parity with a line is
+    # worth nothing if the command cannot start.
+    problem = resolve(entry.argv, entry.base, entry.cwd, entry.env).problem
+    if problem:
+        failures.append(f"{label}: command cannot start: {problem}")
+    ours, theirs = _commands(entry, old)
     if ours != theirs:
         failures.append(_mismatch(entry.target, "the command", ours, theirs))
     if old.timeout is not None and (entry.timeout is None or entry.timeout < old.timeout):
@@ -191,3 +203,15 @@ def _parity(entry: Entry, old_line: str, where: str | None = None) -> list[str]:
         names = sorted(k for k in {*entry.env, *old.env} if entry.env.get(k) != old.env.get(k))
         failures.append(f"{label}: env differs from the old line's in {', '.join(names)}")
     return failures
+
+
+def _commands(entry: Entry, old: Translation) -> tuple[str, str]:
+    """(the entry's command, the old line's) joined, the old program named as the registry
+    names the file the shell ran (after its `cd`); a program written another way that is the
+    same file (`./bin/x`, an absolute path) counts as the same."""
+    program = registry_program(old.argv[0], old.cwd)
+    ours = entry.argv[0] if entry.argv else ""
+    if "/" in ours and "/" in program and \
+            os.path.normpath(entry.base / ours) == os.path.normpath(entry.base / program):
+        program = ours
+    return shlex.join(entry.argv), shlex.join((program, *old.argv[1:]))

@@ -16,6 +16,7 @@ turns the lines into kinds, parity.py holds the kinds to them.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -121,6 +122,16 @@ class Translation:
     def joined(self) -> str:
         """The argv as the shell would read it back."""
         return shlex.join(self.argv)
+
+
+def registry_program(program: str, cwd: str | None) -> str:
+    """The program an old line ran, named as a registry names it. A program with a "/" is
+    relative to the registry's folder whatever the kind's cwd says (tickq.host.programs), while
+    the shell read it from the folder of the line's `cd`: `cd ingest && ../bin/ingest` ran
+    bin/ingest. A bare name (PATH) or an absolute path is the same in both."""
+    if cwd is None or "/" not in program or os.path.isabs(program):
+        return program
+    return os.path.normpath(os.path.join(cwd, program))
 
 
 def translate(text: str) -> Translation:
