@@ -677,6 +677,22 @@ def test_check_fails_when_a_command_cannot_start(folder: Path) -> None:
     assert "  tickq:  ../bin/argv\n  legacy: bin/argv\n" in result.stdout
 
 
+def test_check_takes_the_file_the_shell_ran_through_a_symlinked_cd(folder: Path) -> None:
+    # jobs/ is a link to elsewhere/jobs: `cd jobs && ../bin/argv` ran elsewhere/bin/argv.
+    elsewhere = folder / "elsewhere"
+    (elsewhere / "jobs").mkdir(parents=True)
+    shutil.copytree(folder / "bin", elsewhere / "bin")
+    shutil.rmtree(folder / "jobs")
+    (folder / "jobs").symlink_to(elsewhere / "jobs")
+    registry = ('[kinds.argv]\ncommand = ["{}"]\ncwd = "jobs"\nevery = "1h"\ntimeout = "1h"\n'
+                'legacy = "cd jobs && ../bin/argv"\n')
+    old = "#tickq:argv# cd jobs && ../bin/argv\n"
+    assert run_check(folder, registry.format("elsewhere/bin/argv"), old).returncode == 0
+    result = run_check(folder, registry.format("bin/argv"), old)
+    assert result.returncode == 1, result.stdout
+    assert "  tickq:  bin/argv\n  legacy: elsewhere/bin/argv\n" in result.stdout
+
+
 def test_the_orchestrator_example_can_start_every_command() -> None:
     from tickq.host.programs import problems
     from tickq.registry import load_registry
