@@ -677,7 +677,7 @@ def test_check_fails_when_a_command_cannot_start(folder: Path) -> None:
     assert "  tickq:  ../bin/argv\n  legacy: bin/argv\n" in result.stdout
 
 
-def test_check_takes_the_file_the_shell_ran_through_a_symlinked_cd(folder: Path) -> None:
+def test_the_file_the_shell_ran_through_a_symlinked_cd_is_the_one_named(folder: Path) -> None:
     # jobs/ is a link to elsewhere/jobs: `cd jobs && ../bin/argv` ran elsewhere/bin/argv.
     elsewhere = folder / "elsewhere"
     (elsewhere / "jobs").mkdir(parents=True)
@@ -691,6 +691,11 @@ def test_check_takes_the_file_the_shell_ran_through_a_symlinked_cd(folder: Path)
     result = run_check(folder, registry.format("bin/argv"), old)
     assert result.returncode == 1, result.stdout
     assert "  tickq:  bin/argv\n  legacy: elsewhere/bin/argv\n" in result.stdout
+    (folder / "old.sh").write_text("cd jobs && ../bin/argv\n")
+    imported = tickq("legacy", "import", "old.sh", "--registry", "registry.toml", cwd=folder)
+    assert imported.returncode == 0, imported.stderr
+    [kind] = tomllib.loads(imported.stdout)["kinds"].values()
+    assert kind["command"] == ["elsewhere/bin/argv"]
 
 
 def test_the_orchestrator_example_can_start_every_command() -> None:

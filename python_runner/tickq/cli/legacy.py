@@ -68,6 +68,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         plan = importing.plan_import(
             old_text, taken=taken, chains=chains, irreversible=args.irreversible,
             every=args.every, default_timeout=args.timeout,
+            base=registry_path.absolute().parent.resolve(),
         )
     except importing.ImportRefused as e:
         raise InvalidInput(str(e)) from None

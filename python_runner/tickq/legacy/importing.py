@@ -95,8 +95,8 @@ def _toml_array(values: Sequence[str]) -> str:
     return "[" + ", ".join(toml_string(v) for v in values) + "]"
 
 
-def _command_lines(t: Translation, timeout: int, *, legacy: str) -> list[str]:
-    argv = (registry_program(t.argv[0], t.cwd), *t.argv[1:])
+def _command_lines(t: Translation, timeout: int, *, legacy: str, base: Path | None) -> list[str]:
+    argv = (registry_program(t.argv[0], t.cwd, base), *t.argv[1:])
     lines = [f"command = {_toml_array(argv)}", f'timeout = "{format_duration(timeout)}"']
     if t.cwd is not None:
         lines.append(f"cwd = {toml_string(t.cwd)}")
@@ -154,9 +154,11 @@ class ImportRefused(Exception):
 def plan_import(
     text: str, *, taken: Iterable[str] = (), chains: Sequence[Chain] = (),
     irreversible: Sequence[int] = (), every: int = 3600, default_timeout: int | None = None,
+    base: Path | None = None,
 ) -> ImportPlan:
     """The kinds that would replace the old file's active lines (and the commented lines named in
-    `irreversible`, which become irreversible kinds), in file order."""
+    `irreversible`, which become irreversible kinds), in file order. `base` is the registry's
+    folder, against which a program the old line ran after its `cd` is named."""
     lines = read_old_file(text)
     taken = set(taken)
     by_first = {line.first: line for line in lines}
@@ -191,7 +193,8 @@ def plan_import(
             if chain.name not in done_chains:
                 done_chains.add(chain.name)
                 members = [ln for ln in lines if chain_of.get(ln.first) is chain]
-                kinds.append(_plan_chain(chain.name, members, every, default_timeout))
+                kinds.append(_plan_chain(chain.name, members, every, default_timeout,
+                                         base))
             continue
         if line.is_comment and line.first not in irreversible:
             continue
@@ -207,7 +210,7 @@ def plan_import(
         fallback = _default_timeout(t, every, default_timeout)
         body = [f"[kinds.{name}]"]
         body += _schedule_lines(t, every)
-        body += _command_lines(t, t.timeout or fallback, legacy=line.text)
+        body += _command_lines(t, t.timeout or fallback, legacy=line.text, base=base)
         if line.first in irreversible:
             body.append("irreversible = true   # never scheduled until a person runs it once")
         body += _notes(t, fallback)
@@ -221,7 +224,8 @@ def _default_timeout(t: Translation, every: int, told: int | None) -> int:
     return told or (t.every if t.every is not None and not t.at else every)
 
 
-def _plan_chain(name: str, members: list[OldLine], every: int, told: int | None) -> Moved:
+def _plan_chain(name: str, members: list[OldLine], every: int, told: int | None,
+                base: Path | None) -> Moved:
     steps, moved, total = [], [], 0
     step_names: set[str] = set()
     translations = []
@@ -244,7 +248,7 @@ def _plan_chain(name: str, members: list[OldLine], every: int, told: int | None)
         timeout = t.timeout or timeout_default
         total += timeout
         body = [f"[[kinds.{name}.steps]]", f"name = {toml_string(step)}"]
-        body += _command_lines(t, timeout, legacy=line.text)
+        body += _command_lines(t, timeout, legacy=line.text, base=base)
         if t.ignores_failure:
             body.append("continue_on_failure = true   # the old line ended in || true")
         body += [n for n in _notes(t, timeout_default) if "|| true" not in n]

@@ -209,15 +209,9 @@ def _commands(entry: Entry, old: Translation) -> tuple[str, str]:
     """(the entry's command, the old line's) joined, the old program named as the registry
     names the file the shell ran (after its `cd`); a program written another way that is the
     same file (`./bin/x`, an absolute path, a path through a symlink) counts as the same."""
-    program = registry_program(old.argv[0], old.cwd)
+    program = registry_program(old.argv[0], old.cwd, entry.base)
     ours = entry.argv[0] if entry.argv else ""
-    if "/" in program and old.cwd is not None:
-        # The kernel reads a ".." physically: after a `cd` through a symlink it is another
-        # folder than the written path says; name the file the shell ran.
-        ran = os.path.realpath(entry.base / old.cwd / old.argv[0])
-        if os.path.realpath(entry.base / program) != ran:
-            program = os.path.relpath(ran, entry.base)
-    if "/" in ours and "/" in program and os.path.realpath(entry.base / ours) == \
-            os.path.realpath(entry.base / (old.cwd or ".") / old.argv[0]):
+    if "/" in ours and "/" in program and \
+            os.path.realpath(entry.base / ours) == os.path.realpath(entry.base / program):
         program = ours
     return shlex.join(entry.argv), shlex.join((program, *old.argv[1:]))

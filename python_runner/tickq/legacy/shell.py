@@ -21,6 +21,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tickq.legacy import cron
@@ -124,14 +125,21 @@ class Translation:
         return shlex.join(self.argv)
 
 
-def registry_program(program: str, cwd: str | None) -> str:
-    """The program an old line ran, named as a registry names it. A program with a "/" is
-    relative to the registry's folder whatever the kind's cwd says (tickq.host.programs), while
-    the shell read it from the folder of the line's `cd`: `cd ingest && ../bin/ingest` ran
-    bin/ingest. A bare name (PATH) or an absolute path is the same in both."""
+def registry_program(program: str, cwd: str | None, base: Path | None = None) -> str:
+    """The program an old line ran, named as a registry in `base` names it. A program with a
+    "/" is relative to the registry's folder whatever the kind's cwd says (tickq.host.programs),
+    while the shell read it from the folder of the line's `cd`: `cd ingest && ../bin/ingest`
+    ran bin/ingest. The kernel reads ".." physically, so with `base` given a `cd` through a
+    symlink names the file it reaches. A bare name (PATH) or an absolute path is the same."""
     if cwd is None or "/" not in program or os.path.isabs(program):
         return program
-    return os.path.normpath(os.path.join(cwd, program))
+    named = os.path.normpath(os.path.join(cwd, program))
+    if base is None:
+        return named
+    ran = os.path.realpath(base / cwd / program)
+    if os.path.realpath(base / named) == ran:
+        return named
+    return ran if os.path.isabs(named) else os.path.relpath(ran, os.path.realpath(base))
 
 
 def translate(text: str) -> Translation:
