@@ -526,6 +526,25 @@ def test_check_fails_while_an_enabled_irreversible_kind_is_unarmed_in_the_queue(
     assert armed.returncode == 0, armed.stdout + armed.stderr
 
 
+def test_check_fails_while_an_irreversible_kind_is_not_in_the_queue_at_all(
+    folder: Path, db_url: str
+) -> None:
+    # Before the first sync the queue holds none of the kinds: a gate run then proves nothing.
+    run_check(folder, REGISTRY, OLD_MOVED)
+    before = tickq("legacy", "check", "old.sh", "--registry", "registry.toml",
+                   "--database-url", db_url, cwd=folder)
+    assert before.returncode == 1, before.stdout + before.stderr
+    assert ("irreversible kind 'payout' is not in that queue: sync the registry (tickq sync) "
+            "and run it once by hand (tickq run payout)") in before.stdout, before.stdout
+    assert "Traceback" not in before.stderr
+    assert tickq("sync", "--registry", "registry.toml", "--database-url", db_url,
+                 cwd=folder).returncode == 0
+    synced = tickq("legacy", "check", "old.sh", "--registry", "registry.toml",
+                   "--database-url", db_url, cwd=folder)
+    assert "not in that queue" not in synced.stdout, synced.stdout
+    assert "but not armed" in synced.stdout, synced.stdout
+
+
 def test_a_disabled_irreversible_kind_with_its_line_moved_passes(folder: Path) -> None:
     registry = REGISTRY.replace("irreversible = true\n", "irreversible = true\nenabled = false\n")
     assert run_check(folder, registry, OLD_MOVED).returncode == 0

@@ -619,6 +619,34 @@ def _server_status_and_stop(folder: Path) -> None:
     assert tickq("server", "stop").returncode == 1
 
 
+def test_server_status_prints_the_url_of_the_embedded_queue() -> None:
+    # The URL `legacy check --database-url` and `status --database-url` need for the embedded
+    # default: printed by `server status`, with no password in it (peer authentication).
+    folder = Path(tempfile.mkdtemp(prefix="tickq-server-test-"))
+    folder.chmod(0o711)
+    env = {**cli_env(), "TICKQ_DATA_DIR": str(folder / "data")}
+
+    def tickq(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    try:
+        assert tickq("migrate").returncode == 0  # starts it and makes the queue
+        status = tickq("server", "status")
+        assert status.returncode == 0, status.stderr
+        urls = [line.split(": ", 1)[1] for line in status.stdout.splitlines()
+                if line.startswith("database URL: ")]
+        assert len(urls) == 1, status.stdout
+        url = urls[0]
+        assert url.startswith("postgresql://postgres@/tickq?host="), url
+        assert "password" not in url and "postgres:" not in url, url
+        again = tickq("migrate", "--database-url", url)
+        assert again.returncode == 0, again.stderr
+    finally:
+        tickq("server", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- shell completion
 
 

@@ -277,12 +277,8 @@ BEGIN
                 'names starting with "tickq." are reserved for built-in kinds'::text;
             CONTINUE;
         END IF;
-        BEGIN
-            PERFORM tickq.parse_kind(v_name, v_kinds -> v_name, v_zone);
-        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
-            RETURN QUERY SELECT v_name, v_key, tickq.registry_problem(v_message, v_name, v_key);
-        END;
+        RETURN QUERY SELECT v_name, p.key, p.problem
+            FROM tickq.kind_problems(v_name, v_kinds -> v_name, v_zone) AS p;
     END LOOP;
     IF v_agents IS NOT NULL THEN
         RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.agents_problems(v_agents) AS p;
@@ -290,5 +286,6 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
-'Every value tickq.sync_registry would refuse in p_registry, one row per setting, kind or key of '
-'[agents] at fault (kind NULL for a setting or an agents key), by the same rules; changes nothing.';
+'Every value tickq.sync_registry would refuse in p_registry, one row per setting, key of a kind '
+'(tickq.kind_problems) or key of [agents] at fault (kind NULL for a setting or an agents key), '
+'by the same rules; changes nothing.';

@@ -134,6 +134,81 @@ COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
 'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
 'retries, enabled, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
 
+CREATE OR REPLACE FUNCTION tickq.kind_problems(
+    p_name text,
+    p_entry jsonb,
+    p_default_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (key text, problem text)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_entry jsonb := p_entry;
+    v_seen text[] := '{}';
+    v_key text;
+    v_step text[];
+    v_message text;
+    v_low jsonb := to_jsonb((SELECT l.low FROM tickq.registry_limit('timeout') AS l));
+    v_long jsonb := to_jsonb((SELECT l.high FROM tickq.registry_limit('every') AS l));
+BEGIN
+    -- tickq.parse_kind stops at the first value it refuses. Each refused value is recorded and
+    -- replaced by one the parser accepts (its default, or a harmless stand-in), and the entry is
+    -- parsed again, so one answer names every problem of the kind in the parser's words. A
+    -- problem no stand-in can clear (the name, the entry's shape) ends the list.
+    LOOP
+        BEGIN
+            PERFORM tickq.parse_kind(p_name, v_entry, p_default_timezone);
+            RETURN;
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
+        END;
+        RETURN QUERY SELECT v_key, tickq.registry_problem(v_message, p_name, v_key);
+        IF v_key = ANY(v_seen) OR v_key IN ('name', '*') OR cardinality(v_seen) > 40 THEN
+            RETURN;
+        END IF;
+        v_seen := v_seen || v_key;
+        IF v_key ~ '^steps\[[0-9]+\]\.[a-z_]+$' THEN
+            -- one key of one step: its stand-in, so the other steps are judged too
+            v_step := ARRAY['steps', (substring(v_key FROM '[0-9]+')::integer - 1)::text,
+                substring(v_key FROM '[a-z_]+$')];
+            v_entry := CASE v_step[3]
+                WHEN 'timeout' THEN jsonb_set(v_entry, v_step, v_low)
+                WHEN 'command' THEN jsonb_set(v_entry, v_step, '["true"]')
+                WHEN 'name' THEN jsonb_set(v_entry, v_step, to_jsonb('step-' || v_step[2]))
+                ELSE v_entry #- v_step END;
+        ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
+            OR v_key IN ('cwd', 'env', 'offset', 'on', 'timezone', 'irreversible', 'resume',
+                'priority', 'retries', 'enabled') THEN
+            v_entry := v_entry - v_key;
+        ELSIF v_key = 'timeout' THEN
+            -- a chain's own timeout may be left out (the sum of its steps')
+            v_entry := CASE WHEN v_entry ? 'steps' THEN v_entry - 'timeout'
+                ELSE jsonb_set(v_entry, '{timeout}', v_low) END;
+        ELSIF v_key = 'command' THEN
+            v_entry := jsonb_set(v_entry, '{command}', '["true"]');
+        ELSIF v_key = 'at' THEN
+            v_entry := jsonb_set(v_entry, '{at}', '"00:00"');
+        ELSIF v_key = 'every' AND v_entry ? 'every' AND NOT v_entry ? 'at' THEN
+            v_entry := jsonb_set(v_entry, '{every}', v_long);
+        ELSIF v_key = 'every' THEN
+            -- neither or both of every and at: the schedule is judged no further
+            v_entry := jsonb_set(v_entry - ARRAY['at', 'on', 'timezone', 'offset'], '{every}', v_long);
+        ELSIF v_key ~ '^steps' THEN
+            -- a chain whose steps are refused is judged further as a plain kind
+            v_entry := jsonb_set(v_entry - ARRAY['steps', 'resume'], '{command}', '["true"]');
+            v_entry := CASE WHEN v_entry ? 'timeout' THEN v_entry
+                ELSE jsonb_set(v_entry, '{timeout}', v_low) END;
+        ELSE
+            RETURN;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.kind_problems(text, jsonb, text, timestamptz) IS
+'Every value tickq.parse_kind refuses in one registry entry, one row per key (the message without '
+'its "where" start), found by parsing again with each refused value replaced; changes nothing.';
+
 CREATE OR REPLACE FUNCTION tickq.sync_kind(
     p_name text,
     p_entry jsonb,

@@ -133,9 +133,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _unarmed(url: str, kinds: list[str]) -> list[str]:
-    """The enabled irreversible kinds the queue still holds unarmed: each waits for a person's
-    first run, whatever the files say."""
+    """The enabled irreversible kinds the queue does not hold (never synced there, or retired)
+    or holds unarmed: each waits for a sync and a person's first run, whatever the files say."""
     with session.connect(url) as conn:
-        rows = legacy.unarmed_kinds(conn, kinds)
-    return [f"irreversible kind {kind!r} is enabled for its schedule but not armed: a person "
-            f"runs it once by hand first (tickq run {kind})" for kind in rows]
+        states = legacy.kind_states(conn, kinds)
+    failures = []
+    for kind in kinds:
+        state = states.get(kind)
+        if state in (None, "retired"):
+            failures.append(f"irreversible kind {kind!r} is not in that queue: sync the registry "
+                            f"(tickq sync) and run it once by hand (tickq run {kind})")
+        elif state == "unarmed":
+            failures.append(f"irreversible kind {kind!r} is enabled for its schedule but not "
+                            f"armed: a person runs it once by hand first (tickq run {kind})")
+    return failures

@@ -8,6 +8,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tickq.db import EMBEDDED_DBNAME
 from tickq.db.errors import EXIT_NO, EXIT_OK
 
 
@@ -45,6 +46,9 @@ def cmd_server(args: argparse.Namespace) -> int:
             return EXIT_NO
         print(f"running: pid {state['pid']}, since {state['started']}, port {state['port']}, "
               f"socket folder {state['socket']}, data in {pgdata}")
+        # the URL to give --database-url (peer authentication: no password in it)
+        if state["socket"] not in ("?", ""):
+            print(f"database URL: {embedded.queue_uri(Path(state['socket']), EMBEDDED_DBNAME)}")
         return EXIT_OK
     if state is None:
         print(f"not running (data in {pgdata})")

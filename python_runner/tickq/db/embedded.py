@@ -58,7 +58,7 @@ from tickq.db.embedded_install import (
 
 __all__ = [
     "DB_USER", "ROOT_DATA_DIR", "SERVER_USER", "EmbeddedError", "bin_dir", "data_dir",
-    "ensure_server", "pgdata_dir", "stop_server",
+    "ensure_server", "pgdata_dir", "queue_uri", "stop_server",
 ]
 
 DB_USER = "postgres"
@@ -176,7 +176,14 @@ def _running(pgdata: Path) -> tuple[int, Path] | None:
 
 
 def _uri(socket_dir: Path) -> str:
-    return f"postgresql://{DB_USER}@/postgres?host={quote(str(socket_dir), safe='/')}"
+    return queue_uri(socket_dir, "postgres")
+
+
+def queue_uri(socket_dir: Path, dbname: str) -> str:
+    """The URI of database `dbname` of the server whose socket is in `socket_dir`: no password
+    (peer authentication), the one to give --database-url for the embedded default."""
+    host = quote(str(socket_dir), safe="/")
+    return f"postgresql://{DB_USER}@/{quote(dbname, safe='')}?host={host}"
 
 
 def _lock(pgdata: Path):
