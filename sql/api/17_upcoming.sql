@@ -21,8 +21,8 @@ AS $$
     -- retry, a merged late slot or the next slot; for a kind paused until a time, that time,
     -- when the missed slots run as one), then the slots after it from tickq.next_slot, the one
     -- schedule rule. An every cadence repeats exactly after its first slot, so its later slots
-    -- are counted on from there; a calendar asks next_slot for each. The first p_limit runs are
-    -- listed, total counts them all. A kind no claim will take (unarmed irreversible, paused
+    -- are counted on from there; a calendar asks next_slot for each. The first p_limit runs and
+    -- each kind's next run are listed, total counts every run in the window. A kind no claim will take (unarmed irreversible, paused
     -- until resumed) is one row after them with held saying why and no due time.
     WITH RECURSIVE kinds AS (
         SELECT k.name, k.priority, k.next_trigger, k.every, k.every_offset, k.at_times,
@@ -72,14 +72,21 @@ AS $$
                 - greatest(0, p_limit - 1)))
                 FROM kinds AS ki WHERE ki.every IS NOT NULL), 0) AS total
     ),
-    listed AS (
+    ranked AS (
         SELECT sl.at, k.name, k.priority, sl.trigger,
-            CASE WHEN sl.paused_until IS NOT NULL THEN 'paused' END AS held, sl.paused_until
+            CASE WHEN sl.paused_until IS NOT NULL THEN 'paused' END AS held, sl.paused_until,
+            row_number() OVER (ORDER BY sl.at, k.priority, k.name) AS n,
+            row_number() OVER (PARTITION BY k.name ORDER BY sl.at) AS nth
         FROM slots AS sl
         INNER JOIN kinds AS k ON sl.name = k.name
         WHERE sl.at <= p_now + p_hours * interval '1 hour'
-        ORDER BY sl.at, k.priority, k.name
-        LIMIT p_limit
+    ),
+    listed AS (
+        -- The first p_limit runs, and each kind's next run even past them: a kind due every
+        -- minute must not hide when a daily one (an agent's) runs next.
+        SELECT r.at, r.name, r.priority, r.trigger, r.held, r.paused_until
+        FROM ranked AS r
+        WHERE r.n <= p_limit OR r.nth = 1
     ),
     held AS (
         SELECT NULL::timestamptz AS at, k.name, k.priority, k.next_trigger AS trigger,
@@ -97,7 +104,8 @@ AS $$
     ORDER BY u.at NULLS LAST, u.priority, u.name
 $$;
 COMMENT ON FUNCTION tickq.upcoming_at(numeric, integer, timestamptz) IS
-'The next p_limit runs due within p_hours of p_now, in order, as claims will take them: each '
+'The next p_limit runs due within p_hours of p_now (and each kind''s next run past them), in '
+'order, as claims will take them: each '
 'enabled, unleased kind''s due time (a kind paused until a time: that time, held = paused), then '
 'its following slots from tickq.next_slot (correct across daylight-saving changes); total counts '
 'every run in the window, listed or not. After them one row per kind no claim will take, with '
