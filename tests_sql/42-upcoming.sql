@@ -4,7 +4,7 @@
 -- holds in all, so a list cut at its limit can say how many more. The page's waits skip a
 -- paused kind.
 BEGIN;
-SELECT plan(10);
+SELECT plan(12);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 300, "stale_after": 900},
@@ -55,6 +55,18 @@ SELECT ok(
 SELECT is_empty(
     $$SELECT FROM tickq.report_waiting_at('2026-03-28 01:00Z') WHERE kind IN ('held', 'later', 'payout')$$,
     'a paused kind and an unarmed kind are not drawn as waiting (nor stale)');
+
+-- 'later' was due at 00:00, paused until 02:30 and claimed at 02:35: it waited 5 minutes for a
+-- slot, not 2h35, and never went stale.
+SELECT c.run_id AS later_run FROM tickq.claim_kind('later', 'd1', '2026-03-28 02:35Z') AS c \gset
+UPDATE tickq.job_run SET run_trigger = 'schedule', due_at = '2026-03-28 00:00Z' WHERE id = :later_run;
+SELECT tickq.report_run(:later_run, 'd1', 'ok', 0, '', NULL, '2026-03-28 02:36Z');
+SELECT is(
+    (SELECT longest_wait FROM tickq.report_timeline_at(24, '2026-03-28 03:00Z') WHERE kind = 'later'),
+    '5 minutes'::interval, 'a run due during a pause waited from the pause''s end');
+SELECT is(
+    (SELECT stale_at FROM tickq.report_timeline_at(24, '2026-03-28 03:00Z') WHERE kind = 'later'),
+    NULL, 'so it is not drawn stale');
 
 SELECT * FROM finish();
 ROLLBACK;

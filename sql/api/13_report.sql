@@ -116,13 +116,19 @@ AS $$
     -- where that wait passed stale_after.
     WITH runs AS (
         SELECT
-            r.id, r.kind, r.outcome, r.due_at,
+            -- A run due during the kind's last pause waited on purpose until the pause ended:
+            -- its wait for a slot starts there (as stale_due_at counts it).
+            r.id, r.kind, r.outcome, greatest(r.due_at, w.pause_end) AS due_at,
             greatest(r.claimed_at, p_now - p_hours * interval '1 hour') AS bar_start,
             coalesce(r.finished_at, p_now) AS bar_end,
-            r.claimed_at - coalesce(r.due_at, r.claimed_at) AS waited,
+            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited,
             k.every
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN k.paused_until <= r.claimed_at AND r.due_at IS NOT NULL
+                THEN k.paused_until END AS pause_end
+        ) AS w
         WHERE r.dispatcher NOT LIKE 'simulator%'
     ),
     marked AS (
@@ -162,7 +168,7 @@ $$;
 COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
 'The status page''s timeline over the last p_hours: bars of runs per kind (runs of the same '
 'outcome closer than a tick merged, with their count), each with the longest wait before it and '
-'where that wait went stale.';
+'where that wait went stale (a run due during its kind''s last pause waits from the pause''s end).';
 
 CREATE OR REPLACE FUNCTION tickq.report_waiting_at(
     p_now timestamptz DEFAULT now()
