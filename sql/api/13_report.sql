@@ -1,8 +1,8 @@
--- What the status page (`tickq report`, `tickq serve`) and `tickq upcoming` show; `tickq
--- history` is sql/api/15_history.sql. The page draws; these functions decide. Each reads
--- indexed ranges only: runs by job_run_finished_at (finished in the window) plus
--- job_run_running (still running), a kind's runs by job_run_kind_id, so a page over a long
--- history costs what its window holds.
+-- What the status page (`tickq report`, `tickq serve`) shows; `tickq upcoming` (also on the
+-- page) is sql/api/17_upcoming.sql, `tickq history` sql/api/15_history.sql. The page draws;
+-- these functions decide. Each reads indexed ranges only: runs by job_run_finished_at (finished
+-- in the window) plus job_run_running (still running), a kind's runs by job_run_kind_id, so a
+-- page over a long history costs what its window holds.
 
 CREATE OR REPLACE FUNCTION tickq.window_runs(
     p_since timestamptz,
@@ -116,13 +116,19 @@ AS $$
     -- where that wait passed stale_after.
     WITH runs AS (
         SELECT
-            r.id, r.kind, r.outcome, r.due_at,
+            -- A run due during the kind's last pause waited on purpose until the pause ended:
+            -- its wait for a slot starts there (as stale_due_at counts it).
+            r.id, r.kind, r.outcome, greatest(r.due_at, w.pause_end) AS due_at,
             greatest(r.claimed_at, p_now - p_hours * interval '1 hour') AS bar_start,
             coalesce(r.finished_at, p_now) AS bar_end,
-            r.claimed_at - coalesce(r.due_at, r.claimed_at) AS waited,
+            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited,
             k.every
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN k.paused_until <= r.claimed_at AND r.due_at IS NOT NULL
+                THEN k.paused_until END AS pause_end
+        ) AS w
         WHERE r.dispatcher NOT LIKE 'simulator%'
     ),
     marked AS (
@@ -162,22 +168,28 @@ $$;
 COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
 'The status page''s timeline over the last p_hours: bars of runs per kind (runs of the same '
 'outcome closer than a tick merged, with their count), each with the longest wait before it and '
-'where that wait went stale.';
+'where that wait went stale (a run due during its kind''s last pause waits from the pause''s end).';
 
 CREATE OR REPLACE FUNCTION tickq.report_waiting_at(
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (kind text, priority tickq.priority, due_at timestamptz, waiting interval, stale boolean)
 LANGUAGE sql STABLE
 AS $$
-    -- Kinds due now and not yet claimed: their wait is still going on at the right edge.
-    SELECT k.name, k.priority, k.due_at, p_now - k.due_at, k.due_at <= p_now - s.stale_after
+    -- Kinds due now and not yet claimed: their wait is still going on at the right edge. A
+    -- paused kind waits on purpose and an unarmed one for a person, not a slot (as
+    -- stale_due_at): neither is drawn; a pause that ended counts as due since its end.
+    SELECT k.name, k.priority, w.since, p_now - w.since, w.since <= p_now - s.stale_after
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
+    CROSS JOIN LATERAL (SELECT greatest(k.due_at, k.paused_until) AS since) AS w
     WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now
-    ORDER BY k.due_at, k.name
+        AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        AND NOT coalesce(k.paused_until > p_now, false)
+    ORDER BY w.since, k.name
 $$;
 COMMENT ON FUNCTION tickq.report_waiting_at(timestamptz) IS
-'Enabled kinds due and unclaimed as of p_now (the waits still open), with whether each is stale.';
+'Enabled kinds due and unclaimed as of p_now (the waits still open, since the due time or the '
+'end of a pause), with whether each is stale; paused and unarmed kinds are not waiting for a slot.';
 
 CREATE OR REPLACE FUNCTION tickq.report_slots_at(
     p_hours numeric DEFAULT 24,
@@ -239,61 +251,6 @@ $$;
 COMMENT ON FUNCTION tickq.report_slots_at(numeric, integer, timestamptz) IS
 'Slot occupancy over the last p_hours in p_steps equal steps: the most slots held at any moment '
 'of each step, counted from the runs'' claim and finish times.';
-
-CREATE OR REPLACE FUNCTION tickq.upcoming_at(
-    p_hours numeric DEFAULT 24,
-    p_limit integer DEFAULT 100,
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (due_at timestamptz, kind text, priority tickq.priority, trigger tickq.run_trigger, schedule text)
-LANGUAGE sql STABLE
-AS $$
-    -- What falls due next, in order: each enabled kind's due time (a retry, a merged late slot
-    -- or the next slot), then the slots after it from tickq.next_slot, the one schedule rule.
-    -- An every cadence repeats exactly after its first slot, so its later slots are counted
-    -- on from there; a calendar asks next_slot for each. At most p_limit per kind.
-    WITH RECURSIVE kinds AS (
-        SELECT k.name, k.priority, k.next_trigger, k.due_at, k.every, k.every_offset, k.at_times,
-            k.on_days,
-            k.timezone,
-            tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
-                greatest(k.due_at, p_now))
-                AS second
-        FROM tickq.job_kind AS k
-        WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now + p_hours * interval '1 hour'
-    ),
-    calendar AS (
-        SELECT ki.name, ki.second AS at, 2 AS n, ki.at_times, ki.on_days, ki.timezone
-        FROM kinds AS ki
-        WHERE ki.every IS NULL AND ki.second <= p_now + p_hours * interval '1 hour'
-        UNION ALL
-        SELECT c.name, tickq.next_slot(NULL, NULL, c.at_times, c.on_days, c.timezone, c.at), c.n + 1,
-            c.at_times, c.on_days, c.timezone
-        FROM calendar AS c
-        WHERE c.n < p_limit AND c.at <= p_now + p_hours * interval '1 hour'
-    ),
-    slots AS (
-        SELECT ki.name, ki.due_at AS at, ki.next_trigger AS trigger FROM kinds AS ki
-        UNION ALL
-        SELECT ki.name, ki.second + g.n * ki.every, 'schedule'::tickq.run_trigger
-        FROM kinds AS ki
-        CROSS JOIN LATERAL generate_series(0, least(p_limit - 2,
-            floor(extract(EPOCH FROM p_now + p_hours * interval '1 hour' - ki.second)
-                / extract(EPOCH FROM ki.every))::integer)) AS g (n)
-        WHERE ki.every IS NOT NULL
-        UNION ALL
-        SELECT c.name, c.at, 'schedule'::tickq.run_trigger FROM calendar AS c
-    )
-    SELECT sl.at, k.name, k.priority, sl.trigger,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now)
-    FROM slots AS sl
-    INNER JOIN kinds AS k ON sl.name = k.name
-    WHERE sl.at <= p_now + p_hours * interval '1 hour'
-    ORDER BY sl.at, k.priority, k.name
-    LIMIT p_limit
-$$;
-COMMENT ON FUNCTION tickq.upcoming_at(numeric, integer, timestamptz) IS
-'The next p_limit runs due within p_hours of p_now, in order: each enabled, unleased kind''s due '
-'time, then its following slots from tickq.next_slot (correct across daylight-saving changes).';
 
 CREATE OR REPLACE FUNCTION tickq.report_kinds_at(
     p_hours numeric DEFAULT 24,

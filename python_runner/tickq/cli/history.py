@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime
 
 from tickq.cli import common
 from tickq.cli.text import json_value, table, when
 from tickq.db.api import page
 from tickq.db.errors import EXIT_OK, InvalidInput, NoAnswer
+from tickq.page.upcoming import held_note, left_out
 from tickq.registry.durations import human_duration
 
 
@@ -56,9 +58,18 @@ def cmd_upcoming(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, default=json_value, indent=2))
         return EXIT_OK
+
+    def utc(value: datetime | None) -> str:
+        return when(value, utc=True) + " UTC" if value is not None else "-"
+
     print(table(
-        ["due (UTC)", "kind", "lane", "trigger", "schedule"],
-        [[when(r["due_at"], utc=True), r["kind"], r["priority"], r["trigger"], r["schedule"]]
+        ["due (UTC)", "kind", "lane", "trigger", "schedule", "note"],
+        [[when(r["due_at"], utc=True), r["kind"], r["priority"],
+          "-" if r["due_at"] is None else r["trigger"], r["schedule"], held_note(r, utc)]
          for r in rows],
     ))
+    more = left_out(rows)
+    if more:
+        print(f"{more} more in the next {args.hours:g} hours "
+              f"(--limit {rows[0]['total']} lists them all)")
     return EXIT_OK

@@ -22,6 +22,7 @@ from tickq.db.api.session import Connection
 from tickq.db.contract import LANES
 from tickq.db.errors import InvalidInput
 from tickq.page import layout
+from tickq.page.upcoming import held_note, left_out
 from tickq.registry.durations import human_duration
 
 __all__ = ["LANES", "PageData", "collect", "html_target", "render", "write_html", "zone"]
@@ -64,10 +65,16 @@ def render(data: PageData) -> str:
     def utc(value: datetime | None) -> str:
         return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if value else "-"
 
+    def zoned(value: datetime | None) -> str:
+        return f"{local(value)} {tz.key}"
+
+    shown = sum(1 for u in data.upcoming if u["due_at"] is not None)
     return _ENV.get_template("page.html").render(
         data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local, utc=utc,
         duration=human_duration, lanes=LANES,
         generated=local(data.header["window_end"]),
+        note=lambda row: held_note(row, zoned), more=left_out(data.upcoming), shown=shown,
+        total=data.upcoming[0]["total"] if data.upcoming else 0, hours=f"{data.hours:g}",
     )
 
 

@@ -57,5 +57,7 @@ def kind_history(conn: Connection, kind: str, limit: int) -> list[Row]:
 
 
 def upcoming(conn: Connection, hours: float, limit: int) -> list[Row]:
-    """What falls due in the next `hours`, in order."""
+    """What falls due in the next `hours`, in order (the first `limit` runs and each kind's
+    next run), then the kinds held (unarmed, paused until resumed); `total` on every row counts
+    the runs in the window."""
     return rows(conn, "upcoming", {"hours": hours, "limit": limit, "now": None})
