@@ -145,7 +145,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_entry jsonb := p_entry;
-    v_seen text[] := '{}';
+    v_seen text[] := ARRAY[]::text[];
     v_key text;
     v_step text[];
     v_message text;
@@ -167,7 +167,7 @@ BEGIN
         IF v_key = ANY(v_seen) OR v_key IN ('name', '*') OR cardinality(v_seen) > 40 THEN
             RETURN;
         END IF;
-        v_seen := v_seen || v_key;
+        v_seen := array_append(v_seen, v_key);
         IF v_key ~ '^steps\[[0-9]+\]\.[a-z_]+$' THEN
             -- one key of one step: its stand-in, so the other steps are judged too
             v_step := ARRAY['steps', (substring(v_key FROM '[0-9]+')::integer - 1)::text,
