@@ -223,3 +223,70 @@ def test_a_failover_to_a_synchronous_standby_mid_run_loses_nothing_and_runs_noth
     assert outcomes == [("ok",), ("ok",)], out
     lines = runs_log(folder)
     assert len(lines) == 4 and never_overlapping(lines), lines
+
+
+def cut_replication(pair: Pair) -> None:
+    """The standby stops receiving WAL: what the primary commits from now on is lost when the
+    standby is promoted, as an asynchronous standby's lag loses it."""
+    with psycopg.connect(pair.standby.admin_url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        conn.execute("SELECT pg_reload_conf()")
+    wait_for("the standby to stop streaming", lambda: not streaming(pair, False), 30)
+
+
+def replayed(pair: Pair) -> bool:
+    with psycopg.connect(pair.primary.admin_url) as conn:
+        return conn.execute("SELECT bool_and(replay_lsn >= pg_current_wal_lsn())"
+                            " FROM pg_stat_replication").fetchone()[0]
+
+
+def tickq_cli(*args: str, url: str, run_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env.update(PYTHONPATH=str(REPO / "python_runner"), DATABASE_URL=url,
+               TICKQ_RUN_DIR=str(run_dir))
+    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_result(
+    folder: Path,
+) -> None:
+    pair = build_pair(folder, synchronous=False)
+    registry = write_registry(folder)
+    nudge = folder / "nudge-go"
+    with open(registry, "a") as r:  # a run that ends after the failover, so the tick refills
+        r.write(f'\n[kinds.nudge]\ncommand = ["sh", "-c", "while [ ! -e {nudge} ]; do sleep'
+                ' 0.05; done"]\nevery = "1h"\ntimeout = "2m"\n')
+    synced = tickq_cli("sync", "--registry", str(registry), url=pair.url, run_dir=folder / "run")
+    assert synced.returncode == 0, synced
+    wait_for("the standby to replay the sync", lambda: replayed(pair), 30)
+    cut_replication(pair)
+    first = tick(registry, pair.url, folder / "run")
+    wait_for("the command to start", lambda: (folder / "started").exists(), 60)
+
+    pair.primary.stop("immediate")  # the claims never reached the standby
+    pair.standby.promote()
+    nudge.touch()  # nudge ends: its report meets the new primary, which then claims `work`
+    with psycopg.connect(pair.standby.admin_url, autocommit=True) as conn:
+        try:
+            wait_for("the new primary to hand out a claim of work", lambda: conn.execute(
+                "SELECT count(*) FROM tickq.job_run WHERE kind = 'work'").fetchone()[0] == 1, 60)
+        except AssertionError:
+            first.kill()
+            raise AssertionError(first.communicate()[0]) from None
+        time.sleep(1.0)  # a second copy, if it were started, would have written its line
+        assert runs_log(folder) == [runs_log(folder)[0]], runs_log(folder)
+        (folder / "go").touch()
+        out, _ = first.communicate(timeout=120)
+        lines = runs_log(folder)
+        assert len(lines) == 2 and never_overlapping(lines), (lines, out)
+        # The one copy's real result is recorded on the run the new primary knows.
+        runs = conn.execute("SELECT outcome::text, output_tail FROM tickq.job_run"
+                            " WHERE kind = 'work'").fetchall()
+        assert runs == [("ok", "finished\n")], (runs, out)
+    assert "run.claimed_twice" in out, out
+    # Results of runs the new primary never saw are kept aside and named, never dropped.
+    rejected = list((folder / "run" / "spool" / "rejected").glob("*"))
+    assert rejected, out
+    check = tickq_cli("status", "--check", url=pair.url, run_dir=folder / "run")
+    assert check.returncode != 0 and "rejected" in check.stdout + check.stderr, check
