@@ -72,6 +72,7 @@ class Dispatcher:
         reconnect_delay: float = 0.5,
         refill_every: float = 10.0,
         ledger: Ledger | None = None,
+        replace_queue: bool = False,
     ) -> None:
         ledger = ledger or Ledger()
         self.ctx = Context(
@@ -81,6 +82,8 @@ class Dispatcher:
             report_attempts=report_attempts, reconnect_delay=reconnect_delay,
         )
         self.refill_every = refill_every
+        # A sync from this registry may retire the kinds of a queue another registry synced.
+        self.replace_queue = replace_queue
         self.link = self.ctx.link()  # the tick's own: the main thread's queries
         # The earliest retry one of this tick's reports scheduled: claim again then, not only
         # when a run finishes or every refill_every seconds.
@@ -143,7 +146,8 @@ class Dispatcher:
     def sync(self) -> list[Drift]:
         """Make the queue match the registry; log and return each drift found (the database
         refuses bad values first: RegistryRefused names each)."""
-        drift = self.link.call(registry_api.sync_registry, self.registry, self.name)
+        drift = self.link.call(registry_api.sync_registry, self.registry, self.name,
+                               from_file=True, replace_queue=self.replace_queue)
         for d in drift:
             log_drift(self.log, self.name, d)
         return drift
