@@ -96,19 +96,22 @@ BEGIN
             'registry_value', jsonb_build_object('dispatcher', v_dispatcher, 'fingerprint', v_fingerprint),
             'registry_edit', true));
     END IF;
-    INSERT INTO tickq.dispatcher AS d (name, fingerprint, lease, synced_at)
-    VALUES (v_dispatcher, v_fingerprint, v_own_lease + p_settings.lease_margin, p_now)
+    -- Whether its registry can run agents: claim_jobs leases agent runs only to one that can.
+    INSERT INTO tickq.dispatcher AS d (name, fingerprint, lease, synced_at, agents)
+    VALUES (v_dispatcher, v_fingerprint, v_own_lease + p_settings.lease_margin, p_now, p_registry ? 'agents')
     ON CONFLICT (name) DO UPDATE SET
-        fingerprint = excluded.fingerprint, lease = excluded.lease, synced_at = excluded.synced_at;
+        fingerprint = excluded.fingerprint, lease = excluded.lease, synced_at = excluded.synced_at,
+        agents = excluded.agents;
     -- Older than any run of any registry could last (a 7-day timeout plus a 1-day margin).
     DELETE FROM tickq.dispatcher AS d WHERE d.synced_at < p_now - interval '8 days';
     RETURN v_drift;
 END
 $$;
 COMMENT ON FUNCTION tickq.sync_dispatcher(jsonb, tickq.settings, timestamptz) IS
-'Records the dispatcher named in p_registry (its registry''s fingerprint and the lease its kinds '
-'need) and returns a drift item (field "registry") when another host synced a different registry '
-'within three ticks.';
+'Records the dispatcher named in p_registry (its registry''s fingerprint, the lease its kinds '
+'need and whether it has an [agents] section, without which it is leased no agent run) and '
+'returns a drift item (field "registry") when another host synced a different registry within '
+'three ticks.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_slots(
     p_slots integer,
@@ -177,6 +180,7 @@ BEGIN
     v_drift := v_drift || tickq.sync_kinds(v_kinds, v_new.timezone, p_now);
 
     -- The [agents] section: the agents' lane and caps, before the lease, which covers them too.
+    -- A registry without one leaves them as they are (tickq.sync_agents).
     PERFORM tickq.sync_agents(p_registry -> 'agents', p_now);
     PERFORM tickq.save_settings(v_old, v_new, p_now);
     -- The fingerprint is the registry's content: where the file sits is not part of it.

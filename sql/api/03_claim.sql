@@ -37,7 +37,10 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- and runs still holding slots past a lowered limit. The lease also covers the claimer's
 -- own registry (its longest timeout plus margin, recorded by its last sync), which may
 -- differ from the one that synced last: its watchdog, not the last registry's, decides
--- how long the command may run.
+-- how long the command may run. A claimer whose registry has no [agents] section (its last
+-- sync says so) is leased no agent run, which its runner could only fail: the ranges pass
+-- over agent kinds for it and leave them to a dispatcher that can run them. A caller that
+-- never synced (no record) is taken to be able to, as before the record said.
 --
 -- Candidates, in claim order, come from one short range of job_kind_claimable per priority
 -- lane, so an empty poll and a million-row backlog cost the same four probes. Each range
@@ -70,6 +73,7 @@ AS $$
 DECLARE
     v_limit integer;
     v_lease interval;
+    v_agents boolean;
     v_stale timestamptz;
     v_expired boolean;
     v_over_limit boolean;
@@ -83,12 +87,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Settings, the claimer's lease and the two rare cases (see above the function).
-    SELECT s.slots, greatest(s.lease, (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = p_dispatcher)),
-        p_now - s.stale_after,
+    SELECT s.slots, greatest(s.lease, d.lease), coalesce(d.agents, true), p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
-    INTO STRICT v_limit, v_lease, v_stale, v_expired, v_over_limit
-    FROM tickq.settings AS s;
+    INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit
+    FROM tickq.settings AS s LEFT JOIN tickq.dispatcher AS d ON d.name = p_dispatcher;
     IF v_expired THEN
         PERFORM tickq.expire_leases(p_now);
     END IF;
@@ -111,25 +114,25 @@ BEGIN
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
                 WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
                     AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
         ) AS c
         ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
@@ -208,7 +211,8 @@ $$;
 COMMENT ON FUNCTION tickq.claim_jobs(integer, text, timestamptz) IS
 'Leases at most p_limit due, enabled, unpaused kinds to p_dispatcher and opens a run for each, each in a '
 'free slot row: never more live leases than settings.slots across all dispatchers, and claims '
-'never wait for each other; a kind is never leased twice. Order: '
+'never wait for each other; a kind is never leased twice. A dispatcher whose last sync had no '
+'[agents] section is leased no agent run (kind agent.NAME). Order: '
 'kinds due longer than stale_after first (oldest first), then priority, then oldest due time. '
 'Expired leases are turned into lost runs first. Returns no command: commands come only from '
 'the registry file.';

@@ -90,8 +90,8 @@ def _save(args: argparse.Namespace, create: bool) -> int:
     print(f"{'added' if create else 'saved'} agent {row['name']} (id {row['id']}, kind "
           f"{AGENT_PREFIX}{row['name']})")
     if registry is None or registry.agents is None:
-        print(f"tickq: warning: {args.registry} has no [agents] section: the agent's runs fail "
-              "until it has one", file=sys.stderr)
+        print(f"tickq: warning: {args.registry} has no [agents] section: the agent runs only "
+              "on a dispatcher whose registry has one", file=sys.stderr)
     return cmd_show(args)
 
 
