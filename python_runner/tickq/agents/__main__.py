@@ -12,7 +12,8 @@ import re
 import sys
 from collections.abc import Sequence
 
-from tickq.agents.runner import EXIT_CONFIG, database_url, execute
+from tickq.agents.runner import DATABASE_ENV, EXIT_CONFIG, database_url, execute
+from tickq.host.private import keep_private
 from tickq.registry import RegistryError, load_registry
 
 EXIT_DATABASE = 3
@@ -29,6 +30,10 @@ def main(argv: Sequence[str]) -> int:
         for problem in exc.problems:
             print(f"tickq: {problem}", file=sys.stderr)
         return EXIT_CONFIG
+    # The database URL and the model's key, out of reach of the tools this runner starts, which
+    # could read its environment through /proc (tickq.host.private).
+    keep_private([DATABASE_ENV, "DATABASE_URL", "PGPASSWORD",
+                  registry.agents.api_key_env if registry.agents else None])
     try:
         url = database_url(None)
     except Exception as exc:  # the embedded server failed to start

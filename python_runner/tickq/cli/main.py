@@ -21,7 +21,12 @@ from tickq.cli import options
 from tickq.db.errors import (
     exit_of,
 )
+from tickq.host.private import keep_private
 from tickq.log import FORMATS, discard_closed_pipe
+
+# The variables that may hold the database password: kept from what the commands a tickq
+# process runs could read of it through /proc (tickq.host.private).
+SECRET_VARIABLES = ("DATABASE_URL", "PGPASSWORD")
 
 if TYPE_CHECKING:
     pass
@@ -75,6 +80,7 @@ def _command(func: options.Command) -> options.Command:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_private(SECRET_VARIABLES)
     parser = build_parser()
     # `tickq psql -c 'select 1'`: options tickq does not know go on to psql.
     args, extra = parser.parse_known_args(argv)

@@ -33,6 +33,7 @@ from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
 from tickq.dispatch.loop import Loop
 from tickq.host.ledger import Ledger
+from tickq.host.private import keep_private
 from tickq.host.process import RunResult
 from tickq.host.spool import Spool
 from tickq.log import EventLog
@@ -75,6 +76,9 @@ class Dispatcher:
         replace_queue: bool = False,
     ) -> None:
         ledger = ledger or Ledger()
+        # The model's key, which this process hands to the agent runner: out of reach of the
+        # commands it runs (tickq.host.private), as the database password is (cli/main.py).
+        keep_private([registry.agents.api_key_env if registry.agents else None])
         self.ctx = Context(
             url=url, registry=registry, log=log, name=name or default_name(),
             stop_event=stop_event or threading.Event(), grace=grace, ledger=ledger,

@@ -1,0 +1,104 @@
+"""Secrets through /proc: a command runs as the same user as its dispatcher, so reading
+/proc/$PPID/environ would show it the environment its dispatcher (or, for an agent's tool, the
+agent runner) was started with. A real `tickq tick` with DATABASE_URL holding a password and an
+agent whose registry names an API key, the real runner and a scripted model server on
+127.0.0.1: a kind reads its dispatcher's environment, an agent's tool reads the runner's and the
+dispatcher's (its grandparent). Each read succeeds and shows the variables' names, never the
+password or the key: not in the output, the transcript, what the model was sent or the logs.
+
+The tests run as root, who could read a non-dumpable process's environment too: what is
+checked is that the values are gone from the environment block /proc shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from chat_server import ChatServer, answer, tool_call
+from test_agents import KEY, KEY_ENV, everything_stored, last_run, save_agent, write_registry
+from test_secrets import PASSWORD, with_password
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+
+# Prints the environment of its parent and of its grandparent, one variable a line.
+PEEK = """#!/bin/sh
+cat > /dev/null
+parent=$PPID
+grandparent=$(sed 's/.*) //' /proc/$parent/stat | cut -d' ' -f2)
+echo "parent $parent"; tr '\\0' '\\n' < /proc/$parent/environ
+echo "grandparent $grandparent"; tr '\\0' '\\n' < /proc/$grandparent/environ
+"""
+
+KIND = """
+[kinds.peek]
+command = ["sh", "-c", "tr '\\\\0' '\\\\n' < /proc/$PPID/environ"]
+every = "1h"
+timeout = "30s"
+
+[agents.tools.peek]
+command = ["./peek"]
+description = "Peek"
+"""
+
+
+def tick(registry: Path, db_url: str, marker: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env |= {KEY_ENV: KEY, "TEST_MARKER": marker, "PYTHONPATH": str(REPO / "python_runner"),
+            "DATABASE_URL": with_password(db_url), "PGPASSWORD": PASSWORD}
+    return subprocess.run(
+        [sys.executable, "-m", "tickq", "tick", "--registry", str(registry)],
+        cwd=registry.parent, env=env, capture_output=True, text=True, timeout=90,
+    )
+
+
+def names(text: str) -> set[str]:
+    return {line.partition("=")[0] for line in text.splitlines() if "=" in line}
+
+
+def test_a_kind_and_an_agents_tool_reading_proc_find_no_secret(tmp_path: Path, db_url: str):
+    marker = uuid.uuid4().hex
+    peek = tmp_path / "peek"
+    peek.write_text(PEEK)
+    peek.chmod(0o755)
+    script = [tool_call("peek", {}, "c1"), answer("Seen.")]
+    with ChatServer(script) as server:
+        registry = write_registry(tmp_path, server.base_url)
+        registry.write_text(registry.read_text() + KIND)
+        save_agent(db_url, registry, "spy", tools=["peek"])
+        done = tick(registry, db_url, marker)
+    assert done.returncode == 0, done.stderr
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        [kind_tail] = conn.execute(
+            "SELECT output_tail FROM tickq.job_run WHERE kind = 'peek'").fetchone()
+    # The kind read its dispatcher's environment (the marker is this tick's), names and all.
+    assert f"TEST_MARKER={marker}" in kind_tail.splitlines()
+    assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(kind_tail)
+
+    run = last_run(db_url, "spy")
+    assert run["outcome"] == "ok", run["output_tail"]
+    tool_tail = run["turns"][0]["tool_calls"][0]["output_tail"]
+    parent, _, grandparent = tool_tail.partition("\ngrandparent ")
+    # The runner's environment: the variable it was handed, without its value.
+    assert {"TICKQ_AGENT_DATABASE_URL", KEY_ENV} <= names(parent), tool_tail
+    # The grandparent is the dispatcher.
+    assert f"TEST_MARKER={marker}" in grandparent.splitlines()
+    assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(grandparent)
+
+    sent = json.dumps(server.requests[1]["body"])
+    assert "TICKQ_AGENT_DATABASE_URL" in sent  # the tool's output went to the model
+    for secret in (PASSWORD, KEY):
+        for where, text in (("the kind's output", kind_tail), ("the tool's output", tool_tail),
+                            ("the model", sent), ("the tick's log", done.stdout + done.stderr),
+                            ("the database", everything_stored(db_url))):
+            assert secret not in text, f"{secret} in {where}"
+    # The key still reached the model server, as the one place it belongs.
+    assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
