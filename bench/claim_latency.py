@@ -160,6 +160,7 @@ def explain_claim_queries(conn: psycopg.Connection, shape: str) -> None:
     values = {
         "v_settings.stale_after": f"interval '{stale_after}'",
         "v_stale": f"(now() - interval '{stale_after}')",
+        "v_agents": "true",  # the bench's claimer never synced: it may claim agents
         "p_limit": "3",
         "p_now": "now()",
         "v_slots": sql.Literal(free).as_string(conn) + "::integer []",
