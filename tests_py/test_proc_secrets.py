@@ -6,8 +6,9 @@ agent whose registry names an API key, the real runner and a scripted model serv
 dispatcher's (its grandparent). Each read succeeds and shows the variables' names, never the
 password or the key: not in the output, the transcript, what the model was sent or the logs.
 
-The tests run as root, who could read a non-dumpable process's environment too: what is
-checked is that the values are gone from the environment block /proc shows."""
+As root (CI), who may read a non-dumpable process's environment too, what is checked is that
+the values are gone from the environment block /proc shows; as another user, that the read is
+refused as well (the processes are non-dumpable)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from test_secrets import PASSWORD, with_password
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+AS_ROOT = os.geteuid() == 0
 
 # Prints the environment of its parent and of its grandparent, one variable a line.
 PEEK = """#!/bin/sh
@@ -80,21 +82,26 @@ def test_a_kind_and_an_agents_tool_reading_proc_find_no_secret(tmp_path: Path, d
         [kind_tail] = conn.execute(
             "SELECT output_tail FROM tickq.job_run WHERE kind = 'peek'").fetchone()
     # The kind read its dispatcher's environment (the marker is this tick's), names and all.
-    assert f"TEST_MARKER={marker}" in kind_tail.splitlines()
-    assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(kind_tail)
+    if not AS_ROOT:  # the dispatcher is non-dumpable: its environment is not the user's to read
+        assert "Permission denied" in kind_tail, kind_tail
+    else:
+        assert f"TEST_MARKER={marker}" in kind_tail.splitlines()
+        assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(kind_tail)
 
     run = last_run(db_url, "spy")
     assert run["outcome"] == "ok", run["output_tail"]
     tool_tail = run["turns"][0]["tool_calls"][0]["output_tail"]
     parent, _, grandparent = tool_tail.partition("\ngrandparent ")
-    # The runner's environment: the variable it was handed, without its value.
-    assert {"TICKQ_AGENT_DATABASE_URL", KEY_ENV} <= names(parent), tool_tail
-    # The grandparent is the dispatcher.
-    assert f"TEST_MARKER={marker}" in grandparent.splitlines()
-    assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(grandparent)
-
     sent = json.dumps(server.requests[1]["body"])
-    assert "TICKQ_AGENT_DATABASE_URL" in sent  # the tool's output went to the model
+    if not AS_ROOT:
+        assert tool_tail.count("Permission denied") == 2, tool_tail
+    else:
+        # The runner's environment: the variable it was handed, without its value.
+        assert {"TICKQ_AGENT_DATABASE_URL", KEY_ENV} <= names(parent), tool_tail
+        # The grandparent is the dispatcher.
+        assert f"TEST_MARKER={marker}" in grandparent.splitlines()
+        assert {"DATABASE_URL", "PGPASSWORD", KEY_ENV} <= names(grandparent)
+        assert "TICKQ_AGENT_DATABASE_URL" in sent  # the tool's output went to the model
     for secret in (PASSWORD, KEY):
         for where, text in (("the kind's output", kind_tail), ("the tool's output", tool_tail),
                             ("the model", sent), ("the tick's log", done.stdout + done.stderr),
@@ -102,3 +109,23 @@ def test_a_kind_and_an_agents_tool_reading_proc_find_no_secret(tmp_path: Path, d
             assert secret not in text, f"{secret} in {where}"
     # The key still reached the model server, as the one place it belongs.
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+
+
+def test_a_tickq_process_is_not_dumpable_and_its_secret_is_wiped(tmp_path: Path):
+    """tickq.host.private in a process of its own: after keep_private, prctl(PR_GET_DUMPABLE)
+    says 0 and the block /proc shows holds the name, not the value; the process keeps it."""
+    probe = (
+        "import ctypes, os\n"
+        "from tickq.host.private import keep_private\n"
+        "print(keep_private(['TEST_SECRET', 'NOT_SET']))\n"
+        "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"
+        "block = open('/proc/self/environ', 'rb').read().split(b'\\0')\n"
+        "print(b'TEST_SECRET=' in block, any(b'hunter2' in e for e in block))\n"
+        "print(os.environ['TEST_SECRET'], os.getenv('TEST_SECRET'))\n"
+    )
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO / "python_runner"),
+           "TEST_SECRET": "hunter2"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=30, check=True)
+    assert done.stdout.splitlines() == ["['TEST_SECRET']", "0", "True False",
+                                        "hunter2 hunter2"]
