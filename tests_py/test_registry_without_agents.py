@@ -7,12 +7,16 @@ failure streak, no alert), and its sync keeps the caps the [agents] section set.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
 from chat_server import ChatServer, answer
 from test_agents import last_run, save_agent, tick, write_registry
 
+REPO = Path(__file__).resolve().parent.parent
 SETTINGS = '[settings]\nslots = 2\nlease_margin = "1m"\n'
 KINDS = '\n[kinds.hello]\ncommand = ["true"]\nevery = "1h"\ntimeout = "30s"\n'
 
@@ -89,3 +93,21 @@ def test_a_sync_without_agents_keeps_their_caps(tmp_path: Path, db_url: str):
     assert done.returncode == 0, done.stderr
     after = agent_rows(db_url)
     assert {k: after[k] for k in set_by_agents} == set_by_agents
+
+
+def test_a_manual_run_of_an_agent_from_a_registry_without_agents_is_refused(tmp_path: Path,
+                                                                            db_url: str):
+    plain = plain_registry(tmp_path / "plain")
+    with_agents = agents_registry(tmp_path / "agents", "http://127.0.0.1:9/v1")
+    save_agent(db_url, with_agents, "brief", tools=["search_crm"])
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    done = subprocess.run(
+        [sys.executable, "-m", "tickq", "run", "agent.brief", "--registry", str(plain),
+         "--database-url", db_url],
+        cwd=plain.parent, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"tickq: agent.brief is an agent, but {plain} has no [agents] section: run it from a "
+        "registry that has one (or let a dispatcher whose registry has one claim it)")
+    assert agent_rows(db_url)["runs"] == 0

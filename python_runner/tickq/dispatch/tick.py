@@ -26,7 +26,13 @@ from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
 from tickq.db.api.tick import NOT_ARMED, RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
 from tickq.db.connect import timeouts_of
-from tickq.db.errors import CannotConnect, ClaimRefused, DatabaseRefused, DatabaseUnavailable
+from tickq.db.errors import (
+    CannotConnect,
+    ClaimRefused,
+    DatabaseRefused,
+    DatabaseUnavailable,
+    InvalidInput,
+)
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
@@ -37,7 +43,7 @@ from tickq.host.private import keep_private
 from tickq.host.process import RunResult
 from tickq.host.spool import Spool
 from tickq.log import EventLog
-from tickq.registry import Registry
+from tickq.registry import AGENT_PREFIX, Registry
 
 
 @dataclass
@@ -346,6 +352,12 @@ class Dispatcher:
         self.stop_orphans()
         self.sync()
         self.replay_spool()
+        if kind.startswith(AGENT_PREFIX) and self.registry.agents is None:
+            # As a tick leaves it (tickq.claim_jobs): a run here could only fail.
+            raise InvalidInput(
+                f"{kind} is an agent, but {self.registry.path} has no [agents] section: run it "
+                "from a registry that has one (or let a dispatcher whose registry has one claim "
+                "it)")
         try:
             claim = self.claim_kind(kind)
         except ClaimRefused as exc:
