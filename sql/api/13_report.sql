@@ -149,8 +149,8 @@ AS $$
     -- apart over the last hour are seven bars. The wait before a bar (due to claimed) is the
     -- longest wait of the runs it holds; stale_at is where that wait passed stale_after.
     WITH frame AS (
-        SELECT tickq.report_window_start_at(p_hours, p_now) AS since,
-            (p_now - tickq.report_window_start_at(p_hours, p_now)) / 900 AS px
+        SELECT w.since, (p_now - w.since) / 900 AS px
+        FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
     ),
     runs AS (
         SELECT
