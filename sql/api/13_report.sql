@@ -148,7 +148,8 @@ AS $$
     -- kind that ran every minute all day is one bar of 1440 runs, while seven runs a minute
     -- apart over the last hour are seven bars. The wait before a bar (due to claimed) is the
     -- longest wait of the runs it holds; stale_at is where that wait passed stale_after.
-    WITH frame AS (
+    -- MATERIALIZED: once, not once per run (the planner would inline the call into each row).
+    WITH frame AS MATERIALIZED (
         SELECT w.since, (p_now - w.since) / 900 AS px
         FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
     ),
