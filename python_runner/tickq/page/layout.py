@@ -103,7 +103,9 @@ def timeline(
             continue
         x0, x1 = frame.x(bar["bar_start"]), frame.x(bar["bar_end"])
         row.bars.append({**bar, "x": x0, "w": max(MIN_BAR, round(x1 - x0, 2)), "label": None})
-        if bar["wait_start"] is not None and bar["longest_wait"] > timedelta(0):
+        # A wait shorter than a pixel (a claim at the next tick) has nothing to show: drawn,
+        # it would double the page of a queue of a thousand kinds.
+        if bar["wait_start"] is not None and x0 - frame.x(bar["wait_start"]) >= 1:
             row.waits.append({"x0": frame.x(bar["wait_start"]), "x1": x0,
                               "wait": bar["longest_wait"], "open": False})
         if bar["stale_at"] is not None and frame.start <= bar["stale_at"] <= frame.end:
