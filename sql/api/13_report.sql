@@ -27,19 +27,24 @@ CREATE OR REPLACE FUNCTION tickq.report_window_start_at(
 LANGUAGE sql STABLE
 AS $$
     -- A queue younger than the window: the page's timeline begins when the queue began (its
-    -- first kind, or an earlier run or the time it was due), so a new install uses the timeline's whole width instead
-    -- of a few pixels at its right edge. Never later than a second before p_now.
-    SELECT greatest(
-        p_now - p_hours * interval '1 hour',
-        least(
-            coalesce(least(
-                (SELECT min(k.created_at) FROM tickq.job_kind AS k),
-                (SELECT min(least(r.due_at, r.claimed_at))
-                    FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r)
-            ), p_now - p_hours * interval '1 hour'),
-            p_now - interval '1 second'
+    -- first kind, or an earlier run or the time it was due), so a new install uses the
+    -- timeline's whole width instead of a few pixels at its right edge; never later than a
+    -- second before p_now. A queue older than the window (the usual case) reads no run.
+    SELECT CASE
+        WHEN (SELECT min(k.created_at) FROM tickq.job_kind AS k) <= p_now - p_hours * interval '1 hour'
+            THEN p_now - p_hours * interval '1 hour'
+        ELSE greatest(
+            p_now - p_hours * interval '1 hour',
+            least(
+                coalesce(least(
+                    (SELECT min(k.created_at) FROM tickq.job_kind AS k),
+                    (SELECT min(least(r.due_at, r.claimed_at))
+                        FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r)
+                ), p_now - p_hours * interval '1 hour'),
+                p_now - interval '1 second'
+            )
         )
-    )
+    END
 $$;
 COMMENT ON FUNCTION tickq.report_window_start_at(numeric, timestamptz) IS
 'Where the status page''s window begins: p_hours before p_now, or when the queue began (its '
