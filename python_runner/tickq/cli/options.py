@@ -159,6 +159,11 @@ def page(add: Add) -> None:
         "--host", default=None,
         help="address to listen on (default 127.0.0.1; any other address must be given here)",
     )
+    srv.add_argument(
+        "--allowed-host", action="append", metavar="NAME",
+        help="a Host name to answer besides the bound address's own, e.g. the reverse proxy's "
+        "(repeatable; any other name gets 421, against DNS rebinding)",
+    )
     srv.add_argument("--hours", type=_hours, default=24.0, help="window (default 24)")
     his = add("history", "history:cmd_history",
               "a kind's runs, newest first (or one run's whole output)")
