@@ -210,7 +210,7 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
 
 
 def legacy(sub: argparse._SubParsersAction) -> None:
-    """These read files only: `common`'s database and log options mean nothing here."""
+    """These read files (import --write and check also ask a queue, by their own --database-url)."""
     files = argparse.ArgumentParser(add_help=False)
     files.add_argument(
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
@@ -239,6 +239,11 @@ def legacy(sub: argparse._SubParsersAction) -> None:
                      help="cadence of a script's lines (default 1h); crontab lines keep theirs")
     imp.add_argument("--timeout", type=_duration, default=None, metavar="DURATION",
                      help="timeout of lines without a `timeout` wrapper (default: --every)")
+    imp.add_argument(
+        "--database-url", default=None, metavar="URL",
+        help="with --write, the queue whose rules (registry_problems) judge each kind before it "
+        "is written (default: $DATABASE_URL, else the embedded server)",
+    )
     imp.set_defaults(func="legacy:cmd_import")
     chk = actions.add_parser(
         "check", parents=[files],
