@@ -35,6 +35,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -85,10 +93,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # A small table, path -> route: a new endpoint is one more line.
     routes = {"/": route, "/index.html": route}
     try:
-        server = httpd.Server(host, args.port, routes, args.allowed_host or [])
+        # A name given to --host is one of the bound address's names.
+        names = [*(args.allowed_host or []), *([] if _is_address(host) else [host])]
+        server = httpd.Server(host, args.port, routes, names)
     except OSError as exc:
         raise InvalidInput(f"cannot listen on {host}:{args.port}: {exc.strerror}") from None
     bound_host, bound_port = server.address
+    bound_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     note = "" if _loopback(host) else " (not loopback: anyone who can reach it sees the queue)"
     print(f"serving the status page on http://{bound_host}:{bound_port}/{note}", flush=True)
     try:

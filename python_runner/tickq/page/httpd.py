@@ -144,7 +144,8 @@ class Server:
     def __init__(self, host: str, port: int, routes: dict[str, Route],
                  allowed_hosts: list[str], workers: int = WORKERS) -> None:
         self.routes = routes
-        self.listener = socket.create_server((host, port), backlog=1024)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.listener = socket.create_server((host, port), family=family, backlog=1024)
         self.listener.setblocking(False)
         self.address = self.listener.getsockname()[:2]
         self.hosts = Hosts(self.address[0], allowed_hosts)
