@@ -48,7 +48,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     registry = common.registry(args)
     with _judged_queue(args, registry) as conn:
         report = capacity.check(conn, registry)
-        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
     _print_capacity(report)
     unstartable = programs.problems(registry)
     for problem in unstartable:
@@ -71,7 +71,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                            f"got {args.hours:g}")
     registry = common.registry(args)
     with _judged_queue(args, registry) as conn:
-        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
     server = session.server(args.database_url)
     started = time.monotonic()
     result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents)

@@ -117,11 +117,16 @@ def _rows(conn: Connection, cls: type, query: str, params: Any = None) -> list[A
 
 def capacity(conn: Connection, registry: Registry) -> CapacityReport:
     """The capacity of `registry` as the queue behind `conn` would see it (its real history:
-    95th percentiles of recent runs): synced in a transaction that is rolled back."""
+    95th percentiles of recent runs): synced in a transaction that is rolled back. The queue's
+    agents count only when the registry has an [agents] section: without one a dispatcher runs
+    none of them, and the agents in the database may be another project's."""
     report: CapacityReport | None = None
     try:
         with conn.transaction():
             registry_api.sync_registry(conn, registry)
+            if registry.agents is None:
+                for agent in live_agents(conn):
+                    conn.execute(db.load_query("pause_agent"), {"name": agent.name})
             report = CapacityReport(
                 kinds=_rows(conn, KindCapacity, "capacity"),
                 lanes=_rows(conn, LaneCapacity, "capacity_total"),
