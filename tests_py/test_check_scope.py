@@ -17,7 +17,10 @@ import sys
 import uuid
 from pathlib import Path
 
+import psycopg
+
 from tickq import db
+from tickq.db import scratch
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,3 +118,47 @@ def test_check_of_a_registry_with_agents_puts_them_in_its_lane(
     assert sum(row.startswith("agent.") for row in done.stdout.splitlines()) == 6, done.stdout
     done = tickq("simulate", "--registry", str(registry), "--hours", "2", "--database-url", db_url)
     assert lanes_of_agents(done.stdout) == {(name, "low") for name in agents}, done.stdout
+
+
+def test_scratch_template_is_kept_while_the_schema_is_unchanged(
+    tmp_path: Path, db_url: str, pg_server_url: str
+) -> None:
+    registry = tmp_path / "other.toml"
+    registry.write_text(WITHOUT_AGENTS)
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        role = admin.execute("SELECT current_user").fetchone()
+        assert role is not None
+        template = scratch.template_name(role[0])
+        assert template.startswith("tickq_scratch_template_")
+        # a template left by an older schema, as an older tickq would have named it
+        stale = "tickq_scratch_template_000000000000"
+        admin.execute(f"DROP DATABASE IF EXISTS {stale}")
+        admin.execute(f"CREATE DATABASE {stale}")
+        admin.execute(f"COMMENT ON DATABASE {stale} IS 'tickq scratch template'")
+        # a user's database whose name only looks like one is never touched
+        admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+        admin.execute("CREATE DATABASE tickq_scratch_template_mine")
+
+        def names() -> set[str]:
+            return {r[0] for r in admin.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'tickq_scratch%'")}
+
+        def oid() -> int:
+            row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s",
+                                (template,)).fetchone()
+            assert row is not None, names()
+            return int(row[0])
+
+        try:
+            first = tickq("check", "--registry", str(registry), "--database-url", db_url)
+            assert first.returncode == 0, first.stdout + first.stderr
+            kept = oid()
+            assert names() == {template, "tickq_scratch_template_mine"}
+            again = tickq("simulate", "--registry", str(registry), "--hours", "1",
+                          "--database-url", db_url)
+            assert again.returncode == 0, again.stdout + again.stderr
+            assert oid() == kept  # reused, not rebuilt
+            assert names() == {template, "tickq_scratch_template_mine"}  # no scratch left
+        finally:
+            admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+            admin.execute(f"DROP DATABASE IF EXISTS {stale}")

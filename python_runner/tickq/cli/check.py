@@ -54,12 +54,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     for problem in unstartable:
         print(f"tickq: {problem}", file=sys.stderr)
     server = session.server(args.database_url)
-    result = simulate.worst_case(server, registry, facts.durations, facts.agents)
-    _print_worst_case(result, registry, args.durations)
-    if args.suggest and result.starved:
-        from tickq.check import suggest
+    with simulate.scratch(server) as sim:  # one scratch database for the check and its proposals
+        result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
+        _print_worst_case(result, registry, args.durations)
+        if args.suggest and result.starved:
+            from tickq.check import suggest
 
-        print(suggest.render(suggest.suggest(server, registry, facts.durations)))
+            print(suggest.render(suggest.suggest(sim, registry, facts.durations)))
     fits = report.verdict.fits
     return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
 

@@ -2,7 +2,8 @@
 (sql/api/05_capacity.sql) and the worst-case simulation (sql/api/07_simulate.sql,
 16_worst_case.sql), each function one named query, rows by name.
 
-The simulation runs in a scratch database of its own (`scratch`), never in the user's queue: it
+The simulation runs in a scratch database of its own (`scratch`, a copy of a migrated template:
+tickq.db.scratch), never in the user's queue: it
 claims and reports as dispatcher "simulator". Its connection is autocommit, so each part of
 the clock (`simulate_window`) commits on its own, as tickq.simulation_parts asks.
 """
@@ -10,21 +11,19 @@ the clock (`simulate_window`) commits on its own, as tickq.simulation_parts asks
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import psycopg
 from psycopg import Connection
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
 from tickq import db
+from tickq.db import scratch as db_scratch
 from tickq.db.api import registry as registry_api
-from tickq.db.errors import ScratchUnavailable
 from tickq.registry import Registry
 
 # A simulation is one long statement by design, watched by whoever started it.
@@ -155,19 +154,10 @@ def live_agents(conn: Connection) -> list[SavedAgent]:
 
 @contextmanager
 def scratch(server_url: str) -> Iterator[Connection]:
-    """An autocommit connection to a fresh, migrated database; dropped afterwards."""
-    name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
-    try:
-        url = db.create_database(server_url, name)
-    except psycopg.Error as exc:
-        cause = exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None
-        raise ScratchUnavailable(cause or str(exc).strip() or type(exc).__name__) from None
-    try:
-        with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
-            db.migrate(conn)
-            yield conn
-    finally:
-        db.drop_database(server_url, name)
+    """An autocommit connection to a fresh copy of the migrated scratch template
+    (tickq.db.scratch); dropped afterwards."""
+    with db_scratch.scratch(server_url, db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
+        yield conn
 
 
 def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
