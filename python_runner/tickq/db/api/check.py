@@ -4,8 +4,8 @@
 
 The simulation runs in a scratch database of its own (`scratch`, a copy of a migrated template:
 tickq.db.scratch), never in the user's queue: it
-claims and reports as dispatcher "simulator". Its connection is autocommit, so each part of
-the clock (`simulate_window`) commits on its own, as tickq.simulation_parts asks.
+claims and reports as dispatcher "simulator". Its connection is autocommit, so the CALL of
+tickq.simulate_window may commit each part of the clock, as tickq.simulation_parts asks.
 """
 
 from __future__ import annotations
@@ -183,17 +183,12 @@ def replay_window(conn: Connection, hours: float | None) -> Window:
 def simulate_window(
     conn: Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
 ) -> None:
-    """Move the clock through `window`, one committed part at a time; with `steady`, every kind
-    starts at its own next slot (tickq.simulation_start)."""
-    if steady:
-        conn.execute(db.load_query("simulation_start"), {"start": window.starts_at})
-    hold = Jsonb(durations) if durations else None
-    with conn.cursor(row_factory=dict_row) as cur:
-        parts = cur.execute(db.load_query("simulation_parts"),
-                            {"until": window.ends_at, "start": window.starts_at}).fetchall()
-    for part in parts:
-        conn.execute(db.load_query("simulate_events"),
-                     {"until": part["part_until"], "durations": hold, "start": part["part_from"]})
+    """Move the clock through `window` in one CALL (tickq.simulate_window: each part of the
+    clock committed on its own, server-side); with `steady`, every kind starts at its own next
+    slot (tickq.simulation_start)."""
+    conn.execute(db.load_query("simulate_window"), {
+        "until": window.ends_at, "durations": Jsonb(durations) if durations else None,
+        "steady": steady, "start": window.starts_at})
 
 
 def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:
