@@ -92,6 +92,9 @@ def _save(args: argparse.Namespace, create: bool) -> int:
     if registry is None or registry.agents is None:
         print(f"tickq: warning: {args.registry} has no [agents] section: the agent's runs fail "
               "until it has one", file=sys.stderr)
+    lacking = common.agents_cannot_run(registry)
+    if lacking:
+        print(f"tickq: warning: {lacking}", file=sys.stderr)
     return cmd_show(args)
 
 

@@ -144,6 +144,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     for problem in programs.problems(registry):
         log.warning("command.cannot_start", problem=problem)
+    lacking = common.agents_cannot_run(registry)
+    if lacking:
+        log.warning("agents.cannot_run", problem=lacking)
     if not drift:
         print("no drift: the queue matches the registry")
     return EXIT_OK
