@@ -151,3 +151,34 @@ def test_an_unknown_key_far_from_any_still_lists_them(tmp_path: Path) -> None:
 
     line = next(ln for ln in result.stderr.splitlines() if '"colour"' in ln)
     assert "unknown key" in line and "irreversible" in line, line
+
+
+def test_a_zone_typo_names_the_nearest_zone(tmp_path: Path, db_url: str) -> None:
+    path = registry_file(tmp_path, """\
+        [settings]
+        timezone = "Europe/Berln"
+
+        [kinds.a]
+        command = ["true"]
+        at = "06:00"
+        timeout = "30s"
+        timezone = "America/New_Yrok"
+
+        [kinds.b]
+        command = ["true"]
+        at = "06:00"
+        timeout = "30s"
+        timezone = "Mars/Olympus"
+        """)
+
+    result = tickq("check", "--registry", str(path), "--database-url", db_url)
+
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert any('"settings.timezone": unknown time zone "Europe/Berln"; did you mean '
+               '"Europe/Berlin"?' in ln for ln in lines), result.stderr
+    assert any('kind "a", key "timezone": unknown time zone "America/New_Yrok"; did you mean '
+               '"America/New_York"?' in ln for ln in lines), result.stderr
+    # Nothing near: how a zone is spelled, as before.
+    assert any('kind "b", key "timezone": unknown time zone "Mars/Olympus" (use an IANA name'
+               in ln for ln in lines), result.stderr

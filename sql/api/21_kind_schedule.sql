@@ -81,8 +81,7 @@ BEGIN
     IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
         OR NOT tickq.is_timezone(v_kind.timezone) THEN
         PERFORM tickq.registry_error(p_name, 'timezone',
-            format('unknown time zone %s (use an IANA name spelled as in the zone database, '
-                'such as Europe/London)', left(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))::text, 200)));
+            tickq.unknown_zone(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))));
     END IF;
     -- Only a zone the entry names: a kind that names none takes the settings' zone, judged there.
     IF p_entry ? 'timezone' AND tickq.legacy_zone_problem(v_kind.timezone) IS NOT NULL THEN
