@@ -182,3 +182,29 @@ def test_a_zone_typo_names_the_nearest_zone(tmp_path: Path, db_url: str) -> None
     # Nothing near: how a zone is spelled, as before.
     assert any('kind "b", key "timezone": unknown time zone "Mars/Olympus" (use an IANA name'
                in ln for ln in lines), result.stderr
+
+
+# ---------------------------------------------------------------- sync
+
+
+def test_a_first_sync_says_what_it_added(tmp_path: Path, db_url: str) -> None:
+    path = registry_file(tmp_path, """\
+        [kinds.backup]
+        command = ["true"]
+        every = "1h"
+        timeout = "30s"
+
+        [kinds.report]
+        command = ["true"]
+        every = "1d"
+        timeout = "30s"
+        """)
+
+    first = tickq("sync", "--registry", str(path), "--database-url", db_url)
+    assert first.returncode == 0, first.stderr
+    assert "added 2 kinds to the queue: backup, report" in first.stdout, first.stdout
+    assert "no drift" not in first.stdout, first.stdout
+
+    again = tickq("sync", "--registry", str(path), "--database-url", db_url)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "no drift: the queue matches the registry", again.stdout
