@@ -3,12 +3,18 @@ less). Real subprocesses of `tickq` and a real PostgreSQL."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
+import psycopg
 from test_agents import write_registry
 from test_cli import NOWHERE, registry_file, tickq
 
+REPO = Path(__file__).resolve().parent.parent
 MODEL = "http://127.0.0.1:9/v1"  # never called: these tests run no agent
 
 
@@ -208,3 +214,68 @@ def test_a_first_sync_says_what_it_added(tmp_path: Path, db_url: str) -> None:
     again = tickq("sync", "--registry", str(path), "--database-url", db_url)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "no drift: the queue matches the registry", again.stdout
+
+
+def test_a_changed_command_of_an_irreversible_kind_is_a_registry_edit(
+    tmp_path: Path, db_url: str
+) -> None:
+    text = """\
+        [kinds.payout]
+        command = ["bin/payout", "--live"]
+        every = "1h"
+        timeout = "30s"
+        irreversible = true
+        """
+    path = registry_file(tmp_path, text)
+    assert tickq("sync", "--registry", str(path), "--database-url", db_url).returncode == 0
+
+    registry_file(tmp_path, text.replace('"--live"', '"--live", "--batch"'))
+    edited = tickq("sync", "--registry", str(path), "--database-url", db_url)
+
+    assert edited.returncode == 0, edited.stderr
+    line = next(ln for ln in edited.stdout.splitlines() if "field=command" in ln)
+    assert " INFO registry.drift " in line and "registry_edit=true" in line, edited.stdout
+
+    # Behind the registry's back (the mirror edited in psql): still a warning.
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("""UPDATE tickq.job_kind SET registry = jsonb_set(registry, '{command}',
+                        '["bin/other"]') WHERE name = 'payout'""")
+    tampered = tickq("sync", "--registry", str(path), "--database-url", db_url)
+    line = next(ln for ln in tampered.stdout.splitlines() if "field=command" in ln)
+    assert " WARNING registry.drift " in line and "registry_edit=false" in line, tampered.stdout
+
+
+# ---------------------------------------------------------------- status
+
+
+def test_status_names_the_outcome_of_a_streak_an_interruption_ended(
+    tmp_path: Path, db_url: str
+) -> None:
+    path = registry_file(tmp_path, """\
+        [kinds.slow]
+        command = ["sleep", "30"]
+        every = "1h"
+        timeout = "1s"
+        """)
+    where = ("--registry", str(path), "--database-url", db_url)
+    for _ in range(3):
+        assert "slow: timeout" in tickq("run", "slow", *where).stderr
+    # A person stops the fourth run (Ctrl-C): interrupted, not the command's fault.
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    run = subprocess.Popen([sys.executable, "-m", "tickq.cli", "run", "slow", *where,
+                            "--log-format", "json"], env=env, stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    for line in run.stderr:
+        if '"run.claimed"' in line:
+            break
+    run.send_signal(signal.SIGINT)
+    rest = run.stderr.read()
+    assert run.wait(30) == 128 + signal.SIGINT, rest
+    assert "slow: interrupted" in rest, rest
+
+    status = tickq("status", *where)
+
+    assert status.returncode == 0, status.stderr
+    row = next(ln for ln in status.stdout.splitlines() if ln.startswith("slow "))
+    assert "interrupted after timeout x3" in row, status.stdout
