@@ -1,7 +1,7 @@
 -- A zone with a typo is answered with the nearest zone name (the registry's value rule owns the
 -- message); a value with nothing near, or an offset, gets how a zone is spelled.
 BEGIN;
-SELECT plan(12);
+SELECT plan(13);
 
 SELECT throws_ok($$SELECT tickq.sync_registry('{"settings": {"timezone": "Europe/Berln"}, "kinds": {}}')$$,
     'TQ002', 'registry: settings, key "timezone": unknown time zone "Europe/Berln"; did you mean '
@@ -42,6 +42,10 @@ SELECT results_eq($$SELECT last_outcome::text, failure_streak, streak_outcome::t
 SELECT results_eq($$SELECT field, registry_edit FROM tickq.sync_registry('{"kinds": {"slow": {"command": ["y"],
     "every": 3600, "timeout": 1}}}', '2026-06-01 10:01Z') WHERE kind = 'slow'$$,
     $$VALUES ('command', true)$$, 'a new command in the file is a registry edit');
+UPDATE tickq.job_kind SET registry = jsonb_set(registry, '{command}', '["z"]') WHERE name = 'slow';
+SELECT results_eq($$SELECT field, registry_edit FROM tickq.sync_registry('{"kinds": {"slow": {"command": ["y"],
+    "every": 3600, "timeout": 1}}}', '2026-06-01 10:02Z') WHERE kind = 'slow'$$,
+    $$VALUES ('command', false)$$, 'a command changed in the mirror behind the registry''s back is not');
 
 SELECT * FROM finish();
 ROLLBACK;
