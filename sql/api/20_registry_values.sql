@@ -246,7 +246,10 @@ AS $$
         GROUP BY z.name
     )
     SELECT format('unknown time zone %s', left(p_value::text, 200)) || coalesce(
-        (SELECT format('; did you mean "%s"?', s.name) FROM scored AS s WHERE s.score >= 0.6
+        -- only a name tickq takes, and never the value itself (the system's zone files may hold
+        -- names such as "localtime" that PostgreSQL lists but tickq refuses)
+        (SELECT format('; did you mean "%s"?', s.name) FROM scored AS s
+            WHERE s.score >= 0.6 AND lower(s.name) <> lower(p_value #>> '{}') AND tickq.is_timezone(s.name)
             ORDER BY s.score DESC, s.name LIMIT 1),
         ' (use an IANA name spelled as in the zone database, such as Europe/London)')
 $$;
