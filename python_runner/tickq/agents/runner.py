@@ -32,7 +32,8 @@ from typing import Any, TextIO
 from tickq.agents import extra
 from tickq.agents.client import ChatClient, ModelError
 from tickq.db.api import agent_run as api
-from tickq.db.connect import Link, first_line, resolve_url, timeouts_of
+from tickq.db.connect import Link, first_line, timeouts_of
+from tickq.db.embedded_queue import resolve_url
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
 from tickq.host.process import StopEvent, run_command
@@ -385,7 +386,7 @@ def database_url(explicit: str | None) -> str:
     """The dispatcher's URL (TICKQ_AGENT_DATABASE_URL), else what any tickq command would use;
     both variables are taken out of the environment, so no tool inherits them."""
     handed = os.environ.pop(DATABASE_ENV, None)
-    url = handed or resolve_url(explicit)
+    url = handed or resolve_url(explicit, os.environ.get("TICKQ_REGISTRY"))
     # Tools and deliver are registry commands that have no business with the queue's database.
     os.environ.pop("DATABASE_URL", None)
     return url

@@ -50,8 +50,9 @@ def agents_cannot_run(found: Registry | None) -> str | None:
 
 
 def url(args: argparse.Namespace) -> str:
-    """--database-url, else DATABASE_URL, else the embedded server (started now)."""
-    return session.url(args.database_url)
+    """--database-url, else DATABASE_URL, else the embedded server's database of the registry
+    folder (the server started now)."""
+    return session.url(args.database_url, getattr(args, "registry", None))
 
 
 def timeouts(args: argparse.Namespace) -> db.Timeouts:

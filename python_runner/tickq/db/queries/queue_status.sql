@@ -5,3 +5,5 @@ SELECT
     nullif(paused_until, 'infinity') AS paused_until, paused_reason, paused_by,
     streak_outcome::text
 FROM tickq.queue_status
+-- Retired kinds (gone from the registry) are `tickq status --retired`'s (retired_kinds.sql).
+WHERE state <> 'retired'
