@@ -14,7 +14,8 @@ SELECT domains_are('tickq', ARRAY[
     'agent_turn_entry'
 ]);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'legacy_zone_problem', 'check_lease_covers_timeouts', 'check_kind', 'check_kind_offset',
+    'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
+    'check_kind_offset',
     'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',

@@ -53,6 +53,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     unstartable = programs.problems(registry)
     for problem in unstartable:
         print(f"tickq: {problem}", file=sys.stderr)
+    lacking = common.agents_cannot_run(registry)
+    if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
+        print(f"tickq: warning: {lacking}", file=sys.stderr)
     server = session.server(args.database_url)
     with simulate.scratch(server) as sim:  # one scratch database for the check and its proposals
         result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
