@@ -98,7 +98,8 @@ BEGIN
     END IF;
     -- Whether its registry can run agents: claim_jobs leases agent runs only to one that can.
     INSERT INTO tickq.dispatcher AS d (name, fingerprint, lease, synced_at, agents)
-    VALUES (v_dispatcher, v_fingerprint, v_own_lease + p_settings.lease_margin, p_now, p_registry ? 'agents')
+    VALUES (v_dispatcher, v_fingerprint, v_own_lease + p_settings.lease_margin, p_now,
+        coalesce(jsonb_typeof(p_registry -> 'agents'), 'null') <> 'null')
     ON CONFLICT (name) DO UPDATE SET
         fingerprint = excluded.fingerprint, lease = excluded.lease, synced_at = excluded.synced_at,
         agents = excluded.agents;

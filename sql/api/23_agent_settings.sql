@@ -120,7 +120,7 @@ BEGIN
     -- A registry that says nothing about agents (no section at all) changes nothing of them: it
     -- may be another host's registry beside one that has [agents], and its dispatcher leaves
     -- agent runs to that one (tickq.claim_jobs). An empty section means the defaults.
-    IF p_agents IS NULL THEN
+    IF p_agents IS NULL OR jsonb_typeof(p_agents) = 'null' THEN
         RETURN;
     END IF;
     v_new := tickq.parse_agents(p_agents);
@@ -141,7 +141,7 @@ $$;
 COMMENT ON FUNCTION tickq.sync_agents(jsonb, timestamptz) IS
 'Called by tickq.sync_registry with the registry''s "agents" object: sets tickq.agent_settings '
 '(tickq.parse_agents) and moves every agent''s kind to the new lane, retries and capped timeout. '
-'NULL (a registry without an [agents] section) changes nothing.';
+'No object (a registry without an [agents] section) changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.apply_agent_kind(
     p_agent tickq.agent,

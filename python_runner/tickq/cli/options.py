@@ -169,6 +169,11 @@ def page(add: Add) -> None:
         "--host", default=None,
         help="address to listen on (default 127.0.0.1; any other address must be given here)",
     )
+    srv.add_argument(
+        "--allowed-host", action="append", metavar="NAME",
+        help="a Host name to answer besides the bound address's own, e.g. the reverse proxy's "
+        "(repeatable; any other name gets 421, against DNS rebinding)",
+    )
     srv.add_argument("--hours", type=_hours, default=24.0, help="window (default 24)")
     his = add("history", "history:cmd_history",
               "a kind's runs, newest first (or one run's whole output)")
@@ -215,7 +220,7 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
 
 
 def legacy(sub: argparse._SubParsersAction) -> None:
-    """These read files only: `common`'s database and log options mean nothing here."""
+    """These read files (import --write and check also ask a queue, by their own --database-url)."""
     files = argparse.ArgumentParser(add_help=False)
     files.add_argument(
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
@@ -244,6 +249,11 @@ def legacy(sub: argparse._SubParsersAction) -> None:
                      help="cadence of a script's lines (default 1h); crontab lines keep theirs")
     imp.add_argument("--timeout", type=_duration, default=None, metavar="DURATION",
                      help="timeout of lines without a `timeout` wrapper (default: --every)")
+    imp.add_argument(
+        "--database-url", default=None, metavar="URL",
+        help="with --write, the queue whose rules (registry_problems) judge each kind before it "
+        "is written (default: $DATABASE_URL, else the embedded server)",
+    )
     imp.set_defaults(func="legacy:cmd_import")
     chk = actions.add_parser(
         "check", parents=[files],
@@ -308,8 +318,9 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
                    help="on these weekdays with --at, e.g. mon-fri or sat,sun")
     p.add_argument("--timezone", metavar="ZONE",
                    help="IANA zone of --at, e.g. America/Chicago (default: the registry's)")
-    p.add_argument("--turns", type=int, metavar="N",
-                   help="model calls at most (1-6, default the registry's cap)")
+    p.add_argument("--turns", "--max-turns", dest="turns", type=int, metavar="N",
+                   help="model calls at most (1-6, default the registry's cap; the agent's "
+                        "max_turns)")
     p.add_argument("--timeout", type=_duration, metavar="DURATION",
                    help="the run's watchdog (at most 10m, default the registry's cap)")
     p.add_argument("--owner", help="a label for who the agent belongs to")

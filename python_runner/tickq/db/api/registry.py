@@ -67,6 +67,19 @@ def registry_problems(
     return found
 
 
+def problems_of(conn: psycopg.Connection, registry: Registry) -> list[Problem]:
+    """registry_problems, with a refusal of the call itself (a NUL in a text, which no
+    PostgreSQL text can hold) as one problem rather than an error."""
+    try:
+        with conn.transaction():
+            return registry_problems(conn, registry)
+    except psycopg.Error as exc:
+        if not is_refusal(exc) or conn.broken:
+            raise
+        primary = (exc.diag.message_primary or str(exc)).strip().splitlines()
+        return [Problem(str(registry.path), None, None, primary[0] if primary else "refused")]
+
+
 def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
     """The database's verdict before anything uses a value of `registry`: RegistryRefused
     listing every problem, or nothing."""
