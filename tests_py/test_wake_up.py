@@ -74,20 +74,22 @@ def written(before: dict[str, set], after: dict[str, set]) -> list[str]:
     return sorted(t for t in after if before.get(t) != after[t])
 
 
-def sessions(conn: psycopg.Connection) -> int:
-    """Sessions ever started on this database, once every other backend on it has ended (a
-    backend's counts reach the statistics before it leaves the list of backends)."""
+def sessions(conn: psycopg.Connection, server: bool = False) -> int:
+    """Sessions ever started on this database (or on every database of the server), once every
+    other client backend has ended (a backend's counts reach the statistics before it leaves
+    the list of backends)."""
+    where = "true" if server else "datname = current_database()"
     for _ in range(400):
         conn.execute("SELECT pg_stat_clear_snapshot()")
         others = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            f"SELECT count(*) FROM pg_stat_activity WHERE {where}"  # noqa: S608
             " AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchone()[0]
         if others == 0:
             conn.execute("SELECT pg_stat_clear_snapshot()")
-            return conn.execute("SELECT sessions FROM pg_stat_database"
-                                " WHERE datname = current_database()").fetchone()[0]
+            return conn.execute(f"SELECT sum(sessions)::int FROM pg_stat_database"  # noqa: S608
+                                f" WHERE {where}").fetchone()[0]
         conn.execute("SELECT pg_sleep(0.05)")
-    raise AssertionError("other sessions stayed on the test database")
+    raise AssertionError("other sessions stayed on the server")
 
 
 # ---------------------------------------------------------------- imports
@@ -133,6 +135,35 @@ def test_an_idle_tick_opens_one_connection_and_writes_only_its_tick_record(
         tick(path, db_url)
         assert sessions(conn) - started == 1
         assert written(before, rows(conn)) == ["dispatcher_tick"]
+
+
+def test_an_idle_tick_on_the_embedded_default_opens_one_connection(
+    pg_server_url: str, template_db: str, tmp_path: Path
+) -> None:
+    """No DATABASE_URL: the embedded server (here the tests' own, found by TICKQ_DATA_DIR) and
+    its database tickq, reached without asking first whether that database exists."""
+    if os.environ.get("DATABASE_URL") or os.environ.get("TICKQ_TEST_DOCKER") == "1":
+        pytest.skip("the tests' server is not an embedded one")
+    from tickq import db
+
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        pgdata = Path(admin.execute("SHOW data_directory").fetchone()[0])
+    db.drop_database(pg_server_url, "tickq")
+    url = db.create_database(pg_server_url, "tickq", template=template_db)
+    path = registry(tmp_path)
+    default = {**env(), "TICKQ_DATA_DIR": str(pgdata.parent)}
+    argv = [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path)]
+    try:
+        for _ in range(2):
+            done = subprocess.run(argv, env=default, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            started = sessions(conn, server=True)
+            done = subprocess.run(argv, env=default, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            assert sessions(conn, server=True) - started == 1
+    finally:
+        db.drop_database(pg_server_url, "tickq")
 
 
 def test_a_row_changed_behind_the_registry_s_back_makes_the_next_sync_do_its_work(

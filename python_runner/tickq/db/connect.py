@@ -260,11 +260,16 @@ def resolve_url(url: str | None = None) -> str:
         return env
     from tickq.db import embedded
 
-    server_url = embedded.ensure_server()
+    # The database is made sure of when the server starts, so a command on a running server
+    # connects once (to the queue itself), not first to ask whether the queue exists.
+    return with_dbname(embedded.ensure_server(on_start=_make_queue_database), EMBEDDED_DBNAME)
+
+
+def _make_queue_database(server_url: str) -> None:
+    """The embedded server's database `tickq`, created if missing."""
     with connect(server_url) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DBNAME,)
         ).fetchone()
     if not exists:
-        return create_database(server_url, EMBEDDED_DBNAME)
-    return with_dbname(server_url, EMBEDDED_DBNAME)
+        create_database(server_url, EMBEDDED_DBNAME)
