@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick'
+    'dispatcher_tick', 'queue_registry'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -36,7 +36,8 @@ SELECT functions_are('tickq', ARRAY[
     'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
     'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
     'registry_where', 'registry_problem', 'registry_limit', 'parse_schedule', 'write_kind', 'sync_kind',
-    'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',
+    'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots',
+    'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
     'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
