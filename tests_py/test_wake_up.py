@@ -164,6 +164,7 @@ def test_an_idle_tick_on_the_embedded_default_opens_one_connection(
             assert sessions(conn, server=True) - started == 1
     finally:
         db.drop_database(pg_server_url, "tickq")
+        (pgdata.parent / "queue-database-made").unlink(missing_ok=True)
 
 
 def test_a_row_changed_behind_the_registry_s_back_makes_the_next_sync_do_its_work(

@@ -1,13 +1,15 @@
 -- A sync of the registry the queue last synced writes nothing; a row written behind its back
 -- (or another registry) makes the next sync do its whole work and report the drift.
 BEGIN;
-SELECT plan(8);
+SELECT plan(9);
 
 CREATE TEMP TABLE reg (doc jsonb);
 INSERT INTO reg VALUES ('{"kinds": {"a": {"command": ["a"], "every": 300, "timeout": 60}}, "dispatcher": "h:1"}');
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:00Z')$$, 'a first sync');
 SELECT isnt((SELECT digest FROM tickq.queue_registry), NULL, 'it keeps the registry''s digest');
+SELECT is_empty($$SELECT * FROM tickq.registry_problems((SELECT doc - 'dispatcher' FROM reg))$$,
+    'the registry synced last has no problem');
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry(
     (SELECT doc || '{"dispatcher": "h:2"}' FROM reg), '2026-06-01 10:05Z')$$,

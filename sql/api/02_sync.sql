@@ -290,6 +290,11 @@ BEGIN
             'the registry must be a JSON object whose "settings" and "kinds" are objects'::text;
         RETURN;
     END IF;
+    -- The registry this queue last synced, by these very rules (the digest covers the API): no
+    -- problem, and no need to judge each of its kinds again on every tick.
+    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = tickq.registry_digest(p_registry, p_now)) THEN
+        RETURN;
+    END IF;
     SELECT * INTO STRICT v_defaults FROM tickq.settings;
     v_zone := v_defaults.timezone;
     -- Each setting alone, against a backoff range as wide as the bounds allow, so that the rule
@@ -335,4 +340,5 @@ $$;
 COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'Every value tickq.sync_registry would refuse in p_registry, one row per setting, key of a kind '
 '(tickq.kind_problems) or key of [agents] at fault (kind NULL for a setting or an agents key), '
-'by the same rules; changes nothing.';
+'by the same rules; changes nothing. None, without judging again, for the registry the queue '
+'last synced (tickq.queue_registry.digest).';

@@ -258,18 +258,34 @@ def resolve_url(url: str | None = None) -> str:
     env = os.environ.get("DATABASE_URL")
     if env:
         return env
+    return with_dbname(embedded_server(), EMBEDDED_DBNAME)
+
+
+def embedded_server() -> str:
+    """The embedded server's URL (started now if it is not running), its database `tickq` made
+    sure of when the server starts, or once when a running server's was never checked (a marker
+    file in the data folder remembers it): a command on a running server connects once, to the
+    queue itself, not first to ask whether the queue exists."""
     from tickq.db import embedded
 
-    # The database is made sure of when the server starts, so a command on a running server
-    # connects once (to the queue itself), not first to ask whether the queue exists.
-    return with_dbname(embedded.ensure_server(on_start=_make_queue_database), EMBEDDED_DBNAME)
+    server_url = embedded.ensure_server(on_start=_make_queue_database)
+    if not (embedded.data_dir() / _QUEUE_MADE).exists():
+        _make_queue_database(server_url)
+    return server_url
+
+
+_QUEUE_MADE = "queue-database-made"
 
 
 def _make_queue_database(server_url: str) -> None:
     """The embedded server's database `tickq`, created if missing."""
+    from tickq.db import embedded
+
     with connect(server_url) as conn:
         exists = conn.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DBNAME,)
         ).fetchone()
     if not exists:
         create_database(server_url, EMBEDDED_DBNAME)
+    with contextlib.suppress(OSError):  # without it, the next command asks again
+        (embedded.data_dir() / _QUEUE_MADE).touch()

@@ -11,7 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from tickq import db
-from tickq.db.connect import reach
+from tickq.db.connect import embedded_server, reach
 from tickq.db.errors import DatabaseUnreachable, translated
 
 Connection = psycopg.Connection
@@ -31,10 +31,8 @@ def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> st
     answer."""
     found = given or os.environ.get("DATABASE_URL")
     if not found:
-        from tickq.db import embedded
-
         try:
-            found = embedded.ensure_server()
+            found = embedded_server()
         except Exception as exc:
             raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
     connect(found, timeouts).close()
