@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -213,3 +214,48 @@ def test_the_schema_check_does_not_read_the_sql_files(
     monkeypatch.setattr(Path, "read_text", spy)
     assert migrator.migrate(conn) == []
     assert [name for name in read if name.endswith(".sql")] == []
+
+
+# ---------------------------------------------------------------- a run's round trips
+
+
+def test_a_finish_is_reported_and_its_slot_refilled_in_one_transaction_without_a_savepoint(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Kind a's report and the claim of b that refills its slot write with one transaction id:
+    no subtransaction (a savepoint and its release are two round trips per run)."""
+    path = tmp_path / "registry.toml"
+    path.write_text(textwrap.dedent("""\
+        [settings]
+        slots = 1
+
+        [kinds.a]
+        command = ["true"]
+        every = "1h"
+        timeout = "30s"
+        priority = "urgent"
+
+        [kinds.b]
+        command = ["sleep", "4"]
+        every = "1h"
+        timeout = "30s"
+        priority = "high"
+    """))
+    tick = subprocess.Popen(
+        [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path), "--database-url",
+         db_url], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            for _ in range(600):
+                if conn.execute("SELECT 1 FROM tickq.job_run WHERE kind = 'b'"
+                                " AND started_at IS NOT NULL").fetchone():
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError("b never started")
+            xmins = dict(conn.execute("SELECT name, xmin::text FROM tickq.job_kind"
+                                      " WHERE name IN ('a', 'b')").fetchall())
+        assert xmins["a"] == xmins["b"]
+    finally:
+        out, err = tick.communicate(timeout=60)
+    assert tick.returncode == 0, err
