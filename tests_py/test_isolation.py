@@ -132,7 +132,10 @@ def test_a_kind_row_locked_by_another_session_is_skipped(
     assert "a" not in runs, runs
     warned = [ln for ln in (done.stderr + done.stdout).splitlines()
               if "warning" in ln.lower() and re.search(r"\bkind[= ]['\"]?a\b", ln)]
-    assert len(warned) == 1, done.stderr + done.stdout
+    # A sync that has something to write to the held row skips it and says so; an unchanged
+    # registry's sync writes nothing (its digest), so only the claim meets the row, and a claim
+    # passes a held row by (SKIP LOCKED) as it passes one another dispatcher is claiming.
+    assert len(warned) == (1 if first == "edited" else 0), done.stderr + done.stdout
     # The next tick, with nothing held, syncs and runs it.
     again, _ = tickq("tick", "--registry", "registry.toml", "--database-url", db_url,
                      cwd=tmp_path)

@@ -39,7 +39,8 @@ SELECT functions_are('tickq', ARRAY[
     'report_waiting_at',
     'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
     'registry_where', 'registry_problem', 'registry_limit', 'parse_schedule', 'write_kind', 'sync_kind',
-    'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',
+    'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots',
+    'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
     'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'

@@ -132,6 +132,43 @@ $$;
 COMMENT ON FUNCTION tickq.sync_slots(integer, timestamptz) IS
 'Makes the slot rows 1..p_slots exist; free slots past p_slots are dropped.';
 
+CREATE OR REPLACE FUNCTION tickq.registry_digest(
+    p_registry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql STABLE
+AS $$
+    -- The API checksum is in it: a new tickq's sync does its whole work once.
+    SELECT encode(sha256(convert_to((p_registry - 'dispatcher')::text || E'\n'
+        || coalesce((SELECT c.checksum FROM tickq.api_checksum AS c), ''), 'UTF8')), 'hex');
+$$;
+COMMENT ON FUNCTION tickq.registry_digest(jsonb, timestamptz) IS
+'What tickq.queue_registry.digest holds after a sync of p_registry: sha256 of the registry JSON '
+'without its "dispatcher" key and of the API checksum.';
+
+CREATE OR REPLACE FUNCTION tickq.keep_registry_digest(
+    p_digest text,
+    p_drift jsonb,
+    p_slots integer,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- Only a sync that left the queue matching its registry may let the next one be skipped: a
+    -- kind whose row another session held, or a busy slot past the limit, waits for a later sync.
+    IF jsonb_path_exists(p_drift, '$[*] ? (@.field == "locked")')
+        OR EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > p_slots) THEN
+        p_digest := NULL;
+    END IF;
+    INSERT INTO tickq.queue_registry AS q ("only", digest) VALUES (true, p_digest)
+    ON CONFLICT ("only") DO UPDATE SET digest = excluded.digest;
+END
+$$;
+COMMENT ON FUNCTION tickq.keep_registry_digest(text, jsonb, integer, timestamptz) IS
+'Records the digest of the registry a sync just applied (NULL when it left work for a later '
+'sync: a locked kind, a busy slot past p_slots), after every write of that sync.';
+
 CREATE OR REPLACE FUNCTION tickq.sync_registry(
     p_registry jsonb,
     p_now timestamptz DEFAULT now()
@@ -150,12 +187,19 @@ DECLARE
     v_reserved text;
     -- Differences found, as a JSON array of {kind, field, stored_value, registry_value, registry_edit}.
     v_drift jsonb;
+    v_digest text;
 BEGIN
     IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', 'the registry must be a JSON object');
     END IF;
     IF jsonb_typeof(v_settings) <> 'object' OR jsonb_typeof(v_kinds) <> 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', '"settings" and "kinds" must be objects');
+    END IF;
+    -- The registry the queue last synced, and nothing written behind its back since (the
+    -- triggers of migration 0024 forget the digest): nothing to do, nothing written.
+    v_digest := tickq.registry_digest(p_registry, p_now);
+    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest) THEN
+        RETURN;
     END IF;
 
     -- Settings. The row is locked for the whole sync, so two syncs never interleave.
@@ -187,6 +231,7 @@ BEGIN
     -- The fingerprint is the registry's content: where the file sits is not part of it.
     v_drift := v_drift || tickq.sync_dispatcher(p_registry - 'source' - 'replace_queue', v_new, p_now);
     PERFORM tickq.sync_slots(v_new.slots, p_now);
+    PERFORM tickq.keep_registry_digest(v_digest, v_drift, v_new.slots, p_now);
 
     RETURN QUERY
     WITH found AS (
@@ -217,7 +262,9 @@ $$;
 COMMENT ON FUNCTION tickq.sync_registry(jsonb, timestamptz) IS
 'Makes the queue match the registry (JSON, durations in seconds): the settings, the kinds '
 '(retiring those that left it), the agents'' caps, the lease (longest timeout + lease_margin), '
-'the dispatcher''s record and the slots. The registry wins on every field; each difference is '
+'the dispatcher''s record and the slots; writes nothing when tickq.queue_registry holds this '
+'registry''s digest (synced last, nothing written behind its back since). The registry wins on '
+'every field; each difference is '
 'recorded in tickq.drift and returned classified: registry_edit (an edit of the registry file, '
 'not a row changed behind its back), changed (the env names whose values differ), unit (''s'' '
 'for a duration in seconds). A kind whose row another session holds locked is not waited on: '
@@ -249,6 +296,11 @@ BEGIN
         OR jsonb_typeof(v_kinds) <> 'object' THEN
         RETURN QUERY SELECT NULL::text, '*'::text,
             'the registry must be a JSON object whose "settings" and "kinds" are objects'::text;
+        RETURN;
+    END IF;
+    -- The registry this queue last synced, by these very rules (the digest covers the API): no
+    -- problem, and no need to judge each of its kinds again on every tick.
+    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = tickq.registry_digest(p_registry, p_now)) THEN
         RETURN;
     END IF;
     SELECT * INTO STRICT v_defaults FROM tickq.settings;
@@ -296,4 +348,5 @@ $$;
 COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'Every value tickq.sync_registry would refuse in p_registry, one row per setting, key of a kind '
 '(tickq.kind_problems) or key of [agents] at fault (kind NULL for a setting or an agents key), '
-'by the same rules; changes nothing.';
+'by the same rules; changes nothing. None, without judging again, for the registry the queue '
+'last synced (tickq.queue_registry.digest).';

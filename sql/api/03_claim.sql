@@ -95,18 +95,6 @@ BEGIN
     IF v_expired THEN
         PERFORM tickq.expire_leases(p_now);
     END IF;
-    -- Free slots, each locked by this claim alone; another claim skips them and takes others.
-    v_slots := ARRAY(
-        SELECT sl.n FROM tickq.slot AS sl
-        WHERE sl.run_id IS NULL AND sl.n <= v_limit
-        ORDER BY sl.n
-        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit, p_now)) ELSE p_limit END
-        FOR UPDATE SKIP LOCKED
-    );
-    IF cardinality(v_slots) = 0 THEN
-        RETURN;
-    END IF;
-
     -- Candidates in claim order: one short index range per lane (see above the function).
     v_candidates := ARRAY(
         SELECT c.name
@@ -140,6 +128,19 @@ BEGIN
         LIMIT p_limit + 4
     );
     IF cardinality(v_candidates) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- Free slots, each locked by this claim alone; another claim skips them and takes others.
+    -- Locked only once something is due: a claim that finds nothing locks (writes) nothing.
+    v_slots := ARRAY(
+        SELECT sl.n FROM tickq.slot AS sl
+        WHERE sl.run_id IS NULL AND sl.n <= v_limit
+        ORDER BY sl.n
+        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit, p_now)) ELSE p_limit END
+        FOR UPDATE SKIP LOCKED
+    );
+    IF cardinality(v_slots) = 0 THEN
         RETURN;
     END IF;
 

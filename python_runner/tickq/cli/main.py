@@ -15,14 +15,9 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tickq import __version__
-from tickq.cli import options
-from tickq.db.errors import (
-    exit_of,
-)
-from tickq.host.private import keep_private
 from tickq.log import FORMATS, discard_closed_pipe
 
 # The variables that may hold the database password: kept from what the commands a tickq
@@ -30,9 +25,16 @@ from tickq.log import FORMATS, discard_closed_pipe
 SECRET_VARIABLES = ("DATABASE_URL", "PGPASSWORD")
 
 if TYPE_CHECKING:
-    pass
+    from tickq.cli import options
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. Given the command line, only the parser of the command it names (a tick
+    builds no other command's arguments); the whole tree for --help, completion, an unknown
+    word or none."""
+    from tickq.cli import options  # noqa: F811 - here, so --version needs no parser
+
+    wanted = _wanted(argv, options.GROUPS)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
@@ -56,20 +58,52 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tickq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    if wanted is not None:
+        sub = _Only(sub, wanted)
+
     def add(name: str, func: options.Command, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.set_defaults(func=func)
         return p
 
-    options.queue(add)
-    options.status(add)
-    options.check(add)
-    options.operator(add)
-    options.page(add)
-    options.legacy(sub)
-    options.agent(sub, common)
-    options.machine(add, sub, common)
+    builders = {
+        "queue": lambda: options.queue(add), "status": lambda: options.status(add),
+        "check": lambda: options.check(add), "operator": lambda: options.operator(add),
+        "page": lambda: options.page(add), "legacy": lambda: options.legacy(sub),
+        "agent": lambda: options.agent(sub, common),
+        "machine": lambda: options.machine(add, sub, common),
+    }
+    for group, build in builders.items():
+        if wanted is None or options.GROUPS[wanted] == group:
+            build()
     return parser
+
+
+def _wanted(argv: Sequence[str] | None, groups: dict[str, str]) -> str | None:
+    """The command `argv` names when the parser of that command alone will do."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words or words[0] not in groups or words[0] == "completion":
+        return None  # --help, a typo, or completion (which writes the whole tree)
+    return words[0]
+
+
+class _Only:
+    """The subparsers action, adding only the command `wanted`: any other command's arguments
+    go to a parser nobody reads."""
+
+    def __init__(self, sub: argparse._SubParsersAction, wanted: str) -> None:
+        self.sub, self.wanted = sub, wanted
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if name == self.wanted:
+            return self.sub.add_parser(name, **kwargs)
+        return argparse.ArgumentParser(add_help=False)
+
+
+def subcommands(parser: argparse.ArgumentParser) -> list[str]:
+    """The commands `parser` knows."""
+    return [name for action in parser._subparsers._group_actions  # type: ignore[union-attr]
+            for name in action.choices]
 
 
 def _command(func: options.Command) -> options.Command:
@@ -101,8 +135,13 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"tickq {__version__}")  # what the parser would print, without building it
+        return 0
+    from tickq.host.private import keep_private  # here, so --version imports nothing more
+
     keep_private(SECRET_VARIABLES)
-    parser = build_parser()
+    parser = build_parser(argv)
     # `tickq psql -c 'select 1'`: options tickq does not know go on to psql.
     args, extra = parser.parse_known_args(argv)
     if args.command == "psql":
@@ -121,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
     except Exception as exc:
+        from tickq.db.errors import exit_of
+
         ended = exit_of(exc)
         if ended is None:
             raise

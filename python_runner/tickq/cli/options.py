@@ -1,5 +1,6 @@
-"""Every command's arguments. The parser is built whole (completion and --help need it all);
-a command's module (named "module:function" here) is imported only when that command runs.
+"""Every command's arguments, one function per group of commands (GROUPS). The parser is built
+whole for --help and completion, and for a command only that command's group (cli/main.py); a
+command's module (named "module:function" here) is imported only when that command runs.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ import argparse
 import os
 from collections.abc import Callable
 
-from tickq.db.contract import WEEKDAYS
 from tickq.registry.durations import parse_duration
 
 # A command: its function, or "module:function" of tickq.cli, imported when it runs.
@@ -24,6 +24,16 @@ The command's output streams to stdout as it comes; tickq's log and the outcome 
   2        invalid registry or configuration
   3        the database cannot be reached
   128+N    stopped by signal N (the command got the same signal)"""
+
+# Each command's group: the function below that adds its arguments.
+GROUPS = {
+    **dict.fromkeys(("tick", "run", "sync", "migrate", "psql", "demo"), "queue"),
+    "status": "status", "check": "check", "simulate": "check",
+    "pause": "operator", "resume": "operator",
+    **dict.fromkeys(("report", "serve", "history", "upcoming"), "page"),
+    "legacy": "legacy", "agent": "agent",
+    **dict.fromkeys(("server", "launchd", "systemd", "cron", "roles", "completion"), "machine"),
+}
 
 # `--on mon-fri` expands a range in this order (the database checks the days themselves).
 
@@ -66,6 +76,8 @@ def _id(text: str) -> int:
 
 def _weekdays(text: str) -> list[str]:
     """"mon-fri", "sat,sun", "mon,wed-fri" -> the weekday names."""
+    from tickq.db.contract import WEEKDAYS  # the database's names (tickq.db imports psycopg)
+
     days: list[str] = []
     for part in text.lower().replace(" ", "").split(","):
         first, _, last = part.partition("-")

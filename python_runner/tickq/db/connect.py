@@ -201,7 +201,10 @@ class Link:
     def retime(self, timeouts: Timeouts) -> None:
         """From now on `timeouts`: on the open connection at once, on any later one when it is
         opened (a connection's connect timeout only matters while it is being opened)."""
+        unchanged = timeouts == self.timeouts
         self.timeouts = timeouts
+        if unchanged:
+            return  # the connection has them already: no round trip
         if self._conn is not None and not self._conn.closed and not self._conn.broken:
             try:
                 self._conn.execute(

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -194,12 +195,18 @@ def _lock(pgdata: Path):
     return fd
 
 
-def ensure_server(pgdata: Path | None = None) -> str:
+def ensure_server(
+    pgdata: Path | None = None, on_start: Callable[[str], object] | None = None
+) -> str:
     """Start the embedded server if it is not running; return its connection URI (a Unix-socket
-    one: ``postgresql://postgres@/postgres?host=/socket/dir``)."""
+    one: ``postgresql://postgres@/postgres?host=/socket/dir``). `on_start(uri)` runs once the
+    server is up when this call started it (what a running server was given when it started)."""
     pgdata = (pgdata or pgdata_dir()).expanduser().absolute()
     if sys.platform == "win32":
-        return _wheel_server(pgdata).get_uri()
+        uri = _wheel_server(pgdata).get_uri()
+        if on_start is not None:
+            on_start(uri)
+        return uri
     user = server_user()
     bindir = server_install(user) / "bin"
     refuse_unreachable(user, pgdata.parent, "the data folder",
@@ -223,7 +230,10 @@ def ensure_server(pgdata: Path | None = None) -> str:
                 run_as(user, [str(bindir / "pg_ctl"), "-D", str(pgdata), "reload"],
                        cwd=pgdata, timeout=30)
             return _uri(running[1])
-        return _uri(_start(user, bindir, pgdata))
+        uri = _uri(_start(user, bindir, pgdata))
+        if on_start is not None:
+            on_start(uri)  # still under the lock: another command waits until it is done
+        return uri
     finally:
         os.close(fd)
 

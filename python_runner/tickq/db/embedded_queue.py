@@ -15,6 +15,7 @@ project gets its own database, so no one's queue is stranded or taken over.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -40,8 +41,52 @@ def resolve_url(url: str | None = None, registry: str | Path | None = None) -> s
         return env
     from tickq.db import embedded
 
-    server_url = embedded.ensure_server()
-    return with_dbname(server_url, queue_database(server_url, registry or "registry.toml"))
+    registry = registry or "registry.toml"
+    server_url = embedded.ensure_server(on_start=_forget_choices)
+    name = _remembered(registry)
+    if name is None:
+        name = queue_database(server_url, registry)
+        _remember(registry, name)
+    return with_dbname(server_url, name)
+
+
+# Which database a registry folder's queue is, remembered in the data folder once it was asked
+# (one file per folder, named by the folder's digest, holding the database's name): a command on
+# a running server then connects once, to the queue itself. Forgotten whenever tickq starts the
+# server, so a data folder made anew is asked again.
+_CHOICES = "queues"
+
+
+def _choice_file(registry: str | Path) -> Path:
+    from tickq.db import embedded
+
+    folder = registry_file(registry).parent
+    return embedded.data_dir() / _CHOICES / hashlib.sha256(str(folder).encode()).hexdigest()
+
+
+def _remembered(registry: str | Path) -> str | None:
+    try:
+        name = _choice_file(registry).read_text().strip()
+    except OSError:
+        return None
+    return name if re.fullmatch(r"tickq(_[a-z0-9_]{1,57})?", name) else None
+
+
+def _remember(registry: str | Path, name: str) -> None:
+    path = _choice_file(registry)
+    with contextlib.suppress(OSError):  # without it, the next command asks again
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}")
+        temp.write_text(name + "\n")
+        temp.replace(path)
+
+
+def _forget_choices(_server_url: str) -> None:
+    from tickq.db import embedded
+
+    with contextlib.suppress(OSError):
+        for entry in (embedded.data_dir() / _CHOICES).iterdir():
+            entry.unlink()
 
 
 def registry_file(registry: str | Path) -> Path:

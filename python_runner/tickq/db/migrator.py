@@ -17,6 +17,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from tickq.db import schema_cache
 from tickq.db.errors import MigrationError
 
 MIGRATE_LOCK_KEY = "tickq.migrate"
@@ -46,10 +47,10 @@ class Migration:
     text: str
 
 
-def migration_files(root: Traversable | Path | None = None) -> list[Migration]:
-    """Every ``migrations/NNNN_name.sql`` under ``root``, by version."""
+def migration_names(root: Traversable | Path | None = None) -> dict[int, str]:
+    """version -> name of every ``migrations/NNNN_name.sql`` under ``root`` (none read)."""
     folder = (root or sql_root()) / "migrations"
-    found: dict[int, Migration] = {}
+    found: dict[int, str] = {}
     for entry in folder.iterdir() if folder.is_dir() else []:
         if not entry.name.endswith(".sql"):
             continue
@@ -59,10 +60,16 @@ def migration_files(root: Traversable | Path | None = None) -> list[Migration]:
         version = int(match.group(1))
         if version in found:
             raise MigrationError(
-                f"{entry.name}: version {version} is also used by {found[version].name}"
-            )
-        found[version] = Migration(version, entry.name, entry.read_text(encoding="utf-8"))
-    return [found[v] for v in sorted(found)]
+                f"{entry.name}: version {version} is also used by {found[version]}")
+        found[version] = entry.name
+    return {v: found[v] for v in sorted(found)}
+
+
+def migration_files(root: Traversable | Path | None = None) -> list[Migration]:
+    """Every ``migrations/NNNN_name.sql`` under ``root``, by version."""
+    folder = (root or sql_root()) / "migrations"
+    return [Migration(v, name, (folder / name).read_text(encoding="utf-8"))
+            for v, name in migration_names(root).items()]
 
 
 def api_files(root: Traversable | Path | None = None) -> list[tuple[str, str]]:
@@ -78,6 +85,31 @@ def api_checksum(api: list[tuple[str, str]]) -> str:
     for _name, text in api:
         digest.update(text.encode("utf-8"))
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Schema:
+    """What a current database records: every migration, and the API files' checksum ("" when
+    there are none)."""
+
+    migrations: dict[int, str]
+    checksum: str
+
+
+def expected_schema(root: Traversable | Path | None = None) -> Schema:
+    """The schema the package's SQL files make, its API checksum remembered by the files' stat
+    (db/schema_cache.py) so an unchanged package's files are not read again."""
+    folder = root or sql_root()
+
+    def compute() -> str:
+        api = api_files(folder)
+        return api_checksum(api) if api else ""
+
+    if isinstance(folder, Path):
+        checksum = schema_cache.checksum([folder / "migrations", folder / "api"], compute)
+    else:  # a package inside a zip: no stat to key on
+        checksum = compute()
+    return Schema(migration_names(folder), checksum)
 
 
 # ---------------------------------------------------------------- the migrator
@@ -123,8 +155,7 @@ def _execute_file(conn: psycopg.Connection, name: str, text: str) -> None:
         raise MigrationError(message) from exc
 
 
-def _unknown_migrations(recorded: dict[int, str], migrations: list[Migration]) -> None:
-    known = {m.version for m in migrations}
+def _unknown_migrations(recorded: dict[int, str], known: set[int]) -> None:
     unknown = sorted(set(recorded) - known)
     if unknown:
         names = ", ".join(recorded[v] for v in unknown)
@@ -134,7 +165,7 @@ def _unknown_migrations(recorded: dict[int, str], migrations: list[Migration]) -
         )
 
 
-def _is_current(conn: psycopg.Connection, migrations: list[Migration], checksum: str) -> bool:
+def _is_current(conn: psycopg.Connection, expected: Schema) -> bool:
     """Whether every migration is recorded and the API checksum matches, read without a lock
     or DDL: a dispatcher role may read the bookkeeping but not migrate (sql/roles.sql)."""
     try:
@@ -151,8 +182,8 @@ def _is_current(conn: psycopg.Connection, migrations: list[Migration], checksum:
             f"({exc.diag.message_primary}): give it an access with sql/roles.sql "
             "(tickq roles print)"
         ) from None
-    _unknown_migrations(dict(zip(versions, names, strict=True)), migrations)
-    return set(versions) == {m.version for m in migrations} and stored == checksum
+    _unknown_migrations(dict(zip(versions, names, strict=True)), set(expected.migrations))
+    return set(versions) == set(expected.migrations) and stored == expected.checksum
 
 
 def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None) -> list[str]:
@@ -166,11 +197,11 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
     """
     if not conn.autocommit:
         raise ValueError("migrate needs an autocommit connection")
+    applied: list[str] = []
+    if _is_current(conn, expected_schema(sql_dir)):
+        return applied
     migrations = migration_files(sql_dir)
     api = api_files(sql_dir)
-    applied: list[str] = []
-    if _is_current(conn, migrations, api_checksum(api) if api else ""):
-        return applied
 
     # The connection's lock timeout still bounds the wait for another migrator.
     conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
@@ -210,7 +241,7 @@ def _migrate_locked(
     with conn.transaction():
         conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
     recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
-    _unknown_migrations(recorded, migrations)
+    _unknown_migrations(recorded, {m.version for m in migrations})
     for m in migrations:
         if m.version in recorded:
             continue

@@ -182,9 +182,9 @@ class Dispatcher:
     def report(self, claim: Claim, result: RunResult, *, in_transaction: bool = False) -> bool:
         """Report a result, reconnecting as needed. False when it could not be recorded.
 
-        `in_transaction`: the caller holds a transaction (see `_report_and_refill`); the report
-        runs in a savepoint, so a refusal does not undo the rest, and a lost connection is
-        raised for the caller to handle, not retried here."""
+        `in_transaction`: the caller holds a transaction (see `_report_and_refill`); a refusal
+        or a lost connection is raised for the caller to handle (the transaction is lost with
+        it), not logged or retried here."""
         done_run = self.run_report(claim, result)
         fields = {"kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
                   "exit_code": result.exit_code, "duration_s": round(result.duration, 3)}
@@ -193,8 +193,7 @@ class Dispatcher:
             fields["note"] = result.output_tail.strip()[-500:]
         try:
             if in_transaction:
-                with self.link.transaction():
-                    done = self.link.call(api.report_run, done_run)
+                done = self.link.call(api.report_run, done_run)
             else:
                 done = self.link.retrying("report", api.report_run, done_run)
         except DatabaseUnavailable as exc:
@@ -203,6 +202,8 @@ class Dispatcher:
             upkeep.spool(self.ctx, claim.kind, done_run, fields, exc)
             return False
         except DatabaseRefused as exc:
+            if in_transaction:
+                raise
             if exc.sqlstate == RUN_UNKNOWN:
                 upkeep.keep_unknown(self.ctx, claim.kind, done_run, fields)
                 return False
@@ -246,19 +247,23 @@ class Dispatcher:
         self, claim: Claim, result: RunResult, free: int
     ) -> tuple[bool, list[Claim] | None]:
         """Report a finished run and claim into the freed slots in one transaction: one commit
-        per finish instead of two. If that fails (the connection lost, mostly), the report is
-        retried on its own (with reconnects) and the claims are None: the caller claims again
-        later."""
+        per finish instead of two, and no savepoint (BEGIN, report, claim, COMMIT). If that
+        fails, nothing of it was written: a refused report is made again on its own (which logs
+        the refusal), a lost connection retried on its own (with reconnects), and the claims
+        are None: the caller claims again later."""
         if free <= 0:
             return self.report(claim, result), []
+        claiming = False
         try:
             with self.link.transaction():
                 reported = self.report(claim, result, in_transaction=True)
+                claiming = True
                 claims = self.claim(free)
             return reported, claims
         except (DatabaseUnavailable, DatabaseRefused) as exc:
-            self.log.warning("db.refill_failed", kind=claim.kind, run_id=claim.run_id,
-                             error=str(exc).strip())
+            if claiming or isinstance(exc, DatabaseUnavailable):
+                self.log.warning("db.refill_failed", kind=claim.kind, run_id=claim.run_id,
+                                 error=str(exc).strip())
             return self.report(claim, result), None
 
     def _start(

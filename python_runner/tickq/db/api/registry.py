@@ -8,6 +8,7 @@ JSON a script sends get the same verdict. The drift a sync finds comes back clas
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from dataclasses import astuple
 from pathlib import Path
@@ -109,8 +110,13 @@ def sync_registry(
         doc["source"] = source(registry)
     if replace_queue:
         doc["replace_queue"] = True
+    # One statement: atomic on its own. Only inside a caller's transaction does it need a
+    # savepoint (a refusal must not abort the caller's work); BEGIN and COMMIT around it would be
+    # two more round trips on every tick.
+    nested = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
     try:
-        with conn.transaction(), conn.cursor(row_factory=class_row(Drift)) as cur:
+        with (conn.transaction() if nested else contextlib.nullcontext()), \
+                conn.cursor(row_factory=class_row(Drift)) as cur:
             return cur.execute(load_query("sync_registry"), {"registry": Jsonb(doc)}).fetchall()
     except psycopg.Error as exc:
         if not is_refusal(exc) or conn.broken:

@@ -32,9 +32,9 @@ def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> st
     answer."""
     found = given or os.environ.get("DATABASE_URL")
     if not found:
-        from tickq.db import embedded
-
         try:
+            from tickq.db import embedded
+
             found = embedded.ensure_server()
         except Exception as exc:
             raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None

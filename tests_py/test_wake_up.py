@@ -1,0 +1,261 @@
+"""What a wake-up costs: the modules a command imports, the connections an idle tick opens and
+the rows it writes, and a sync of an unchanged registry that writes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tickq.db import migrator
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Modules only other commands need: the page and its templates, agents, legacy, timers, check.
+NOT_FOR_A_TICK = ("jinja2", "tickq.page", "tickq.agents", "tickq.legacy", "tickq.timers",
+                  "tickq.check", "tickq.cli.status", "tickq.cli.check", "tickq.cli.agents",
+                  "tickq.cli.legacy", "tickq.cli.timers", "tickq.cli.page", "httpx")
+
+
+def env() -> dict[str, str]:
+    found = {k: v for k, v in os.environ.items()
+             if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
+    found["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p)
+    found["PYTHONDONTWRITEBYTECODE"] = "1"
+    return found
+
+
+def imported(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The command run with -X importtime, and every module it imported."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "tickq.cli", *args],
+                          env=env(), capture_output=True, text=True, timeout=60)
+    modules = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
+               if line.startswith("import time:")}
+    return done, modules
+
+
+def registry(folder: Path, kinds: int = 3) -> Path:
+    """Kinds due once a day, twelve hours from now: a tick after the first runs nothing."""
+    at = (datetime.now(UTC) + timedelta(hours=12)).strftime("%H:%M")
+    text = "[settings]\nslots = 2\n" + "".join(
+        f'\n[kinds.k{i}]\ncommand = ["true"]\nat = ["{at}"]\ntimeout = "30s"\n'
+        for i in range(kinds))
+    path = folder / "registry.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def tick(path: Path, db_url: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path), "--database-url",
+         db_url], env=env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def rows(conn: psycopg.Connection) -> dict[str, set[tuple[str, str, str]]]:
+    """Every row of every tickq table by its place and the transactions that wrote or locked
+    it: a row written, deleted or locked changes its table's set."""
+    tables = [t for (t,) in conn.execute(
+        "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'tickq' AND c.relkind = 'r' ORDER BY 1").fetchall()]
+    return {t: set(conn.execute(
+        f"SELECT ctid::text, xmin::text, xmax::text FROM tickq.{t}").fetchall())  # noqa: S608
+        for t in tables}
+
+
+def written(before: dict[str, set], after: dict[str, set]) -> list[str]:
+    return sorted(t for t in after if before.get(t) != after[t])
+
+
+def sessions(conn: psycopg.Connection, server: bool = False) -> int:
+    """Sessions ever started on this database (or on every database of the server), once every
+    other client backend has ended (a backend's counts reach the statistics before it leaves
+    the list of backends)."""
+    where = "true" if server else "datname = current_database()"
+    for _ in range(400):
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        others = conn.execute(
+            f"SELECT count(*) FROM pg_stat_activity WHERE {where}"  # noqa: S608
+            " AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchone()[0]
+        if others == 0:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            return conn.execute(f"SELECT sum(sessions)::int FROM pg_stat_database"  # noqa: S608
+                                f" WHERE {where}").fetchone()[0]
+        conn.execute("SELECT pg_sleep(0.05)")
+    raise AssertionError("other sessions stayed on the server")
+
+
+# ---------------------------------------------------------------- imports
+
+
+def test_version_imports_neither_the_database_nor_other_commands() -> None:
+    done, modules = imported("--version")
+    assert done.returncode == 0 and done.stdout.startswith("tickq ")
+    assert not {m for m in modules if m.startswith(("psycopg", *NOT_FOR_A_TICK))}
+    assert "tickq.cli.options" not in modules  # no command's parser is built
+
+
+def test_a_tick_imports_only_what_a_tick_uses(db_url: str, tmp_path: Path) -> None:
+    done, modules = imported("tick", "--registry", str(registry(tmp_path)),
+                             "--database-url", db_url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "tickq.dispatch.tick" in modules
+    assert sorted(m for m in modules if m.startswith(NOT_FOR_A_TICK)) == []
+
+
+def test_the_parser_of_one_command_holds_that_command_only() -> None:
+    from tickq.cli import main
+
+    parser = main.build_parser(["tick", "--registry", "x.toml"])
+    assert set(main.subcommands(parser)) == {"tick"}
+    assert {"tick", "check", "agent", "legacy", "systemd"} <= set(
+        main.subcommands(main.build_parser(["--help"])))
+    # An unknown word gets the whole parser: argparse names the commands it knows.
+    assert len(main.subcommands(main.build_parser(["tik"]))) > 10
+
+
+# ---------------------------------------------------------------- one connection, no writes
+
+
+def test_an_idle_tick_opens_one_connection_and_writes_only_its_tick_record(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = registry(tmp_path)
+    tick(path, db_url)  # the first sync writes the kinds; housekeeping runs
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        tick(path, db_url)  # reschedules nothing: the runs of the first left the kinds' rows
+        started, before = sessions(conn), rows(conn)
+        tick(path, db_url)
+        assert sessions(conn) - started == 1
+        assert written(before, rows(conn)) == ["dispatcher_tick"]
+
+
+def test_an_idle_tick_on_the_embedded_default_opens_one_connection(
+    pg_server_url: str, template_db: str, tmp_path: Path
+) -> None:
+    """No DATABASE_URL: the embedded server (here the tests' own, found by TICKQ_DATA_DIR) and
+    its database tickq, reached without asking first whether that database exists."""
+    if os.environ.get("DATABASE_URL") or os.environ.get("TICKQ_TEST_DOCKER") == "1":
+        pytest.skip("the tests' server is not an embedded one")
+    from tickq import db
+
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        pgdata = Path(admin.execute("SHOW data_directory").fetchone()[0])
+    db.drop_database(pg_server_url, "tickq")
+    url = db.create_database(pg_server_url, "tickq", template=template_db)
+    path = registry(tmp_path)
+    default = {**env(), "TICKQ_DATA_DIR": str(pgdata.parent)}
+    argv = [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path)]
+    try:
+        for _ in range(2):
+            done = subprocess.run(argv, env=default, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        with psycopg.connect(url, autocommit=True) as conn:
+            started = sessions(conn, server=True)
+            done = subprocess.run(argv, env=default, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            assert sessions(conn, server=True) - started == 1
+    finally:
+        db.drop_database(pg_server_url, "tickq")
+        (pgdata.parent / "queue-database-made").unlink(missing_ok=True)
+
+
+def test_a_row_changed_behind_the_registry_s_back_makes_the_next_sync_do_its_work(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = registry(tmp_path)
+    tick(path, db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("UPDATE tickq.job_kind SET timeout = '45s' WHERE name = 'k1'")
+        done = subprocess.run(
+            [sys.executable, "-m", "tickq.cli", "sync", "--registry", str(path),
+             "--database-url", db_url], env=env(), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "kind=k1 field=timeout" in done.stdout + done.stderr
+        assert conn.execute("SELECT timeout FROM tickq.job_kind WHERE name = 'k1'"
+                            ).fetchone()[0] == timedelta(seconds=30)
+        before = rows(conn)
+        tick(path, db_url)
+        assert written(before, rows(conn)) == ["dispatcher_tick"]
+
+
+def test_an_edited_registry_is_synced_again(db_url: str, tmp_path: Path) -> None:
+    path = registry(tmp_path)
+    tick(path, db_url)
+    path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "40s"'))
+    tick(path, db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert {t for (t,) in conn.execute(
+            "SELECT timeout FROM tickq.job_kind WHERE name LIKE 'k%'")} == {timedelta(seconds=40)}
+
+
+# ---------------------------------------------------------------- the schema's checksum
+
+
+def test_the_schema_check_does_not_read_the_sql_files(
+    conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    migrator.expected_schema()  # known once (the package's files unchanged)
+    read: list[str] = []
+    real = Path.read_text
+
+    def spy(self: Path, *args: object, **kwargs: object) -> str:
+        read.append(self.name)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", spy)
+    assert migrator.migrate(conn) == []
+    assert [name for name in read if name.endswith(".sql")] == []
+
+
+# ---------------------------------------------------------------- a run's round trips
+
+
+def test_a_finish_is_reported_and_its_slot_refilled_in_one_transaction_without_a_savepoint(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Kind a's report and the claim of b that refills its slot write with one transaction id:
+    no subtransaction (a savepoint and its release are two round trips per run)."""
+    path = tmp_path / "registry.toml"
+    path.write_text(textwrap.dedent("""\
+        [settings]
+        slots = 1
+
+        [kinds.a]
+        command = ["true"]
+        every = "1h"
+        timeout = "30s"
+        priority = "urgent"
+
+        [kinds.b]
+        command = ["sleep", "4"]
+        every = "1h"
+        timeout = "30s"
+        priority = "high"
+    """))
+    tick = subprocess.Popen(
+        [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path), "--database-url",
+         db_url], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            for _ in range(600):
+                if conn.execute("SELECT 1 FROM tickq.job_run WHERE kind = 'b'"
+                                " AND started_at IS NOT NULL").fetchone():
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError("b never started")
+            xmins = dict(conn.execute("SELECT name, xmin::text FROM tickq.job_kind"
+                                      " WHERE name IN ('a', 'b')").fetchall())
+        assert xmins["a"] == xmins["b"]
+    finally:
+        out, err = tick.communicate(timeout=60)
+    assert tick.returncode == 0, err

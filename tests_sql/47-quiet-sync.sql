@@ -1,0 +1,33 @@
+-- A sync of the registry the queue last synced writes nothing; a row written behind its back
+-- (or another registry) makes the next sync do its whole work and report the drift.
+BEGIN;
+SELECT plan(9);
+
+CREATE TEMP TABLE reg (doc jsonb);
+INSERT INTO reg VALUES ('{"kinds": {"a": {"command": ["a"], "every": 300, "timeout": 60}}, "dispatcher": "h:1"}');
+
+SELECT is_empty($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:00Z')$$, 'a first sync');
+SELECT isnt((SELECT digest FROM tickq.queue_registry), NULL, 'it keeps the registry''s digest');
+SELECT is_empty($$SELECT * FROM tickq.registry_problems((SELECT doc - 'dispatcher' FROM reg))$$,
+    'the registry synced last has no problem');
+
+SELECT is_empty($$SELECT * FROM tickq.sync_registry(
+    (SELECT doc || '{"dispatcher": "h:2"}' FROM reg), '2026-06-01 10:05Z')$$,
+    'the same registry again, from another process of the host: no drift');
+SELECT is((SELECT count(*)::integer FROM tickq.dispatcher WHERE name = 'h:2'), 0,
+    'and nothing written: not even the dispatcher''s record');
+
+UPDATE tickq.job_kind SET retries = 3 WHERE name = 'a';
+SELECT is((SELECT digest FROM tickq.queue_registry), NULL, 'a row written behind the sync''s back forgets the digest');
+SELECT results_eq($$SELECT kind, field FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:10Z')$$,
+    $$VALUES ('a'::text, 'retries'::text)$$, 'so the next sync does its work and reports the drift');
+
+UPDATE tickq.job_kind SET due_at = due_at + interval '1 minute', failure_streak = 1 WHERE name = 'a';
+SELECT isnt((SELECT digest FROM tickq.queue_registry), NULL, 'what claims and reports write keeps it');
+
+SELECT results_eq($$SELECT kind, field FROM tickq.sync_registry(
+    '{"kinds": {"a": {"command": ["a"], "every": 600, "timeout": 60}}}', '2026-06-01 10:15Z')$$,
+    $$VALUES ('a'::text, 'every'::text)$$, 'an edited registry is synced');
+
+SELECT * FROM finish();
+ROLLBACK;
