@@ -2,7 +2,7 @@
 -- as the last registry with an [agents] section set them, and its dispatcher claims no agent
 -- run, which it could not run; a dispatcher whose registry has [agents] still does.
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "dispatcher": "h1:1",
@@ -38,6 +38,16 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(4, 'h2:2', '2026-01-05 12:
     'a dispatcher whose registry has no [agents] claims every due kind but the agent');
 SELECT results_eq($$SELECT count(*) FROM tickq.job_run WHERE kind = 'agent.brief'$$,
     $$VALUES (0::bigint)$$, 'no run of the agent was opened, so none can fail');
+-- The next tick of that host syncs the same registry: nothing to do, so nothing written, not
+-- even its dispatcher's row; the queue's record of the registry it is synced with answers.
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "dispatcher": "h2:3",
+    "settings": {"slots": 4},
+    "kinds": {"email": {"command": ["bin/send"], "every": 300, "timeout": 60}}}', '2026-01-05 12:01:30Z')$$,
+    'the same registry syncs again under another dispatcher name');
+SELECT is_empty($$SELECT FROM tickq.dispatcher WHERE name = 'h2:3'$$, 'that sync wrote no dispatcher row');
+SELECT is_empty($$SELECT * FROM tickq.claim_jobs(4, 'h2:3', '2026-01-05 12:01:40Z')$$,
+    'its claim leaves the agent too');
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(4, 'h1:1', '2026-01-05 12:02Z')$$,
     $$VALUES ('agent.brief')$$, 'the dispatcher whose registry has [agents] claims the agent''s run');
 SELECT results_eq($$SELECT dispatcher FROM tickq.job_run WHERE kind = 'agent.brief'$$,

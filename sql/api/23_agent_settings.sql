@@ -116,11 +116,14 @@ DECLARE
     v_old tickq.agent_settings;
     v_new tickq.agent_settings;
     v_agent tickq.agent;
+    v_has boolean := coalesce(jsonb_typeof(p_agents), 'null') <> 'null';
 BEGIN
     -- A registry that says nothing about agents (no section at all) changes nothing of them: it
     -- may be another host's registry beside one that has [agents], and its dispatcher leaves
     -- agent runs to that one (tickq.claim_jobs). An empty section means the defaults.
-    IF p_agents IS NULL OR jsonb_typeof(p_agents) = 'null' THEN
+    -- Whether the registry the queue is synced with can run agents (tickq.claim_jobs).
+    UPDATE tickq.queue_registry AS q SET agents = v_has WHERE q.agents IS DISTINCT FROM v_has;
+    IF NOT v_has THEN
         RETURN;
     END IF;
     v_new := tickq.parse_agents(p_agents);
@@ -141,7 +144,8 @@ $$;
 COMMENT ON FUNCTION tickq.sync_agents(jsonb, timestamptz) IS
 'Called by tickq.sync_registry with the registry''s "agents" object: sets tickq.agent_settings '
 '(tickq.parse_agents) and moves every agent''s kind to the new lane, retries and capped timeout. '
-'No object (a registry without an [agents] section) changes nothing.';
+'No object (a registry without an [agents] section) changes nothing of them. Records in '
+'tickq.queue_registry.agents whether the registry has the section.';
 
 CREATE OR REPLACE FUNCTION tickq.apply_agent_kind(
     p_agent tickq.agent,
