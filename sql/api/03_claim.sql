@@ -41,7 +41,7 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- sync says so) is leased no agent run, which its runner could only fail: the ranges pass
 -- over agent kinds for it and leave them to a dispatcher that can run them. A claimer without
 -- a row of its own synced the registry the queue last synced (a sync with nothing to do writes
--- nothing), whose answer tickq.queue_registry keeps; a caller that never synced, in a queue
+-- nothing), whose answer the settings row keeps; a caller that never synced, in a queue
 -- never synced since, is taken to be able to. One case is left: a dispatcher whose sync had
 -- nothing to do, while another host syncs a different registry during its tick, takes that
 -- registry's answer for its refills until its next tick.
@@ -91,8 +91,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Settings, the claimer's lease and the two rare cases (see above the function).
-    SELECT s.slots, greatest(s.lease, d.lease),
-        coalesce(d.agents, (SELECT q.agents FROM tickq.queue_registry AS q), true), p_now - s.stale_after,
+    SELECT s.slots, greatest(s.lease, d.lease), coalesce(d.agents, s.agents, true), p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
     INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit

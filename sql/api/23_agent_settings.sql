@@ -122,7 +122,7 @@ BEGIN
     -- may be another host's registry beside one that has [agents], and its dispatcher leaves
     -- agent runs to that one (tickq.claim_jobs). An empty section means the defaults.
     -- Whether the registry the queue is synced with can run agents (tickq.claim_jobs).
-    UPDATE tickq.queue_registry AS q SET agents = v_has WHERE q.agents IS DISTINCT FROM v_has;
+    UPDATE tickq.settings AS s SET agents = v_has WHERE s.agents IS DISTINCT FROM v_has;
     IF NOT v_has THEN
         RETURN;
     END IF;
@@ -145,7 +145,7 @@ COMMENT ON FUNCTION tickq.sync_agents(jsonb, timestamptz) IS
 'Called by tickq.sync_registry with the registry''s "agents" object: sets tickq.agent_settings '
 '(tickq.parse_agents) and moves every agent''s kind to the new lane, retries and capped timeout. '
 'No object (a registry without an [agents] section) changes nothing of them. Records in '
-'tickq.queue_registry.agents whether the registry has the section.';
+'tickq.settings.agents whether the registry has the section.';
 
 CREATE OR REPLACE FUNCTION tickq.apply_agent_kind(
     p_agent tickq.agent,

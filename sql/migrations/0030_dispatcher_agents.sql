@@ -8,10 +8,11 @@ COMMENT ON COLUMN tickq.dispatcher.agents IS
 'tickq.claim_jobs lease it agent runs (kinds agent.NAME).';
 
 -- A sync of the registry the queue last synced writes nothing (migration 0024), not even its
--- dispatcher's row: such a claimer's registry is the one the queue last synced, whose answer the
--- queue keeps here. NULL: not known (no sync since this column came).
-ALTER TABLE tickq.queue_registry ADD COLUMN IF NOT EXISTS agents boolean;
-COMMENT ON COLUMN tickq.queue_registry.agents IS
+-- dispatcher's row: such a claimer's registry is the one the queue was last synced with, whose
+-- answer the settings row keeps (the row claim_jobs reads anyway). NULL: not known (no sync
+-- since this column came).
+ALTER TABLE tickq.settings ADD COLUMN IF NOT EXISTS agents boolean;
+COMMENT ON COLUMN tickq.settings.agents IS
 'Whether the registry this queue was last synced with (in full) has an [agents] section: what '
-'tickq.claim_jobs takes for a claimer without a tickq.dispatcher row of its own (its sync '
-'skipped as the digest matched, so its registry is that one).';
+'tickq.claim_jobs takes for a claimer without a tickq.dispatcher row of its own (its sync had '
+'nothing to do, so its registry is that one). Written by tickq.sync_agents.';
