@@ -39,7 +39,10 @@ SELECT functions_are('tickq', ARRAY[
     'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
-    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
+    'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
+    'calendar_next', 'calendar_count', 'weekday_name', 'number_ranges', 'describe_days', 'parse_days',
+    'parse_zone', 'schedule_slots'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
