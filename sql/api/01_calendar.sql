@@ -174,24 +174,28 @@ CREATE OR REPLACE FUNCTION tickq.calendar_day(
     p_day date,
     p_now timestamptz DEFAULT now()
 ) RETURNS boolean
-LANGUAGE sql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
+DECLARE
+    -- Simple expressions only (no query), so a walk over many days stays cheap.
+    v_dom integer := extract(DAY FROM p_day)::integer;
+    v_dow integer := extract(ISODOW FROM p_day)::integer;
+    v_dim integer := extract(DAY FROM date_trunc('month', p_day) + interval '1 month - 1 day')::integer;
+    v_day_ok boolean;
+    v_weekday_ok boolean;
+BEGIN
     -- days: 1..31, or -1 (the last day) .. -31 from the month's end; weekdays: ISO 1..7, nth
     -- 10 * n + weekday, last 90 + weekday. Filters combine with AND (cron's either: days OR
     -- weekdays).
-    SELECT (p_calendar.months IS NULL OR extract(MONTH FROM p_day)::smallint = ANY(p_calendar.months))
-        AND CASE WHEN p_calendar.either THEN d.day_ok OR d.weekday_ok ELSE d.day_ok AND d.weekday_ok END
-    FROM (
-        SELECT p_calendar.days IS NULL OR m.dom = ANY(p_calendar.days) OR m.dom - m.dim - 1 = ANY(p_calendar.days)
-                AS day_ok,
-            p_calendar.weekdays IS NULL OR m.dow = ANY(p_calendar.weekdays)
-                OR 10 * ((m.dom - 1) / 7 + 1) + m.dow = ANY(p_calendar.weekdays)
-                OR (m.dom + 7 > m.dim AND 90 + m.dow = ANY(p_calendar.weekdays)) AS weekday_ok
-        FROM (
-            SELECT extract(DAY FROM p_day)::integer AS dom, extract(ISODOW FROM p_day)::integer AS dow,
-                extract(DAY FROM date_trunc('month', p_day) + interval '1 month - 1 day')::integer AS dim
-        ) AS m
-    ) AS d
+    IF p_calendar.months IS NOT NULL AND NOT extract(MONTH FROM p_day)::smallint = ANY(p_calendar.months) THEN
+        RETURN false;
+    END IF;
+    v_day_ok := p_calendar.days IS NULL OR v_dom = ANY(p_calendar.days) OR v_dom - v_dim - 1 = ANY(p_calendar.days);
+    v_weekday_ok := p_calendar.weekdays IS NULL OR v_dow = ANY(p_calendar.weekdays)
+        OR 10 * ((v_dom - 1) / 7 + 1) + v_dow = ANY(p_calendar.weekdays)
+        OR (v_dom + 7 > v_dim AND 90 + v_dow = ANY(p_calendar.weekdays));
+    RETURN CASE WHEN p_calendar.either THEN v_day_ok OR v_weekday_ok ELSE v_day_ok AND v_weekday_ok END;
+END
 $$;
 COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date, timestamptz) IS
 'True when the local date p_day is a day of the calendar (months, days of the month, weekdays, '
@@ -224,6 +228,60 @@ COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date, timestamptz) 
 'The slots of the local date p_day (not judged against the day filters): wall-clock times by '
 'tickq''s daylight-saving rule, real-time minutes and hours as they occur. p_now is unused.';
 
+CREATE OR REPLACE FUNCTION tickq.calendar_day_first(
+    p_calendar tickq.calendar,
+    p_day date,
+    p_after timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_zone text := p_calendar.timezone;
+    v_floor timestamp := (p_after AT TIME ZONE v_zone) - interval '3 hours';
+    v_best timestamptz;
+    v_wall timestamp;
+    v_later timestamptz;
+    v_time time;
+    v_hour smallint;
+    v_minute smallint;
+BEGIN
+    -- tickq.calendar_day_slots' rule, walked in wall-clock order with simple expressions only,
+    -- stopping three hours of wall time past the first slot found (no clock change moves a slot
+    -- further), so a minutely cron costs a few steps, not a day's 1,440.
+    IF p_calendar.times IS NOT NULL THEN
+        FOREACH v_time IN ARRAY p_calendar.times LOOP
+            v_later := (p_day + v_time) AT TIME ZONE v_zone;
+            IF v_later > p_after AND (v_best IS NULL OR v_later < v_best) THEN
+                v_best := v_later;
+            END IF;
+        END LOOP;
+        RETURN v_best;
+    END IF;
+    <<hours>>
+    FOREACH v_hour IN ARRAY p_calendar.hours LOOP
+        FOREACH v_minute IN ARRAY p_calendar.minutes LOOP
+            v_wall := p_day + make_time(v_hour, v_minute, 0);
+            CONTINUE WHEN v_wall < v_floor;
+            EXIT hours WHEN v_best IS NOT NULL AND v_wall > (v_best AT TIME ZONE v_zone) + interval '3 hours';
+            v_later := v_wall AT TIME ZONE v_zone;
+            IF v_later AT TIME ZONE v_zone = v_wall AND v_later > p_after AND (v_best IS NULL OR v_later < v_best) THEN
+                v_best := v_later;
+            END IF;
+            -- the first occurrence of a repeated wall time, read with the offset of a day before
+            v_later := (v_wall - ((v_later - interval '1 day') AT TIME ZONE v_zone
+                - (v_later - interval '1 day') AT TIME ZONE 'UTC')) AT TIME ZONE 'UTC';
+            IF v_later AT TIME ZONE v_zone = v_wall AND v_later > p_after AND (v_best IS NULL OR v_later < v_best) THEN
+                v_best := v_later;
+            END IF;
+        END LOOP;
+    END LOOP;
+    RETURN v_best;
+END
+$$;
+COMMENT ON FUNCTION tickq.calendar_day_first(tickq.calendar, date, timestamptz) IS
+'The first slot of the local date p_day strictly after p_after (the day not judged against the '
+'day filters), by tickq.calendar_day_slots'' rule; NULL when none.';
+
 CREATE OR REPLACE FUNCTION tickq.calendar_next(
     p_calendar tickq.calendar,
     p_after timestamptz DEFAULT now()
@@ -231,22 +289,40 @@ CREATE OR REPLACE FUNCTION tickq.calendar_next(
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    v_day date;
-    v_slot timestamptz;
-BEGIN
     -- From the local day before (a gap at midnight can move a slot across a date) through 56
     -- years ahead: the longest a valid calendar waits is a Monday the 29th of February (40 years
     -- around 2100).
-    FOR v_day IN
-        SELECT d.day::date FROM generate_series((p_after AT TIME ZONE p_calendar.timezone)::date - 1,
-            (p_after AT TIME ZONE p_calendar.timezone)::date + 20454, interval '1 day') AS d (day)
-        WHERE tickq.calendar_day(p_calendar, d.day::date)
-    LOOP
-        SELECT min(s.slot) INTO v_slot FROM tickq.calendar_day_slots(p_calendar, v_day) AS s (slot)
-        WHERE s.slot > p_after;
-        IF v_slot IS NOT NULL THEN
-            RETURN v_slot;
+    v_day date := (p_after AT TIME ZONE p_calendar.timezone)::date - 1;
+    v_last date := v_day + 20455;
+    v_slot timestamptz;
+    v_dom integer;
+    v_dow integer;
+    v_dim integer;
+    v_day_ok boolean;
+    v_weekday_ok boolean;
+BEGIN
+    WHILE v_day <= v_last LOOP
+        IF p_calendar.months IS NOT NULL AND NOT extract(MONTH FROM v_day)::smallint = ANY(p_calendar.months) THEN
+            -- a month the calendar does not take: on to the next month's first day
+            v_day := (date_trunc('month', v_day) + interval '1 month')::date;
+            CONTINUE;
         END IF;
+        -- tickq.calendar_day, inline: a call per day would cost more than the rest of the walk.
+        v_dom := extract(DAY FROM v_day)::integer;
+        v_dow := extract(ISODOW FROM v_day)::integer;
+        v_dim := extract(DAY FROM date_trunc('month', v_day) + interval '1 month - 1 day')::integer;
+        v_day_ok := p_calendar.days IS NULL OR v_dom = ANY(p_calendar.days)
+            OR v_dom - v_dim - 1 = ANY(p_calendar.days);
+        v_weekday_ok := p_calendar.weekdays IS NULL OR v_dow = ANY(p_calendar.weekdays)
+            OR 10 * ((v_dom - 1) / 7 + 1) + v_dow = ANY(p_calendar.weekdays)
+            OR (v_dom + 7 > v_dim AND 90 + v_dow = ANY(p_calendar.weekdays));
+        IF (p_calendar.either AND (v_day_ok OR v_weekday_ok)) OR (v_day_ok AND v_weekday_ok) THEN
+            v_slot := tickq.calendar_day_first(p_calendar, v_day, p_after);
+            IF v_slot IS NOT NULL THEN
+                RETURN v_slot;
+            END IF;
+        END IF;
+        v_day := v_day + 1;
     END LOOP;
     RETURN NULL;
 END
@@ -259,17 +335,23 @@ CREATE OR REPLACE FUNCTION tickq.calendar_count(
     p_since timestamptz,
     p_now timestamptz DEFAULT now()
 ) RETURNS integer
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+    v_day date := (p_since AT TIME ZONE p_calendar.timezone)::date - 1;
+    v_last date := (p_now AT TIME ZONE p_calendar.timezone)::date + 1;
+    v_count integer := 0;
+BEGIN
     -- At most 100,000 (a minutely cron asleep for months counts no further).
-    SELECT count(*)::integer FROM (
-        SELECT
-        FROM generate_series((p_since AT TIME ZONE p_calendar.timezone)::date - 1,
-            (p_now AT TIME ZONE p_calendar.timezone)::date + 1, interval '1 day') AS d (day)
-        CROSS JOIN LATERAL tickq.calendar_day_slots(p_calendar, d.day::date) AS s (slot)
-        WHERE tickq.calendar_day(p_calendar, d.day::date) AND s.slot > p_since AND s.slot <= p_now
-        LIMIT 100000
-    ) AS c
+    WHILE v_day <= v_last AND v_count < 100000 LOOP
+        IF tickq.calendar_day(p_calendar, v_day) THEN
+            v_count := v_count + (SELECT count(*)::integer FROM tickq.calendar_day_slots(p_calendar, v_day) AS s (slot)
+                WHERE s.slot > p_since AND s.slot <= p_now);
+        END IF;
+        v_day := v_day + 1;
+    END LOOP;
+    RETURN least(v_count, 100000);
+END
 $$;
 COMMENT ON FUNCTION tickq.calendar_count(tickq.calendar, timestamptz, timestamptz) IS
 'How many slots of a calendar fall in (p_since, p_now], at most 100,000.';
