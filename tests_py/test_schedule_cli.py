@@ -129,3 +129,45 @@ def test_upcoming_lists_the_new_schedules(tmp_path: Path, db_url: str) -> None:
                                     "at 06:00 on days 1 in jan,apr,jul,oct Europe/London")
     assert schedules["close"] == "at 00:00 on days last Europe/London"
     assert len([r for r in rows if r["kind"] == "close"]) >= 2
+
+
+CHECKED = """\
+[settings]
+slots = 2
+
+[kinds.friday13]
+command = ["true"]
+cron = "0 3 13 * fri"
+timeout = "1m"
+
+[kinds.thirteenth]
+command = ["true"]
+cron = "0 4 13 * *"
+timeout = "1m"
+
+[kinds.close]
+command = ["true"]
+at = "00:00"
+days = [-1]
+timeout = "1m"
+"""
+
+
+def test_check_simulates_the_new_schedules_and_warns_about_crons_or_rule(
+    tmp_path: Path, db_url: str
+) -> None:
+    path = tmp_path / "registry.toml"
+    path.write_text(CHECKED)
+    result = tickq("check", "--registry", str(path), db_url=db_url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, result.stderr
+    assert 'kind "friday13", key "cron"' in warnings[0] and "either" in warnings[0]
+    # The capacity table names each schedule in words, and the worst case ran them.
+    assert 'cron "0 3 13 * fri": at 03:00' in result.stdout
+    assert "at 00:00 on days last UTC" in result.stdout
+    worst = {line.split()[0]: line.split()[2] for line in
+             result.stdout.split("worst case")[1].splitlines()
+             if line.split()[:1] in (["close"], ["friday13"], ["thirteenth"])}
+    assert worst["close"] == "1" and worst["thirteenth"] == "1"  # a month-long window
+    assert int(worst["friday13"]) >= 5  # Fridays, and the 13th

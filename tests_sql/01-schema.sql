@@ -43,7 +43,7 @@ SELECT functions_are('tickq', ARRAY[
     'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
     'calendar_next', 'calendar_count', 'calendar_day_first', 'weekday_name', 'number_ranges', 'describe_days',
     'parse_days',
-    'parse_zone', 'schedule_slots'
+    'parse_zone', 'schedule_slots', 'schedule_warnings'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

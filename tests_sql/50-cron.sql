@@ -2,7 +2,7 @@
 -- Vixie's rule that a restricted day of the month OR a restricted weekday takes a day; single
 -- minute and hour on the wall clock, the rest on real time; the refusals, naming the key.
 BEGIN;
-SELECT plan(29);
+SELECT plan(30);
 
 CREATE FUNCTION pg_temp.cron(p_cron text, p_zone text, p_from timestamptz, p_count integer) RETURNS timestamptz[]
 LANGUAGE sql AS $$
@@ -90,6 +90,11 @@ SELECT throws_ok($$SELECT * FROM tickq.schedule_slots(NULL, '{"cron": "61 * * * 
 SELECT throws_ok($$SELECT * FROM tickq.schedule_slots('k', '{"cron": "61 * * * *"}', 'UTC', 2)$$,
     'TQ002', 'registry: kind "k", key "cron": minute field "61": 61 is not a minute (0-59)',
     'a kind''s names the kind');
+
+SELECT is((SELECT array_agg(w.kind ORDER BY w.kind) FROM tickq.schedule_warnings('{"kinds": {
+    "either": {"cron": "0 0 13 * 5"}, "dom": {"cron": "0 0 13 * *"}, "star": {"cron": "0 0 */2 * 5"},
+    "bad": {"cron": "61 * * * *"}, "at": {"at": "06:00"}}}') AS w), ARRAY['either'],
+    'check warns about a cron string with both day fields restricted, and only that');
 
 SELECT * FROM finish();
 ROLLBACK;

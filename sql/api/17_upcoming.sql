@@ -159,3 +159,23 @@ COMMENT ON FUNCTION tickq.schedule_slots(text, jsonb, text, integer, timestamptz
 'day filters, or cron; a kind''s, or a cron string typed alone when p_name is NULL), each in UTC '
 'and in its zone, with the schedule in words: tickq next and tickq schedule. Refuses a bad '
 'schedule like the registry (TQ002 naming kind and key; 22023 naming the key when p_name is NULL).';
+
+CREATE OR REPLACE FUNCTION tickq.schedule_warnings(
+    p_registry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, key text, warning text)
+LANGUAGE sql STABLE
+AS $$
+    -- Vixie cron's surprise: a day of the month and a weekday both restricted take a day that
+    -- matches either, not both ("0 0 13 * 5" runs on every 13th and every Friday).
+    SELECT k.name, 'cron', format('%s restricts both the day of the month and the weekday: cron '
+        'runs it on a day that matches either (the OR rule), not only on days that match both; '
+        'for both, write "at" with "days" and "on"', k.entry -> 'cron')
+    FROM jsonb_each(coalesce(p_registry -> 'kinds', '{}'::jsonb)) AS k (name, entry)
+    WHERE jsonb_typeof(k.entry -> 'cron') = 'string' AND tickq.cron_problem(k.entry ->> 'cron') IS NULL
+        AND (tickq.cron_calendar(k.entry ->> 'cron', 'UTC')).either
+    ORDER BY k.name
+$$;
+COMMENT ON FUNCTION tickq.schedule_warnings(jsonb, timestamptz) IS
+'What tickq check warns about in a registry (JSON) without refusing it: each cron string whose '
+'day of the month and weekday are both restricted (Vixie''s OR rule). Changes nothing.';

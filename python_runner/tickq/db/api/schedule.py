@@ -9,6 +9,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from tickq.db.api.session import Connection, Row, rows
+from tickq.registry import Registry
 
 
 def schedule_slots(
@@ -22,3 +23,11 @@ def schedule_slots(
     return rows(conn, "schedule_slots", {"name": name, "entry": Jsonb(entry),
                                          "timezone": default_timezone, "count": count,
                                          "now": after})
+
+
+def schedule_warnings(conn: Connection, registry: Registry) -> list[str]:
+    """What `tickq check` warns about in the registry's schedules without refusing them (a
+    cron string whose day of the month and weekday are both restricted), one line each."""
+    found = rows(conn, "schedule_warnings", {"registry": Jsonb(registry.to_sync_json())})
+    return [f'{registry.path}: kind "{r["kind"]}", key "{r["key"]}": {r["warning"]}'
+            for r in found]
