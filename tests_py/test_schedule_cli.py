@@ -171,3 +171,16 @@ def test_check_simulates_the_new_schedules_and_warns_about_crons_or_rule(
              if line.split()[:1] in (["close"], ["friday13"], ["thirteenth"])}
     assert worst["close"] == "1" and worst["thirteenth"] == "1"  # a month-long window
     assert int(worst["friday13"]) >= 5  # Fridays, and the 13th
+
+
+def test_check_finds_a_month_end_pile_up(tmp_path: Path, db_url: str) -> None:
+    kinds = "".join(f'[kinds.close_{n}]\ncommand = ["true"]\nat = "00:00"\ndays = [-1]\n'
+                    f'timeout = "10m"\n\n' for n in range(3))
+    path = tmp_path / "registry.toml"
+    path.write_text(f'[settings]\nslots = 1\nstale_after = "15m"\n\n{kinds}')
+    result = tickq("check", "--registry", str(path), db_url=db_url)
+    assert result.returncode == 1, result.stdout + result.stderr
+    worst = result.stdout.split("worst case")[1]
+    assert "close_2" in worst and "starved" in worst
+    assert "close_2 (normal) waits 20m, longer than stale_after 15m" in result.stdout
+    assert "behind close_0, close_1" in result.stdout
