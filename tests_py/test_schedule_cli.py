@@ -38,13 +38,14 @@ timeout = "30s"
 """
 
 
-def tickq(*args: str, db_url: str | None = None) -> subprocess.CompletedProcess[str]:
+def tickq(*args: str, db_url: str | None = None,
+          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
     env["PYTHONPATH"] = str(REPO / "python_runner")
     if db_url is not None:
         env["DATABASE_URL"] = db_url
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -95,14 +96,14 @@ def test_next_for_a_cron_kind_and_an_unknown_kind(tmp_path: Path, db_url: str) -
 
 
 def test_schedule_takes_any_cron_string_without_a_registry(tmp_path: Path, db_url: str) -> None:
-    os.chdir(tmp_path)  # no registry.toml here
     result = tickq("schedule", "*/15 9-17 * * mon-fri", "--timezone", "Europe/Paris",
-                   "--count", "3", "--from", "2026-06-05T15:30:00Z", "--json", db_url=db_url)
+                   "--count", "3", "--from", "2026-06-05T15:30:00Z", "--json", db_url=db_url,
+                   cwd=tmp_path)  # no registry.toml there
     assert result.returncode == 0, result.stderr
     assert [s["at"] for s in json.loads(result.stdout)] == [
         "2026-06-05T17:45:00+02:00", "2026-06-08T09:00:00+02:00", "2026-06-08T09:15:00+02:00"]
     text = tickq("schedule", "@monthly", "--count", "1", "--from", "2026-06-05T00:00:00Z",
-                 db_url=db_url)
+                 db_url=db_url, cwd=tmp_path)
     assert text.returncode == 0, text.stderr
     assert text.stdout.splitlines()[0] == 'cron "@monthly": at 00:00 on days 1 UTC'
 
