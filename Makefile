@@ -42,7 +42,7 @@ test-sql-15: venv
 browser:
 	scripts/chromium.sh install
 
-test-py: venv browser
+test-py: venv browser pg15-packages
 	$(VPY) -m pytest -q
 
 test: venv lint test-sql test-sql-15 test-py

@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick'
+    'dispatcher_tick', 'queue_registry'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -24,6 +24,7 @@ SELECT functions_are('tickq', ARRAY[
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
+    'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
     'access_privileges', 'grant_access',
@@ -33,7 +34,8 @@ SELECT functions_are('tickq', ARRAY[
     'agent_json_seconds', 'save_agent', 'pause_agent', 'resume_agent', 'remove_agent', 'sync_agents',
     'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
     'agent_transcript', 'agents_export', 'agent_detail', 'agent_run_transcript',
-    'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
+    'window_runs', 'report_window_start_at', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at',
+    'report_waiting_at',
     'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
     'registry_where', 'registry_problem', 'registry_limit', 'parse_schedule', 'write_kind', 'sync_kind',
     'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',

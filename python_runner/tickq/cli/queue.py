@@ -29,7 +29,8 @@ def dispatcher(
 ) -> Dispatcher:
     """A dispatcher on the configured queue, migrated, its registry's values judged by the
     database (Dispatcher.migrate)."""
-    found = Dispatcher(common.url(args), registry, log, stop_event=stop)
+    found = Dispatcher(common.url(args), registry, log, stop_event=stop,
+                       replace_queue=getattr(args, "replace_queue", False))
     try:
         found.migrate()
     except BaseException:
