@@ -43,7 +43,11 @@ SELECT functions_are('tickq', ARRAY[
     'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
-    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
+    'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
+    'calendar_next', 'calendar_count', 'calendar_day_first', 'weekday_name', 'number_ranges', 'describe_days',
+    'parse_days',
+    'parse_zone', 'schedule_slots', 'schedule_warnings'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

@@ -16,8 +16,9 @@ SELECT is(
         'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
         'release_dead_lease', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
         'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
-        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at', 'run_detail',
-        'save_agent', 'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at',
+        'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'stale_due_at', 'start_run',
+        'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -68,6 +69,7 @@ SELECT is(
         'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
         'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
         'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
+        'schedule_slots', 'schedule_warnings',
         'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'

@@ -72,6 +72,8 @@ AS $$
         ('dispatcher', 'EXECUTE', 'report_slots_at'),
         ('dispatcher', 'EXECUTE', 'report_kinds_at'),
         ('dispatcher', 'EXECUTE', 'upcoming_at'),
+        ('dispatcher', 'EXECUTE', 'schedule_slots'),
+        ('dispatcher', 'EXECUTE', 'schedule_warnings'),
         ('dispatcher', 'EXECUTE', 'kind_history'),
         ('dispatcher', 'EXECUTE', 'run_detail'),
         ('dispatcher', 'SELECT', 'queue_status'),

@@ -36,7 +36,7 @@ _DURATIONS = frozenset({
     "db_statement_timeout", "db_lock_timeout", "every", "offset", "timeout", "deliver_timeout",
     "request_timeout",
 })  # fmt: skip
-_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on"})
+_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on", "days", "months"})
 
 
 class _Builder:

@@ -137,8 +137,9 @@ class Step:
 
 @dataclass(frozen=True)
 class Kind:
-    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
-    clock times with `on` and `timezone`) are None when the file leaves them out (the database
+    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, `at`
+    clock times with `on`, `days`, `months` and `timezone`, or a `cron` string with `timezone`)
+    are None when the file leaves them out (the database
     gives a kind with `at` the settings' zone). Which of them go together is checked by the
     database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
     clock-aligned slots. A chain has `steps` and an empty `command`; its `timeout` is at least
@@ -151,6 +152,9 @@ class Kind:
     offset: int | None = None
     at: tuple[str, ...] | None = None
     on: tuple[str, ...] | None = None
+    days: tuple[int, ...] | None = None
+    months: tuple[str | int, ...] | None = None
+    cron: str | None = None
     timezone: str | None = None
     priority: str = "normal"
     retries: int = 0
@@ -172,6 +176,7 @@ class Kind:
         if self.irreversible:
             out["irreversible"] = True
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
+                    "days": self.days, "months": self.months, "cron": self.cron,
                     "timezone": self.timezone}
         out |= {k: list(v) if isinstance(v, tuple) else v
                 for k, v in schedule.items() if v is not None}
