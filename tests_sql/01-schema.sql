@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick'
+    'dispatcher_tick', 'run_total'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -39,7 +39,8 @@ SELECT functions_are('tickq', ARRAY[
     'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
-    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
+    'metrics_buckets', 'metrics_label', 'metrics_text'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

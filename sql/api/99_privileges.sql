@@ -71,6 +71,8 @@ AS $$
         ('dispatcher', 'EXECUTE', 'upcoming_at'),
         ('dispatcher', 'EXECUTE', 'kind_history'),
         ('dispatcher', 'EXECUTE', 'run_detail'),
+        -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
+        ('dispatcher', 'EXECUTE', 'metrics_text'),
         ('dispatcher', 'SELECT', 'queue_status'),
         ('dispatcher', 'SELECT', 'stale_due'),
         ('dispatcher', 'SELECT', 'capacity'),
@@ -93,6 +95,7 @@ AS $$
         ('reader', 'EXECUTE', 'upcoming_at'),
         ('reader', 'EXECUTE', 'kind_history'),
         ('reader', 'EXECUTE', 'run_detail'),
+        ('reader', 'EXECUTE', 'metrics_text'),
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'SELECT', 'queue_status'),

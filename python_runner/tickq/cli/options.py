@@ -116,6 +116,8 @@ def status(add: Add) -> None:
              "and exit 1, else exit 0")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
+    add("metrics", "watch:cmd_metrics",
+        "print the queue as Prometheus metrics (text format; `serve` answers /metrics too)")
 
 
 def check(add: Add) -> None:

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tickq.cli import common
-from tickq.db.api import session
+from tickq.db.api import session, status
 from tickq.db.errors import EXIT_OK, InvalidInput, exit_of
 from tickq.page import render
 
@@ -26,6 +26,10 @@ PAGE_HEADERS = {
 
 
 MAX_PORT = 65535
+METRICS_HEADERS = {
+    "Content-Type": "text/plain; version=0.0.4; charset=utf-8",  # Prometheus's text format
+    "Cache-Control": "no-store",
+}
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -46,10 +50,15 @@ def _loopback(host: str) -> bool:
 
 
 def make_server(
-    host: str, port: int, render_page: Callable[[], str]
+    host: str, port: int, render_page: Callable[[], str],
+    render_metrics: Callable[[], str] | None = None,
 ) -> ThreadingHTTPServer:
-    """A read-only HTTP server: GET / is the page, re-rendered per request; all else is 404
-    (405 for methods that would change something)."""
+    """A read-only HTTP server: GET / is the page, re-rendered per request, GET /metrics the
+    Prometheus metrics; all else is 404 (405 for methods that would change something)."""
+    routes: dict[str, tuple[Callable[[], str], dict[str, str]]] = {
+        "/": (render_page, PAGE_HEADERS), "/index.html": (render_page, PAGE_HEADERS)}
+    if render_metrics is not None:
+        routes["/metrics"] = (render_metrics, METRICS_HEADERS)
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "tickq"
@@ -65,12 +74,14 @@ def make_server(
                 self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802 - the http.server spelling
-            if self.path.split("?", 1)[0] not in ("/", "/index.html"):
+            route = routes.get(self.path.split("?", 1)[0])
+            if route is None:
                 self._send(HTTPStatus.NOT_FOUND, b"not found\n",
                            {"Content-Type": "text/plain; charset=utf-8"})
                 return
+            answer, headers = route
             try:
-                body = render_page().encode("utf-8")
+                body = answer().encode("utf-8")
             except Exception as exc:
                 if exit_of(exc) is None:  # not a database's answer: a bug, with its traceback
                     raise
@@ -80,7 +91,7 @@ def make_server(
                 self._send(HTTPStatus.SERVICE_UNAVAILABLE, message.encode(),
                            {"Content-Type": "text/plain; charset=utf-8"})
                 return
-            self._send(HTTPStatus.OK, body, PAGE_HEADERS)
+            self._send(HTTPStatus.OK, body, headers)
 
         do_HEAD = do_GET  # noqa: N815
 
@@ -109,13 +120,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         with session.open_queue(url, timeouts) as page_conn:
             return render.render(render.collect(page_conn, args.hours))
 
+    def render_metrics() -> str:
+        with session.open_queue(url, timeouts) as metrics_conn:
+            return status.metrics_text(metrics_conn)
+
     try:
-        server = make_server(host, args.port, render_page)
+        server = make_server(host, args.port, render_page, render_metrics)
     except OSError as exc:
         raise InvalidInput(f"cannot listen on {host}:{args.port}: {exc.strerror}") from None
     bound_host, bound_port = server.server_address[:2]
     note = "" if _loopback(host) else " (not loopback: anyone who can reach it sees the queue)"
-    print(f"serving the status page on http://{bound_host}:{bound_port}/{note}", flush=True)
+    print(f"serving the status page on http://{bound_host}:{bound_port}/ and its metrics on "
+          f"/metrics{note}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

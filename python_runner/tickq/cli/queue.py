@@ -56,6 +56,8 @@ def cmd_tick(args: argparse.Namespace) -> int:
     )
     if registry.settings.report_html:
         _write_page(args, registry, log)
+    if registry.settings.metrics_file:
+        _write_metrics(args, registry, log)
     return 128 + got["signal"] if "signal" in got else EXIT_OK
 
 
@@ -75,6 +77,28 @@ def _write_page(args: argparse.Namespace, registry: Registry, log: EventLog) -> 
         log.warning("report.unwritten", path=str(path), error=ended[1][-1])
     else:
         log.event("report.written", path=str(path))
+
+
+def _write_metrics(args: argparse.Namespace, registry: Registry, log: EventLog) -> None:
+    """The registry's metrics_file, after the tick (for node_exporter's textfile collector),
+    replaced whole; a file that cannot be written is a warning, never a failed tick."""
+    from tickq.db.api import status
+    from tickq.page import render
+
+    path = registry.settings.metrics_file
+    assert path is not None
+    try:
+        with session.connect(common.url(args), db.timeouts_of(registry.settings)) as conn:
+            text = status.metrics_text(conn)
+        render.replace_file(render.html_target(path), text)
+    except Exception as exc:
+        ended = exit_of(exc)
+        if ended is None and not isinstance(exc, OSError):
+            raise
+        error = ended[1][-1] if ended else f"{exc.strerror or exc}"
+        log.warning("metrics.unwritten", path=str(path), error=error)
+    else:
+        log.event("metrics.written", path=str(path))
 
 
 def cmd_run(args: argparse.Namespace) -> int:

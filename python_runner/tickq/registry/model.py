@@ -80,6 +80,7 @@ class Settings:
     db_statement_timeout: int = 60
     db_lock_timeout: int = 10
     report_html: Path | None = None  # the status page, rewritten at the end of every tick
+    metrics_file: Path | None = None  # Prometheus metrics, replaced at the end of every tick
 
     def to_sync_json(self) -> dict[str, Any]:
         # alert_timeout and the db_* timeouts are read by the runner alone; they go along so that

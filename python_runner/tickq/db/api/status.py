@@ -38,3 +38,10 @@ def queue_status(conn: Connection) -> list[Row]:
 def health_problems(conn: Connection) -> list[Row]:
     """What a monitor should hear of: kind, problem, detail (tickq.health_problems)."""
     return rows(conn, "health_problems")
+
+
+def metrics_text(conn: Connection) -> str:
+    """The queue as Prometheus metrics, the text exposition format (tickq.metrics_text)."""
+    found = one(conn, "metrics_text")
+    assert found is not None
+    return found["text"]
