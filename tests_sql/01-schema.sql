@@ -40,7 +40,7 @@ SELECT functions_are('tickq', ARRAY[
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
     'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
-    'metrics_buckets', 'metrics_label', 'metrics_text'
+    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

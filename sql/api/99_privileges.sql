@@ -73,6 +73,7 @@ AS $$
         ('dispatcher', 'EXECUTE', 'run_detail'),
         -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
         ('dispatcher', 'EXECUTE', 'metrics_text'),
+        ('dispatcher', 'EXECUTE', 'explain_kind'),
         ('dispatcher', 'SELECT', 'queue_status'),
         ('dispatcher', 'SELECT', 'stale_due'),
         ('dispatcher', 'SELECT', 'capacity'),
@@ -96,6 +97,7 @@ AS $$
         ('reader', 'EXECUTE', 'kind_history'),
         ('reader', 'EXECUTE', 'run_detail'),
         ('reader', 'EXECUTE', 'metrics_text'),
+        ('reader', 'EXECUTE', 'explain_kind'),
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'SELECT', 'queue_status'),
