@@ -16,6 +16,7 @@ from tickq import db
 from tickq.cli import common
 from tickq.db.api import session
 from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, InvalidInput, exit_of
+from tickq.dispatch.pings import Pinger, tail_body
 from tickq.dispatch.tick import Dispatcher
 from tickq.host.process import StopEvent
 from tickq.log import EventLog, discard_closed_pipe
@@ -25,11 +26,12 @@ REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def dispatcher(
-    args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None
+    args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None,
+    pinger: Pinger | None = None,
 ) -> Dispatcher:
     """A dispatcher on the configured queue, migrated, its registry's values judged by the
     database (Dispatcher.migrate)."""
-    found = Dispatcher(common.url(args), registry, log, stop_event=stop)
+    found = Dispatcher(common.url(args), registry, log, stop_event=stop, pinger=pinger)
     try:
         found.migrate()
     except BaseException:
@@ -39,11 +41,32 @@ def dispatcher(
 
 
 def cmd_tick(args: argparse.Namespace) -> int:
+    """One tick, checked in at the registry's ping_url: `/start`, then the URL itself when the
+    tick exits 0, `/fail` (with the reason as the body) when it does not."""
     registry = common.registry(args)
+    log = EventLog(args.log_format)
+    pinger = Pinger(log, registry.settings.ping_timeout)
+    url = registry.settings.ping_url
+    pinger.send(url, "/start", what="tick")
+    try:
+        status = _tick(args, registry, log, pinger)
+    except BaseException as exc:
+        ended = exit_of(exc) if isinstance(exc, Exception) else None
+        why = ended[1][-1] if ended else type(exc).__name__
+        pinger.send(url, "/fail", tail_body(f"tickq tick: {why}\n"), what="tick")
+        raise
+    else:
+        pinger.send(url, "" if status == EXIT_OK else "/fail",
+                    tail_body(f"tickq tick: exit {status}\n"), what="tick")
+        return status
+    finally:
+        pinger.close()
+
+
+def _tick(args: argparse.Namespace, registry: Registry, log: EventLog, pinger: Pinger) -> int:
     stop = StopEvent()
     got = common.on_signals(stop)
-    log = EventLog(args.log_format)
-    queue = dispatcher(args, registry, log, stop)
+    queue = dispatcher(args, registry, log, stop, pinger)
     try:
         summary = queue.tick()
     finally:
