@@ -6,6 +6,7 @@ no log line, no database row and no page."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str]] = []
+        self.content_types: list[str] = []
         self.release = threading.Event()
         receiver = self
 
@@ -35,6 +37,7 @@ class Receiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode("utf-8", "replace")
                 receiver.requests.append((self.path, body))
+                receiver.content_types.append(self.headers.get("Content-Type", ""))
                 if self.path.startswith("/hang/"):
                     receiver.release.wait(60)
                     return
@@ -216,3 +219,28 @@ ping_url = "hc-ping.com/{secret}"
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("must be an http:// or https:// URL") == 2, result.stderr
     assert secret not in result.stdout + result.stderr
+
+
+def test_alerts_go_to_the_webhook_as_json_with_a_text(db_url: str, tmp_path: Path,
+                                                       receiver: Receiver) -> None:
+    secret = _secret()
+    registry = _registry(tmp_path, f'alert_url = "{receiver.base}/ok/{secret}"\nalert_after = 1',
+                         """
+[kinds.broken]
+command = ["sh", "-c", "echo boom; exit 3"]
+every = "1h"
+timeout = "10s"
+""")
+    assert tickq("sync", "--registry", str(registry), "--database-url", db_url).returncode == 0
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '1 minute'")
+    result = tickq("tick", "--registry", str(registry), "--database-url", db_url)
+    assert result.returncode == 0, result.stderr + result.stdout
+    [body] = receiver.bodies(secret)
+    assert receiver.content_types == ["application/json"]
+    doc = json.loads(body)
+    assert doc["text"] == "tickq: broken failed 1 time(s) in a row, last outcome failed"
+    assert (doc["kind"], doc["event"], doc["condition"]) == ("broken", "failing", "failing")
+    assert "boom" in doc["output_tail"]
+    assert secret not in result.stdout + result.stderr
+    _nowhere_in_the_database(db_url, [secret])

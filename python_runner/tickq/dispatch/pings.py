@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from tickq.log import EventLog
 
+TEXT = "text/plain; charset=utf-8"
 BODY_BYTES = 10_000  # the end of the output a check-in carries (healthchecks.io keeps 10 kB)
 ATTEMPTS = 2  # a check-in is tried at most twice
 
@@ -47,16 +48,20 @@ def tail_body(text: str) -> bytes:
     return data[-BODY_BYTES:].decode("utf-8", "ignore").encode("utf-8")
 
 
+Item = tuple[str, bytes, str, dict[str, str]]  # suffix, body, content type, log labels
+
+
 class Pinger:
     """The check-ins of one tick (or one manual run)."""
 
     def __init__(self, log: EventLog, timeout: float) -> None:
         self.log, self.timeout = log, timeout
-        self._queues: dict[str, queue.Queue[tuple[str, bytes, dict[str, str]] | None]] = {}
+        self._queues: dict[str, queue.Queue[Item | None]] = {}
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
-    def send(self, url: str | None, suffix: str = "", body: bytes = b"", **labels: str) -> None:
+    def send(self, url: str | None, suffix: str = "", body: bytes = b"", *,
+             content_type: str = TEXT, **labels: str) -> None:
         """Queue a POST to `url + suffix` (nothing for no URL); it goes out in order."""
         if not url:
             return
@@ -68,7 +73,7 @@ class Pinger:
                                           name="ping")
                 thread.start()
                 self._threads.append(thread)
-        line.put((suffix, body, labels))
+        line.put((suffix, body, content_type, labels))
 
     def close(self) -> None:
         """Wait for the queued check-ins, at most two timeouts in all; drop the rest."""
@@ -83,18 +88,17 @@ class Pinger:
         if busy:  # their check-ins are given up: the process does not wait for daemon threads
             self.log.warning("ping.dropped", urls=busy, bound_s=ATTEMPTS * self.timeout)
 
-    def _sender(self, url: str, line: queue.Queue[tuple[str, bytes, dict[str, str]] | None]
-                ) -> None:
+    def _sender(self, url: str, line: queue.Queue[Item | None]) -> None:
         while (item := line.get()) is not None:
-            suffix, body, labels = item
-            self._post(url, suffix, body, labels)
+            self._post(url, *item)
 
-    def _post(self, url: str, suffix: str, body: bytes, labels: dict[str, str]) -> None:
+    def _post(self, url: str, suffix: str, body: bytes, content_type: str,
+              labels: dict[str, str]) -> None:
         error = ""
         for _attempt in range(ATTEMPTS):
             request = urllib.request.Request(
                 url.rstrip("/") + suffix, data=body, method="POST",
-                headers={"Content-Type": "text/plain; charset=utf-8", "User-Agent": "tickq"})
+                headers={"Content-Type": content_type, "User-Agent": "tickq"})
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                     answer.read(1024)

@@ -83,6 +83,7 @@ class Settings:
     metrics_file: Path | None = None  # Prometheus metrics, replaced at the end of every tick
     ping_url: str | None = None  # every tick checks in here (a secret: never sent, never logged)
     ping_timeout: int = 5  # how long a check-in waits for its receiver, tried at most twice
+    alert_url: str | None = None  # each alert as a webhook, delivered as check-ins are (a secret)
 
     def to_sync_json(self) -> dict[str, Any]:
         # alert_timeout and the db_* timeouts are read by the runner alone; they go along so that
