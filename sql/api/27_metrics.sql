@@ -133,18 +133,18 @@ AS $$
         FROM per_kind AS p
         CROSS JOIN LATERAL (VALUES
             ('tickq_run_duration_seconds_bucket', ',le="+Inf"', coalesce(p.timed, 0)::text, 'x'),
-            ('tickq_run_duration_seconds_sum', '', coalesce(p.seconds, 0)::text, 'y'),
+            ('tickq_run_duration_seconds_sum', '', trim_scale(coalesce(p.seconds, 0))::text, 'y'),
             ('tickq_run_duration_seconds_count', '', coalesce(p.timed, 0)::text, 'z')
         ) AS x (sample, labels, value, ord)
         UNION ALL
         SELECT 'tickq_last_success_timestamp_seconds', 'tickq_last_success_timestamp_seconds',
-            format('kind=%s', tickq.metrics_label(p.name)), extract(EPOCH FROM p.last_ok)::text, p.name, ''
+            format('kind=%s', tickq.metrics_label(p.name)), trim_scale(extract(EPOCH FROM p.last_ok))::text, p.name, ''
         FROM per_kind AS p WHERE p.last_ok IS NOT NULL
         UNION ALL
         SELECT x.family, x.family, format('kind=%s', tickq.metrics_label(k.name)), x.value, k.name, ''
         FROM kinds AS k
         CROSS JOIN LATERAL (VALUES
-            ('tickq_kind_lateness_seconds', k.lateness::text),
+            ('tickq_kind_lateness_seconds', trim_scale(k.lateness)::text),
             ('tickq_kind_stale', k.stale::integer::text),
             ('tickq_kind_failure_streak', k.failure_streak::text),
             ('tickq_kind_running', k.running::integer::text),
@@ -160,7 +160,7 @@ AS $$
         ) AS x (family, value)
         UNION ALL
         SELECT 'tickq_last_tick_timestamp_seconds', 'tickq_last_tick_timestamp_seconds',
-            format('host=%s', tickq.metrics_label(d.host)), extract(EPOCH FROM d.last_tick_at)::text, d.host, ''
+            format('host=%s', tickq.metrics_label(d.host)), trim_scale(extract(EPOCH FROM d.last_tick_at))::text, d.host, ''
         FROM tickq.dispatcher_tick AS d
         UNION ALL
         SELECT x.family, x.family, '', x.value, '', ''
