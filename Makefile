@@ -46,7 +46,7 @@ browser:
 promtool:
 	scripts/promtool.sh install
 
-test-py: venv browser promtool
+test-py: venv browser pg15-packages promtool
 	$(VPY) -m pytest -q
 
 test: venv lint test-sql test-sql-15 test-py

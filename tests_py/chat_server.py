@@ -51,6 +51,21 @@ def stall(seconds: float) -> Step:
     return {"stall": seconds}
 
 
+def raw_bytes(data: bytes) -> Step:
+    """A 200 whose body is `data` as it is (built by the test: huge, deep, odd)."""
+    return {"status": 200, "data": data}
+
+
+def trickle(length: int = 1000, every: float = 1.0) -> Step:
+    """Headers promising `length` bytes, then one byte every `every` seconds."""
+    return {"trickle": (length, every)}
+
+
+def huge(size: int) -> Step:
+    """A 200 of `size` bytes (a JSON string's worth), written a MiB at a time."""
+    return {"huge": size}
+
+
 @dataclass
 class ChatServer:
     script: list[Step] | Callable[[int, dict[str, Any]], Step]
@@ -85,16 +100,35 @@ class ChatServer:
                 if "stall" in step:
                     time.sleep(step["stall"])
                     return
-                if "completion" in step:
-                    status, text = 200, json.dumps(step["completion"])
+                if "trickle" in step or "huge" in step:
+                    self._stream(step)
+                    return
+                if "data" in step:
+                    status, data = 200, step["data"]
+                elif "completion" in step:
+                    status, data = 200, json.dumps(step["completion"]).encode()
                 else:
-                    status, text = step["status"], step["body"]
-                data = text.encode()
+                    status, data = step["status"], step["body"].encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, step: Step) -> None:
+                length, every = step.get("trickle") or (step["huge"], 0.0)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                chunk = b" " if every else b" " * (1 << 20)
+                try:
+                    for _ in range(0, length, len(chunk)):
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        time.sleep(every)
+                except OSError:
+                    return  # the client stopped reading: what the test wants
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -119,7 +119,7 @@ def test_an_imported_kind_run_by_tickq_prints_what_bash_printed(folder: Path, db
     registry = folder / "registry.toml"
     registry.write_text("[settings]\nslots = 1\n")
     assert tickq("legacy", "import", str(old), "--registry", str(registry),
-                 "--write").returncode == 0
+                 "--write", "--database-url", db_url).returncode == 0
     run = tickq("run", "argv", "--registry", str(registry), "--database-url", db_url)
     assert run.returncode == 0, run.stderr
     by_bash = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
@@ -173,12 +173,14 @@ def test_lines_that_need_a_shell_are_refused_with_the_reason(line: str) -> None:
         legacy.translate(line)
 
 
-def test_unparseable_lines_are_reported_by_number_and_left_untouched(folder: Path) -> None:
+def test_unparseable_lines_are_reported_by_number_and_left_untouched(folder: Path,
+                                                                     db_url: str) -> None:
     text = ("#!/bin/bash\nset -euo pipefail\ntimeout 25m bin/sf pull\nbin/report | mail -s x\n"
             "# a comment\n\nbin/argv $HOME\n")
     old = folder / "old.sh"
     old.write_text(text)
-    result = tickq("legacy", "import", str(old), "--registry", str(folder / "r.toml"), "--write")
+    result = tickq("legacy", "import", str(old), "--registry", str(folder / "r.toml"), "--write",
+                   "--database-url", db_url)
     assert result.returncode == 0, result.stderr
     assert f"{old}:2: left as it is: " in result.stderr
     assert f"{old}:4: left as it is: a pipe (|)" in result.stderr
@@ -282,7 +284,7 @@ bin/report | mail -s report ops
 
 
 def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restores(
-    folder: Path,
+    folder: Path, db_url: str,
 ) -> None:
     old = folder / "old.sh"
     old.write_text(OLD_SCRIPT)
@@ -292,7 +294,7 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
                         'every = "1h"\ntimeout = "1m"\nenabled = false\n')
     before = registry.read_text()
     result = tickq("legacy", "import", str(old), "--registry", str(registry), "--write",
-                   "--chain", "core", "4", "7", "--irreversible", "10")
+                   "--database-url", db_url, "--chain", "core", "4", "7", "--irreversible", "10")
     assert result.returncode == 0, result.stderr
     after = old.read_text()
     assert after.split("\n")[3:11] == [
@@ -327,11 +329,11 @@ def test_write_comments_the_lines_and_appends_the_kinds_and_uncommenting_restore
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_write_through_a_symlink_keeps_the_link(folder: Path) -> None:
+def test_write_through_a_symlink_keeps_the_link(folder: Path, db_url: str) -> None:
     (folder / "real.sh").write_text("timeout 5m bin/argv x\n")
     (folder / "old.sh").symlink_to("real.sh")
     result = tickq("legacy", "import", str(folder / "old.sh"), "--registry",
-                   str(folder / "r.toml"), "--write")
+                   str(folder / "r.toml"), "--write", "--database-url", db_url)
     assert result.returncode == 0, result.stderr
     assert (folder / "old.sh").is_symlink()
     assert (folder / "real.sh").read_text() == "#tickq:argv_x# timeout 5m bin/argv x\n"
@@ -618,7 +620,9 @@ def test_the_orchestrator_example_passes_its_parity_check(tmp_path: Path) -> Non
                      "irreversible kind has had no first run by hand"]
 
 
-def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(tmp_path: Path) -> None:
+def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(
+    tmp_path: Path, db_url: str
+) -> None:
     """Roll the example back (take the markers off), import it again as its README says, and
     get the same commented file; the fresh registry passes the check too."""
     work = tmp_path / "orchestrator"
@@ -628,7 +632,8 @@ def test_the_orchestrator_example_is_what_import_makes_of_the_old_script(tmp_pat
     settings = (EXAMPLE / "registry.toml").read_text().split("\n# Moved from")[0]
     (work / "registry.toml").write_text(settings)
     imported = tickq("legacy", "import", "orchestrator.sh", "--registry", "registry.toml",
-                     "--write", "--chain", "core", "9", "16", "--irreversible", "45",
+                     "--write", "--database-url", db_url,
+                     "--chain", "core", "9", "16", "--irreversible", "45",
                      "--irreversible", "46", cwd=work)
     assert imported.returncode == 0, imported.stderr
     assert (work / "orchestrator.sh").read_text() == moved
@@ -653,7 +658,7 @@ def test_a_cd_line_imports_as_the_program_the_shell_ran_and_runs(folder: Path,
     registry = folder / "registry.toml"
     registry.write_text("[settings]\nslots = 1\n")
     imported = tickq("legacy", "import", "old.sh", "--registry", "registry.toml", "--write",
-                     cwd=folder)
+                     "--database-url", db_url, cwd=folder)
     assert imported.returncode == 0, imported.stderr
     [(name, kind)] = tomllib.loads(registry.read_text())["kinds"].items()
     assert (kind["command"], kind["cwd"]) == (["bin/argv", "one", "two three"], "jobs")

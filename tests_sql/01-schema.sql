@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick', 'run_total'
+    'dispatcher_tick', 'queue_registry', 'run_total'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -24,6 +24,7 @@ SELECT functions_are('tickq', ARRAY[
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
+    'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
     'access_privileges', 'grant_access',

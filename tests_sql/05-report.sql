@@ -33,7 +33,7 @@ SELECT throws_ok($$SELECT * FROM tickq.report_run((SELECT max(id) FROM tickq.job
     '2026-06-01 10:04Z')$$,
     'TQ001', NULL, 'a second report of the same run is refused');
 SELECT is((SELECT outcome::text FROM tickq.job_run WHERE kind = 'flaky'), 'ok', 'and the first report stands');
-SELECT throws_ok($$SELECT * FROM tickq.report_run(987654, 'd1', 'ok')$$, 'TQ001', 'run 987654 does not exist',
+SELECT throws_ok($$SELECT * FROM tickq.report_run(987654, 'd1', 'ok')$$, 'TQ007', 'run 987654 does not exist',
     'a report for no run is refused');
 
 -- failure with retries: backoff 30s, 60s, then the next regular slot

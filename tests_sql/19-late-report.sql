@@ -1,6 +1,6 @@
 -- report_late_run: a spooled result reported after an outage, before and after its lease expired.
 BEGIN;
-SELECT plan(14);
+SELECT plan(15);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"lease_margin": 60},
@@ -35,6 +35,9 @@ SELECT results_eq(
     $$SELECT verdict FROM tickq.report_late_run((SELECT max(id) FROM tickq.job_run), 'd1', 'ok', 0, 'paid',
         NULL, '2026-06-01 10:07Z')$$,
     $$VALUES ('ignored')$$, 'a second replay of the same result changes nothing');
+SELECT results_eq(
+    $$SELECT verdict FROM tickq.report_late_run(987654, 'd1', 'ok', 0, 'paid', NULL, '2026-06-01 10:07Z')$$,
+    $$VALUES ('unknown')$$, 'a result for a run the database never had is unknown (kept aside, not dropped)');
 
 -- a late report after the kind ran again: recorded, nothing undone
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 11:00Z')$$, $$VALUES ('pay')$$,

@@ -11,6 +11,8 @@
 --   TQ031 unknown_step     a step report names no step of the run's chain
 --   TQ032 step_reported    a step report for a step already reported
 --   TQ060 invalid_pause    a pause that would end by now, or a reason over 500 characters
+--   TQ090 other_registry   a sync from another registry would retire kinds of the queue (25_queue_registry)
+--   TQ091 not_retired      forget_kind of a kind that is not retired, or still leased
 --   TQ080 no_window        a simulation window that is not positive (tickq.simulate)
 --   TQ070 bad_access       a role's tickq.access setting is neither dispatcher nor reader (99_privileges)
 --   TQ071 grant_unknown    tickq.access_privileges names a function that does not exist

@@ -172,12 +172,15 @@ BEGIN
         'every', extract(EPOCH FROM v_new.housekeeping_every),
         'timeout', coalesce(v_settings -> 'housekeeping_timeout', '60'::jsonb),
         'priority', 'normal'));
+    -- Whose queue: another registry's sync may not retire its kinds (unless it says so).
+    PERFORM tickq.sync_queue_registry(p_registry, v_kinds, p_now);
     v_drift := v_drift || tickq.sync_kinds(v_kinds, v_new.timezone, p_now);
 
     -- The [agents] section: the agents' lane and caps, before the lease, which covers them too.
     PERFORM tickq.sync_agents(p_registry -> 'agents', p_now);
     PERFORM tickq.save_settings(v_old, v_new, p_now);
-    v_drift := v_drift || tickq.sync_dispatcher(p_registry, v_new, p_now);
+    -- The fingerprint is the registry's content: where the file sits is not part of it.
+    v_drift := v_drift || tickq.sync_dispatcher(p_registry - 'source' - 'replace_queue', v_new, p_now);
     PERFORM tickq.sync_slots(v_new.slots, p_now);
 
     RETURN QUERY

@@ -45,9 +45,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;
     SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id;
-    -- Only the dispatcher that claimed the run may report it, late or not; a run pruned since
-    -- has nothing left to correct.
-    IF NOT FOUND OR v_run.dispatcher IS DISTINCT FROM p_dispatcher THEN
+    -- A run the database never had (a claim lost in a failover): "unknown", kept aside by the
+    -- dispatcher, never silently dropped.
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT p_run_id, NULL::text, NULL::tickq.outcome, 'unknown'::text;
+        RETURN;
+    END IF;
+    -- Only the dispatcher that claimed the run may report it, late or not.
+    IF v_run.dispatcher IS DISTINCT FROM p_dispatcher THEN
         RETURN QUERY SELECT p_run_id, v_run.kind, v_run.outcome, 'ignored'::text;
         RETURN;
     END IF;
@@ -105,6 +110,7 @@ COMMENT ON FUNCTION tickq.report_late_run(bigint, text, tickq.outcome, integer, 
 'p_dispatcher is finished as report_run would (verdict "reported"); a run the lease turned into '
 'lost gets its real outcome and late_report_at (verdict "late"), and a late success also undoes '
 'the failure lost caused (streak, retry) when nothing has run the kind since ("late, failure '
-'undone"). Anything else (not this dispatcher''s run, pruned, already reported) is "ignored" and '
-'changes nothing; "locked" (nothing changed) when another session holds the kind''s row: the '
+'undone"). A run the database does not have (pruned, or a claim lost in a failover) is '
+'"unknown"; anything else (not this dispatcher''s run, already reported) is "ignored". Both change '
+'nothing; "locked" (nothing changed) when another session holds the kind''s row: the '
 'spool keeps the result for the next try.';

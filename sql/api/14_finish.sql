@@ -176,7 +176,10 @@ BEGIN
     END IF;
     SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'run % does not exist', p_run_id USING ERRCODE = 'TQ001';
+        -- Never claimed here: a claim lost in a failover to a standby that had not received
+        -- it, or a report sent to another database. Its own code: the result is kept aside.
+        RAISE EXCEPTION 'run % does not exist', p_run_id USING ERRCODE = 'TQ007',
+            HINT = 'Nothing was changed.';
     END IF;
     RAISE EXCEPTION 'run % of kind "%" is not live: it ended as % at %',
         p_run_id, v_run.kind, v_run.outcome, v_run.finished_at
@@ -187,7 +190,7 @@ END
 $$;
 COMMENT ON FUNCTION tickq.live_run(bigint, text, timestamptz) IS
 'Internal: locks the kind leased by a run that is still live and leased to p_dispatcher, or '
-'raises TQ001 saying why not and changes nothing.';
+'raises TQ001 saying why not (TQ007 when the database has no such run) and changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.start_run(
     p_run_id bigint,
@@ -241,7 +244,8 @@ $$;
 COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text, interval, timestamptz) IS
 'Finishes a live run leased by p_dispatcher: records outcome, exit code, the last 64 KiB of output '
 'and the duration, releases the lease and reschedules the kind. A report for a run that is not '
-'live (already reported, lost, or leased by another dispatcher) raises TQ001 and changes nothing.';
+'live (already reported, lost, or leased by another dispatcher) raises TQ001, one the database never '
+'had TQ007, and changes nothing.';
 
 REVOKE ALL ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz)
 FROM public;

@@ -114,9 +114,15 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_old tickq.agent_settings;
-    v_new tickq.agent_settings := tickq.parse_agents(coalesce(p_agents, '{}'::jsonb));
+    v_new tickq.agent_settings;
     v_agent tickq.agent;
 BEGIN
+    -- A registry without an [agents] section says nothing about agents: the caps stay as the
+    -- last registry that had one set them (another dispatcher's registry may be that one).
+    IF p_agents IS NULL OR jsonb_typeof(p_agents) = 'null' THEN
+        RETURN;
+    END IF;
+    v_new := tickq.parse_agents(p_agents);
     SELECT * INTO STRICT v_old FROM tickq.agent_settings FOR UPDATE;
     IF (v_new.priority, v_new.max_turns, v_new.max_timeout, v_new.retries, v_new.tools)
         IS NOT DISTINCT FROM (v_old.priority, v_old.max_turns, v_old.max_timeout, v_old.retries, v_old.tools) THEN
@@ -133,7 +139,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.sync_agents(jsonb, timestamptz) IS
 'Called by tickq.sync_registry with the registry''s "agents" object: sets tickq.agent_settings '
-'(tickq.parse_agents) and moves every agent''s kind to the new lane, retries and capped timeout.';
+'(tickq.parse_agents) and moves every agent''s kind to the new lane, retries and capped timeout. '
+'No object (a registry without an [agents] section) changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.apply_agent_kind(
     p_agent tickq.agent,

@@ -42,6 +42,9 @@ AS $$
         ('dispatcher', 'EXECUTE', 'next_due_at'),
         ('dispatcher', 'EXECUTE', 'release_dead_lease'),
         ('dispatcher', 'EXECUTE', 'registry_mirror'),
+        -- retired kinds, listed and forgotten (sql/api/25_queue_registry.sql)
+        ('dispatcher', 'EXECUTE', 'retired_kinds_at'),
+        ('dispatcher', 'EXECUTE', 'forget_kind'),
         -- chains (sql/api/08_chain.sql)
         ('dispatcher', 'EXECUTE', 'chain_start'),
         ('dispatcher', 'EXECUTE', 'report_step'),
@@ -100,6 +103,7 @@ AS $$
         ('reader', 'EXECUTE', 'explain_kind'),
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
+        ('reader', 'EXECUTE', 'retired_kinds_at'),
         ('reader', 'SELECT', 'queue_status'),
         ('reader', 'SELECT', 'stale_due'),
         ('reader', 'SELECT', 'capacity'),

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tickq.agents import bounds
+
 try:
     import httpx
 except ImportError:  # a plain install: agents need `pip install tickq[agents]`
@@ -59,7 +61,8 @@ class ChatClient:
         self.request_timeout = request_timeout
         self.attempts = max(1, attempts)
         self._sleep = sleep
-        headers = {"Content-Type": "application/json"}
+        # identity: a compressed reply could grow past any bound while it is decoded
+        headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         self._http = httpx.Client(headers=headers, follow_redirects=False)
@@ -81,23 +84,29 @@ class ChatClient:
         for attempt in range(1, self.attempts + 1):
             wait: float | None = None
             try:
-                response = self._http.post(self.url, json=body, timeout=self.request_timeout)
+                response, data = self._post(body)
             except httpx.TimeoutException:
                 problem = f"no answer within {self.request_timeout:g}s"
+            except _Late:
+                problem = f"no whole answer within {self.request_timeout:g}s"
             except httpx.TransportError as exc:
                 problem = f"cannot reach {self.url}: {exc}"
             else:
                 status = response.status_code
+                if data is None:  # past the bound: refused at once, never read whole
+                    raise ModelError(f"a reply larger than {bounds.REPLY_BYTES >> 20} MiB "
+                                     f"(HTTP {status}): refused unread")
                 if status == 200:
                     try:
-                        return _completion(response, attempt, retried)
+                        return _completion(data, attempt, retried)
                     except ValueError as exc:
                         problem = f"malformed response: {exc}"
                 elif status == 429 or status >= 500:
-                    problem = f"HTTP {status}: {_server_message(response)}"
+                    problem = f"HTTP {status}: {_server_message(response, data)}"
                     wait = _retry_after(response)
                 else:
-                    raise ModelError(self.scrub(f"HTTP {status}: {_server_message(response)}"))
+                    message = _server_message(response, data)
+                    raise ModelError(self.scrub(f"HTTP {status}: {message}"))
             retried.append(self.scrub(problem))
             if attempt < self.attempts:
                 self._sleep(wait if wait is not None
@@ -105,11 +114,31 @@ class ChatClient:
         raise ModelError(f"{retried[-1]} (after {self.attempts} tries)")
 
 
-def _completion(response: Any, attempt: int, retried: list[str]) -> Completion:
-    try:
-        doc = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"not JSON ({exc}): {response.text[:200]!r}") from None
+    def _post(self, body: dict[str, Any]) -> tuple[Any, bytes | None]:
+        """The response and its body, read within one deadline for the whole request (a
+        server trickling a byte a second meets it) and up to REPLY_BYTES (None past them)."""
+        deadline = time.monotonic() + self.request_timeout
+        with self._http.stream("POST", self.url, json=body,
+                               timeout=self.request_timeout) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > bounds.REPLY_BYTES:
+                return response, None
+            data = bytearray()
+            for chunk in response.iter_raw():  # as each read comes, so the deadline is seen
+                data += chunk
+                if len(data) > bounds.REPLY_BYTES:
+                    return response, None
+                if time.monotonic() > deadline:
+                    raise _Late
+            return response, bytes(data)
+
+
+class _Late(Exception):
+    """The whole request took longer than its timeout."""
+
+
+def _completion(data: bytes, attempt: int, retried: list[str]) -> Completion:
+    doc = bounds.decode(data)
     try:
         choice = doc["choices"][0]
         message = choice["message"]
@@ -128,11 +157,11 @@ def _completion(response: Any, attempt: int, retried: list[str]) -> Completion:
     return Completion(message, choice.get("finish_reason"), usage, attempt, retried)
 
 
-def _server_message(response: Any) -> str:
+def _server_message(response: Any, data: bytes) -> str:
     """The error text a server gave: OpenAI-style {"error": {"message": ...}}, else the body."""
     try:
-        doc = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        doc = bounds.decode(data)
+    except ValueError:
         doc = None
     if isinstance(doc, dict):
         error = doc.get("error")
@@ -140,7 +169,7 @@ def _server_message(response: Any) -> str:
             return error["message"][:_MESSAGE_MAX]
         if isinstance(error, str):
             return error[:_MESSAGE_MAX]
-    text = response.text.strip()
+    text = data[:_MESSAGE_MAX * 4].decode("utf-8", "replace").strip()
     return text[:_MESSAGE_MAX] or response.reason_phrase
 
 

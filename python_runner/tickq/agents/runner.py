@@ -21,6 +21,7 @@ from everything written anywhere.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sys
@@ -29,9 +30,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from tickq.agents.bounds import bounded, check_nesting
 from tickq.agents.client import ChatClient, ModelError
 from tickq.db.api import agent_run as api
-from tickq.db.connect import Link, first_line, resolve_url, timeouts_of
+from tickq.db.connect import Link, first_line, timeouts_of
+from tickq.db.embedded_queue import resolve_url
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
 from tickq.host.process import StopEvent, run_command
@@ -150,7 +153,7 @@ class AgentRun:
                 entry["retried"] = completion.retried
             if completion.usage:
                 entry["usage"] = {k: v for k, v in completion.usage.items()
-                                  if isinstance(v, int | float)}
+                                  if isinstance(v, int | float) and math.isfinite(v)}
             entry["finish_reason"] = completion.finish_reason
             calls = message.get("tool_calls") or []
             content = message.get("content") if isinstance(message.get("content"), str) else None
@@ -170,7 +173,12 @@ class AgentRun:
                 outcome.reason = (f"turn limit: turn {turn} of {max_turns} still asked for "
                                   f"{len(calls)} tool call(s)")
                 return outcome
-            messages.append({"role": "assistant", "content": content, "tool_calls": calls})
+            if len(calls) > TOOL_CALLS_PER_TURN:
+                entry["cut"] = [f"{len(calls) - TOOL_CALLS_PER_TURN} of {len(calls)} tool calls "
+                                f"(at most {TOOL_CALLS_PER_TURN} a turn): not run, not kept"]
+                calls = calls[:TOOL_CALLS_PER_TURN]
+            messages.append({"role": "assistant", "content": _short(content),
+                             "tool_calls": [_echo(c) for c in calls]})
             entry["tool_calls"] = []
             for index, call in enumerate(calls):
                 # In the entry before it runs: a run stopped during a tool shows which one.
@@ -189,11 +197,8 @@ class AgentRun:
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {})
-        record |= {"id": call.get("id"), "name": name, "arguments": arguments}
+        record |= {"id": call.get("id"), "name": name, "arguments": _short(arguments)}
         tool = self.tools.get(name) if isinstance(name, str) else None
-        if index >= TOOL_CALLS_PER_TURN:
-            record["outcome"] = "not run"
-            return f"error: at most {TOOL_CALLS_PER_TURN} tool calls per turn"
         if tool is None:
             record["outcome"] = "unknown tool"
             offered = ", ".join(self.tools) or "none"
@@ -201,6 +206,11 @@ class AgentRun:
         if len(arguments) > TOOL_ARGUMENTS_MAX:
             record["outcome"] = "arguments too long"
             return f"error: arguments longer than {TOOL_ARGUMENTS_MAX} characters"
+        try:
+            check_nesting(arguments)
+        except ValueError as exc:
+            record["outcome"] = "arguments nested too deep"
+            return f"error: the arguments are not JSON this tool takes: {exc}"
         try:
             json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -239,24 +249,20 @@ class AgentRun:
         self._record(turn, entry, Outcome(EXIT_FAILED))
 
 
-def bounded(entry: Any, limit: int) -> Any:
-    """`entry` with its long strings cut until its JSON text fits in `limit` bytes."""
-    cap = 8192
-    current = entry
-    while len(json.dumps(current).encode()) > limit and cap >= 16:
-        current = _cut(entry, cap)
-        cap //= 2
-    return current
+def _short(text: str | None, cap: int = TOOL_ARGUMENTS_MAX) -> str | None:
+    """`text` cut to `cap` characters, saying how much was cut."""
+    if text is None or len(text) <= cap:
+        return text
+    return text[:cap] + f"[... {len(text) - cap} cut]"
 
 
-def _cut(value: Any, cap: int) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= cap else value[:cap] + f"[... {len(value) - cap} cut]"
-    if isinstance(value, list):
-        return [_cut(v, cap) for v in value]
-    if isinstance(value, dict):
-        return {k: _cut(v, cap) for k, v in value.items()}
-    return value
+def _echo(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call as it goes back to the model: arguments too long to run are not repeated."""
+    function = dict(call["function"])
+    arguments = function.get("arguments")
+    if isinstance(arguments, str) and len(arguments) > TOOL_ARGUMENTS_MAX:
+        function["arguments"] = "{}"
+    return {**call, "function": function}
 
 
 def deliver(
@@ -380,7 +386,7 @@ def database_url(explicit: str | None) -> str:
     """The dispatcher's URL (TICKQ_AGENT_DATABASE_URL), else what any tickq command would use;
     both variables are taken out of the environment, so no tool inherits them."""
     handed = os.environ.pop(DATABASE_ENV, None)
-    url = handed or resolve_url(explicit)
+    url = handed or resolve_url(explicit, os.environ.get("TICKQ_REGISTRY"))
     # Tools and deliver are registry commands that have no business with the queue's database.
     os.environ.pop("DATABASE_URL", None)
     return url

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tickq.cli import common
-from tickq.cli.text import json_value, pairs, table, when
+from tickq.cli.text import json_value, pairs, shown, table, when
 from tickq.db.api import agents
 from tickq.db.errors import EXIT_NO, EXIT_OK, DatabaseUnreachable, InvalidInput, NoAnswer
 from tickq.registry import AGENT_PREFIX, load_registry
@@ -196,17 +196,17 @@ def cmd_history(args: argparse.Namespace) -> int:
         if not rows:
             raise NoAnswer(f"no transcript of run {args.run} of agent {args.name!r}")
         for row in rows:
-            print(_turn_text(row["turn"], row["entry"]))
+            print(shown(_turn_text(row["turn"], row["entry"])))
         return EXIT_OK
     if not rows:
         print(f"no runs of agent {args.name!r} yet")
         return EXIT_OK
-    print(table(
+    print(shown(table(
         ["run", "claimed", "trigger", "outcome", "turns", "duration", "output (last line)"],
         [[str(r["run_id"]), when(r["claimed_at"]), r["run_trigger"], r["outcome"],
           str(r["turns"]), "-" if r["duration_s"] is None else f"{r['duration_s']:.1f}s",
           _last_line(r["output_tail"])] for r in rows],
-    ))
+    )))
     return EXIT_OK
 
 

@@ -35,8 +35,9 @@ def registry_if_any(args: argparse.Namespace) -> Registry | None:
 
 
 def url(args: argparse.Namespace) -> str:
-    """--database-url, else DATABASE_URL, else the embedded server (started now)."""
-    return session.url(args.database_url)
+    """--database-url, else DATABASE_URL, else the embedded server's database of the registry
+    folder (the server started now)."""
+    return session.url(args.database_url, getattr(args, "registry", None))
 
 
 def timeouts(args: argparse.Namespace) -> db.Timeouts:

@@ -8,7 +8,7 @@ import sys
 from datetime import datetime
 
 from tickq.cli import common
-from tickq.cli.text import json_value, table, when
+from tickq.cli.text import json_value, shown, table, when
 from tickq.db.api import page
 from tickq.db.errors import EXIT_OK, InvalidInput, NoAnswer
 from tickq.page.upcoming import held_note, left_out
@@ -25,14 +25,14 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, default=json_value, indent=2))
         return EXIT_OK
-    print(table(
+    print(shown(table(
         ["run", "trigger", "try", "claimed (UTC)", "waited", "duration", "outcome", "exit",
          "slots"],
         [[str(r["run_id"]), r["run_trigger"], str(r["attempt"]), when(r["claimed_at"], utc=True),
           human_duration(r["waited"]), human_duration(r["duration"]), r["outcome"],
           "-" if r["exit_code"] is None else str(r["exit_code"]), str(r["slots_merged"])]
          for r in rows],
-    ))
+    )))
     return EXIT_OK
 
 
@@ -46,9 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     for key, value in run.items():
         if key != "output_tail":
-            print(f"{key:13} {json_value(value) if value is not None else '-'}")
+            print(shown(f"{key:13} {json_value(value) if value is not None else '-'}"))
     print("output_tail:")
-    sys.stdout.write(run["output_tail"] or "")
+    sys.stdout.write(shown(run["output_tail"] or ""))
     return EXIT_OK
 
 

@@ -15,9 +15,12 @@ import tomllib
 from pathlib import Path
 
 from tickq.db.api import legacy, session
+from tickq.db.api import registry as registry_api
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
-from tickq.legacy import importing
+from tickq.legacy import importing, oldfile
 from tickq.legacy import parity as legacy_check
+from tickq.registry import RegistryError
+from tickq.registry.parse import parse_registry
 
 
 def _read(path: Path) -> str:
@@ -47,6 +50,37 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
+def _old_text(path: Path) -> str:
+    try:
+        text = oldfile.read(path)
+    except oldfile.OldFileRefused as e:
+        raise InvalidInput(str(e)) from None
+    problem = oldfile.shape_problem(path, text)
+    if problem:
+        raise InvalidInput(problem)
+    return text
+
+
+def _vetted(args: argparse.Namespace, plan: importing.ImportPlan, registry_path: Path,
+            registry_text: str) -> importing.ImportPlan:
+    """`plan` without the kinds the queue's own rules (registry_problems) would refuse."""
+    base = registry_path.absolute().parent
+
+    with session.open_queue(session.url(args.database_url)) as conn:
+
+        def judge(text: str) -> list[str]:
+            try:
+                found = registry_api.problems_of(conn, parse_registry(text, registry_path, base))
+            except RegistryError as e:
+                found = e.problems
+            return [f"{p.key}: {p.message}" if p.key else p.message for p in found]
+
+        try:
+            return importing.vetted(plan, registry_text, judge)
+        except importing.ImportRefused as e:
+            raise InvalidInput(str(e)) from None
+
+
 def _chains(args: argparse.Namespace) -> list[importing.Chain]:
     for name, first, last in args.chain:
         if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
@@ -58,7 +92,12 @@ def _chains(args: argparse.Namespace) -> list[importing.Chain]:
 def cmd_import(args: argparse.Namespace) -> int:
     chains = _chains(args)
     old_path, registry_path = Path(args.file), Path(args.registry)
-    old_text = _read(old_path)
+    if args.write:
+        try:
+            oldfile.write_target(old_path)
+        except oldfile.OldFileRefused as e:
+            raise InvalidInput(str(e)) from None
+    old_text = _old_text(old_path)
     registry_text = _read(registry_path) if registry_path.exists() else ""
     try:
         taken = tomllib.loads(registry_text).get("kinds", {})
@@ -72,6 +111,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     except importing.ImportRefused as e:
         raise InvalidInput(str(e)) from None
+    if args.write and plan.kinds:
+        plan = _vetted(args, plan, registry_path, registry_text)
     for line, reason in plan.skipped:
         span = f"{line.first}" if line.first == line.last else f"{line.first}-{line.last}"
         print(f"{old_path}:{span}: left as it is: {reason}", file=sys.stderr)
@@ -85,15 +126,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"# {len(plan.kinds)} kind(s); nothing written (add --write to append them to "
               f"{registry_path} and comment the old lines)", file=sys.stderr)
         return EXIT_OK
-    new_registry = registry_text + ("\n" if registry_text and not registry_text.endswith("\n")
-                                    else "") + ("\n" if registry_text else "") + addition
+    new_registry = importing.joined(registry_text, addition)
     try:
         tomllib.loads(new_registry)
     except tomllib.TOMLDecodeError as e:  # a bug here must not leave a registry tickq refuses
         raise InvalidInput(f"the kinds would make {registry_path} invalid TOML: {e}") from None
     # The old file first: if the registry cannot be written, put it back, so that a failure
     # never leaves both the old line and its kind running.
-    _write(old_path, importing.apply_import(plan, old_text))
+    _write(oldfile.write_target(old_path), importing.apply_import(plan, old_text))
     try:
         _write(registry_path, new_registry)
     except OSError:
@@ -107,7 +147,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     old_path = Path(args.file)
-    old_text = _read(old_path)
+    try:
+        old_text = oldfile.read(old_path)
+    except oldfile.OldFileRefused as e:
+        raise InvalidInput(str(e)) from None
     try:
         entries = legacy_check.registry_entries(Path(args.registry))
     except legacy_check.InvalidInput as e:

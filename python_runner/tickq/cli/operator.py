@@ -1,5 +1,6 @@
 """The `tickq pause|resume` commands: an operator's state kept in the database beside the
-registry's `enabled` (which still wins), honoured by every claim."""
+registry's `enabled` (which still wins), honoured by every claim; and `tickq forget`, which
+deletes a retired kind and its runs."""
 
 from __future__ import annotations
 
@@ -86,6 +87,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
         except NoAnswer as exc:
             raise _unknown(conn, args.kind, exc) from None
     print(f"resumed {args.kind}" if was else f"{args.kind} was not paused")
+    return EXIT_OK
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Delete a retired kind and its runs, on purpose; a kind not retired is refused."""
+    with common.open_queue(args) as conn:
+        runs = operator.forget_kind(conn, args.kind)
+    print(f"forgot {args.kind} and its {runs} run(s)")
     return EXIT_OK
 
 

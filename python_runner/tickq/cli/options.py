@@ -86,15 +86,21 @@ def _times(text: str) -> list[str]:
 # ---------------------------------------------------------------- the queue's commands
 
 
+REPLACE_QUEUE = ("let this registry's sync retire the kinds of a queue another registry "
+                 "synced last (replace that project's queue)")
+
+
 def queue(add: Add) -> None:
-    add("tick", "queue:cmd_tick", "sync the registry, run what is due, report, and exit")
+    tick = add("tick", "queue:cmd_tick", "sync the registry, run what is due, report, and exit")
     run = add("run", "queue:cmd_run", "run one kind now (counted against the slots)")
     run.add_argument("kind")
     run.epilog = RUN_EXITS
     run.formatter_class = argparse.RawDescriptionHelpFormatter
     run.add_argument("--yes-i-ran-this-by-hand", action="store_true",
                      help="confirm the first run of an irreversible kind without a terminal")
-    add("sync", "queue:cmd_sync", "sync the registry into the queue and show the drift")
+    sync = add("sync", "queue:cmd_sync", "sync the registry into the queue and show the drift")
+    for p in (tick, run, sync):
+        p.add_argument("--replace-queue", action="store_true", help=REPLACE_QUEUE)
     add("migrate", "queue:cmd_migrate", "apply the schema to the database")
     add("psql", "queue:cmd_psql", "open psql on the configured database").add_argument(
         "psql_args", nargs=argparse.REMAINDER
@@ -114,6 +120,8 @@ def status(add: Add) -> None:
              "stuck past its lease; no tick for two tick lengths; an unusable ledger folder; a "
              "spool folder not read, or spool files moved aside) "
              "and exit 1, else exit 0")
+    p.add_argument("--retired", action="store_true",
+                   help="list the retired kinds (gone from the registry, runs kept) instead")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
     add("metrics", "watch:cmd_metrics",
@@ -153,6 +161,8 @@ def operator(add: Add) -> None:
                       help='"2026-12-01 09:00" or "18:00" (the registry\'s zone unless given)')
     pause.add_argument("--reason", help="why, shown in tickq status")
     add("resume", "operator:cmd_resume", "claim a paused kind again").add_argument("kind")
+    add("forget", "operator:cmd_forget", "delete a retired kind and its runs (`tickq status "
+        "--retired` lists them); a kind still in the registry is refused").add_argument("kind")
 
 
 def page(add: Add) -> None:
@@ -165,6 +175,11 @@ def page(add: Add) -> None:
     srv.add_argument(
         "--host", default=None,
         help="address to listen on (default 127.0.0.1; any other address must be given here)",
+    )
+    srv.add_argument(
+        "--allowed-host", action="append", metavar="NAME",
+        help="a Host name to answer besides the bound address's own, e.g. the reverse proxy's "
+        "(repeatable; any other name gets 421, against DNS rebinding)",
     )
     srv.add_argument("--hours", type=_hours, default=24.0, help="window (default 24)")
     his = add("history", "history:cmd_history",
@@ -212,7 +227,7 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
 
 
 def legacy(sub: argparse._SubParsersAction) -> None:
-    """These read files only: `common`'s database and log options mean nothing here."""
+    """These read files (import --write and check also ask a queue, by their own --database-url)."""
     files = argparse.ArgumentParser(add_help=False)
     files.add_argument(
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
@@ -241,6 +256,11 @@ def legacy(sub: argparse._SubParsersAction) -> None:
                      help="cadence of a script's lines (default 1h); crontab lines keep theirs")
     imp.add_argument("--timeout", type=_duration, default=None, metavar="DURATION",
                      help="timeout of lines without a `timeout` wrapper (default: --every)")
+    imp.add_argument(
+        "--database-url", default=None, metavar="URL",
+        help="with --write, the queue whose rules (registry_problems) judge each kind before it "
+        "is written (default: $DATABASE_URL, else the embedded server)",
+    )
     imp.set_defaults(func="legacy:cmd_import")
     chk = actions.add_parser(
         "check", parents=[files],

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import re
 from collections.abc import Callable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 from tickq.cli import common
 from tickq.db.api import session, status
 from tickq.db.errors import EXIT_OK, InvalidInput, exit_of
-from tickq.page import render
+from tickq.page import httpd, render
 
 PAGE_HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
@@ -40,6 +39,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -49,62 +56,29 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def make_server(
-    host: str, port: int, render_page: Callable[[], str],
-    render_metrics: Callable[[], str] | None = None,
-) -> ThreadingHTTPServer:
-    """A read-only HTTP server: GET / is the page, re-rendered per request, GET /metrics the
-    Prometheus metrics; all else is 404 (405 for methods that would change something)."""
-    routes: dict[str, tuple[Callable[[], str], dict[str, str]]] = {
-        "/": (render_page, PAGE_HEADERS), "/index.html": (render_page, PAGE_HEADERS)}
-    if render_metrics is not None:
-        routes["/metrics"] = (render_metrics, METRICS_HEADERS)
+def page_route(render_page: Callable[[], str],
+               headers: dict[str, str] = PAGE_HEADERS) -> httpd.Route:
+    """GET / (or /metrics, with its headers) as a route of the server: rendered per request,
+    or 503 and one line when the database refuses or is down."""
 
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "tickq"
-        sys_version = ""
+    def answer() -> httpd.Answer:
+        try:
+            body = render_page().encode("utf-8")
+        except Exception as exc:
+            found = exit_of(exc)
+            if found is None:  # not a database's answer: a bug, with its traceback
+                raise
+            return httpd.text_answer(HTTPStatus.SERVICE_UNAVAILABLE, _one_line(found[1]))
+        return HTTPStatus.OK, headers, body
 
-        def _send(self, status: HTTPStatus, body: bytes, headers: dict[str, str]) -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+    return answer
 
-        def do_GET(self) -> None:  # noqa: N802 - the http.server spelling
-            route = routes.get(self.path.split("?", 1)[0])
-            if route is None:
-                self._send(HTTPStatus.NOT_FOUND, b"not found\n",
-                           {"Content-Type": "text/plain; charset=utf-8"})
-                return
-            answer, headers = route
-            try:
-                body = answer().encode("utf-8")
-            except Exception as exc:
-                if exit_of(exc) is None:  # not a database's answer: a bug, with its traceback
-                    raise
-                # The SQLSTATE only: the page may be open beyond this machine.
-                cause = getattr(exc, "sqlstate", None) or type(exc).__name__
-                message = f"the database did not answer: {cause}\n"
-                self._send(HTTPStatus.SERVICE_UNAVAILABLE, message.encode(),
-                           {"Content-Type": "text/plain; charset=utf-8"})
-                return
-            self._send(HTTPStatus.OK, body, headers)
 
-        do_HEAD = do_GET  # noqa: N815
-
-        def _refuse(self) -> None:
-            self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"read-only\n",
-                       {"Content-Type": "text/plain; charset=utf-8", "Allow": "GET, HEAD"})
-
-        do_POST = do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return  # one line per request would drown the terminal; nothing to audit here
-
-    return ThreadingHTTPServer((host, port), Handler)
+def _one_line(lines: list[str]) -> str:
+    # No host, port or role of the connection string: the page may be open beyond this machine.
+    line = lines[0] if lines else "the database did not answer"
+    line = re.sub(r'connection to server (at|on) .*? failed: ', "", line)
+    return "".join(ch if ch.isprintable() else " " for ch in line)[:300]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -124,16 +98,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
         with session.open_queue(url, timeouts) as metrics_conn:
             return status.metrics_text(metrics_conn)
 
+    route = page_route(render_page)
+    # A small table, path -> route: a new endpoint is one more line.
+    routes = {"/": route, "/index.html": route,
+              "/metrics": page_route(render_metrics, METRICS_HEADERS)}
     try:
-        server = make_server(host, args.port, render_page, render_metrics)
+        # A name given to --host is one of the bound address's names.
+        names = [*(args.allowed_host or []), *([] if _is_address(host) else [host])]
+        server = httpd.Server(host, args.port, routes, names)
     except OSError as exc:
         raise InvalidInput(f"cannot listen on {host}:{args.port}: {exc.strerror}") from None
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = server.address
+    bound_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     note = "" if _loopback(host) else " (not loopback: anyone who can reach it sees the queue)"
     print(f"serving the status page on http://{bound_host}:{bound_port}/ and its metrics on "
           f"/metrics{note}", flush=True)
     try:
-        server.serve_forever(poll_interval=0.2)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
     finally:
-        server.server_close()
+        server.close()
     return EXIT_OK

@@ -31,7 +31,8 @@ def dispatcher(
 ) -> Dispatcher:
     """A dispatcher on the configured queue, migrated, its registry's values judged by the
     database (Dispatcher.migrate)."""
-    found = Dispatcher(common.url(args), registry, log, stop_event=stop, pinger=pinger)
+    found = Dispatcher(common.url(args), registry, log, stop_event=stop,
+                       replace_queue=getattr(args, "replace_queue", False), pinger=pinger)
     try:
         found.migrate()
     except BaseException:

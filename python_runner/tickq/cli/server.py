@@ -1,5 +1,6 @@
 """`tickq server status|stop`: the embedded PostgreSQL tickq starts on first use (without
---database-url / DATABASE_URL) and keeps running between ticks."""
+--database-url / DATABASE_URL) and keeps running between ticks; `status` prints the URL of the
+registry folder's queue on it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tickq.db import EMBEDDED_DBNAME
-from tickq.db.errors import EXIT_NO, EXIT_OK
+from tickq.db import embedded_queue
+from tickq.db.errors import EXIT_NO, EXIT_OK, DatabaseUnreachable
 
 
 def running(pgdata: Path) -> dict[str, str] | None:
@@ -35,6 +36,15 @@ def running(pgdata: Path) -> dict[str, str] | None:
     }
 
 
+def _queue_database(server_url: str, registry: str) -> str:
+    """The database that is `registry`'s queue (not created if new): the folder's own, or the
+    shared one of before when it is this project's (tickq.db.embedded_queue)."""
+    try:
+        return embedded_queue.queue_database(server_url, registry, create=False)
+    except DatabaseUnreachable:
+        return embedded_queue.database_name(registry)
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     from tickq.db import embedded
 
@@ -46,9 +56,12 @@ def cmd_server(args: argparse.Namespace) -> int:
             return EXIT_NO
         print(f"running: pid {state['pid']}, since {state['started']}, port {state['port']}, "
               f"socket folder {state['socket']}, data in {pgdata}")
-        # the URL to give --database-url (peer authentication: no password in it)
+        # this registry folder's queue, the URL to give --database-url (peer authentication:
+        # no password in it)
         if state["socket"] not in ("?", ""):
-            print(f"database URL: {embedded.queue_uri(Path(state['socket']), EMBEDDED_DBNAME)}")
+            socket_dir = Path(state["socket"])
+            name = _queue_database(embedded.queue_uri(socket_dir, "postgres"), args.registry)
+            print(f"database URL: {embedded.queue_uri(socket_dir, name)}")
         return EXIT_OK
     if state is None:
         print(f"not running (data in {pgdata})")

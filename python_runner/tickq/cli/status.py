@@ -29,6 +29,8 @@ WATCH_SECONDS = (0.5, 86400.0)  # a redraw at most twice a second, at least once
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    if getattr(args, "retired", False):
+        return _print_retired(args)
     if getattr(args, "watch", None) is not None:
         return _watch(args)
     with common.open_queue(args) as conn:
@@ -57,6 +59,28 @@ def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
         problems.extend(_spool_problems(Spool(Ledger().folder)))
         doc["problems"] = problems
     return doc
+
+
+def _print_retired(args: argparse.Namespace) -> int:
+    """The retired kinds, kept with their runs until `tickq forget KIND`."""
+    with common.open_queue(args) as conn:
+        found = status.retired_kinds(conn)
+        zone = ZoneInfo(status.timezone(conn))
+    if args.json:
+        print(json.dumps(found, default=json_value, indent=2))
+        return EXIT_OK
+    if not found:
+        print("no retired kinds")
+        return EXIT_OK
+    print(table(["kind", "retired", "runs", "last run"], [
+        [k["kind"], _local(k["retired_at"], zone), str(k["runs"]),
+         _local(k["last_run_at"], zone) if k["last_run_at"] else "-"] for k in found]))
+    print("tickq forget KIND deletes one and its runs")
+    return EXIT_OK
+
+
+def _local(when: datetime, zone: ZoneInfo) -> str:
+    return f"{when.astimezone(zone):%Y-%m-%d %H:%M} {zone.key}"
 
 
 def _spool_problems(spool: Spool) -> list[dict[str, Any]]:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Sequence
 from datetime import UTC
-from typing import Any
+from typing import Any, TextIO
+
+# What a terminal would act on rather than show: C0 controls but newline and tab, DEL, C1
+# controls (0x9b is a CSI of its own on some terminals) and the bidi overrides and isolates.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def table(
@@ -54,3 +60,22 @@ def when(value: Any, *, utc: bool = False) -> str:
     if value is None:
         return "-"
     return (value.astimezone(UTC) if utc else value).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def shown(text: str, stream: TextIO | None = None) -> str:
+    """`text` as it may be written to `stream` (stdout): on a terminal, the control characters
+    of job and model output escaped (`\\x1b`), so an escape sequence cannot write the
+    clipboard, retitle or clear the operator's terminal; to a pipe or file, as it is."""
+    stream = stream or sys.stdout
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if not terminal:
+        return text
+    return _CONTROLS.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

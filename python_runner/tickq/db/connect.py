@@ -7,7 +7,6 @@ Connections are autocommit; code that needs a transaction opens one with
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,8 +22,6 @@ from tickq.db.errors import (
     InvalidInput,
     NoAnswerInTime,
 )
-
-EMBEDDED_DBNAME = "tickq"
 
 # ---------------------------------------------------------------- URLs and connections
 
@@ -249,22 +246,3 @@ def drop_database(server_url: str, name: str) -> None:
     query = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
     with connect(server_url) as admin:
         admin.execute(query)
-
-
-def resolve_url(url: str | None = None) -> str:
-    """``url``, else ``DATABASE_URL``, else the embedded server's ``tickq`` database."""
-    if url:
-        return url
-    env = os.environ.get("DATABASE_URL")
-    if env:
-        return env
-    from tickq.db import embedded
-
-    server_url = embedded.ensure_server()
-    with connect(server_url) as conn:
-        exists = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", (EMBEDDED_DBNAME,)
-        ).fetchone()
-    if not exists:
-        return create_database(server_url, EMBEDDED_DBNAME)
-    return with_dbname(server_url, EMBEDDED_DBNAME)

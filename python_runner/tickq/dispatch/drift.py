@@ -1,6 +1,7 @@
 """What a sync found, logged as the registry file writes it: an edit of the file is news, a row
-changed behind its back a warning, two hosts syncing different files a conflict, a kind whose
-row another session holds a warning that it waits for the next tick."""
+changed behind its back a warning, a kind retired (gone from the file) a warning of its own, two
+hosts syncing different files a conflict, a kind whose row another session holds a warning that
+it waits for the next tick."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def log_drift(log: EventLog, name: str, d: Drift) -> None:
         log.warning("kind.locked", kind=d.kind,
                     hint="another session holds its job_kind row (a transaction left open in "
                          "psql?): not synced or claimed this tick; the next tick tries again")
+    elif d.kind is not None and d.field == "kind" and d.registry_value is None:
+        # A kind gone from the registry: news of its own, never only a line of drift.
+        log.warning("kind.retired", kind=d.kind,
+                    hint="gone from the registry: no longer claimed, its runs kept; `tickq "
+                         "status --retired` lists it, `tickq forget KIND` deletes it")
     elif d.kind is None and d.field == "registry":
         stored, wanted = d.stored_value, d.registry_value
         log.warning(

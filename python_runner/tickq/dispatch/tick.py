@@ -24,13 +24,14 @@ from tickq.db import migrator
 from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
-from tickq.db.api.tick import NOT_ARMED, RUN_NOT_LIVE, Claim, Stale
+from tickq.db.api.tick import NOT_ARMED, RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
 from tickq.db.connect import timeouts_of
 from tickq.db.errors import CannotConnect, ClaimRefused, DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
+from tickq.dispatch.loop import Loop
 from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
 from tickq.host.process import RunResult
@@ -72,6 +73,7 @@ class Dispatcher:
         reconnect_delay: float = 0.5,
         refill_every: float = 10.0,
         ledger: Ledger | None = None,
+        replace_queue: bool = False,
         pinger: Pinger | None = None,
     ) -> None:
         ledger = ledger or Ledger()
@@ -84,6 +86,8 @@ class Dispatcher:
             pinger=pinger or Pinger(log, registry.settings.ping_timeout),
         )
         self.refill_every = refill_every
+        # A sync from this registry may retire the kinds of a queue another registry synced.
+        self.replace_queue = replace_queue
         self.link = self.ctx.link()  # the tick's own: the main thread's queries
         # The earliest retry one of this tick's reports scheduled: claim again then, not only
         # when a run finishes or every refill_every seconds.
@@ -148,7 +152,8 @@ class Dispatcher:
     def sync(self) -> list[Drift]:
         """Make the queue match the registry; log and return each drift found (the database
         refuses bad values first: RegistryRefused names each)."""
-        drift = self.link.call(registry_api.sync_registry, self.registry, self.name)
+        drift = self.link.call(registry_api.sync_registry, self.registry, self.name,
+                               from_file=True, replace_queue=self.replace_queue)
         for d in drift:
             log_drift(self.log, self.name, d)
         return drift
@@ -176,9 +181,7 @@ class Dispatcher:
         `in_transaction`: the caller holds a transaction (see `_report_and_refill`); the report
         runs in a savepoint, so a refusal does not undo the rest, and a lost connection is
         raised for the caller to handle, not retried here."""
-        done_run = api.RunReport(
-            run_id=claim.run_id, dispatcher=self.name, outcome=result.outcome,
-            exit_code=result.exit_code, output_tail=result.output_tail, duration=result.duration)
+        done_run = self.run_report(claim, result)
         fields = {"kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
                   "exit_code": result.exit_code, "duration_s": round(result.duration, 3)}
         if result.pid is None and result.outcome != "ok":
@@ -196,6 +199,11 @@ class Dispatcher:
             upkeep.spool(self.ctx, claim.kind, done_run, fields, exc)
             return False
         except DatabaseRefused as exc:
+            if exc.sqlstate == RUN_UNKNOWN:
+                upkeep.keep_unknown(self.ctx, claim.kind, done_run, fields)
+                return False
+            if exc.sqlstate == RUN_NOT_LIVE and self._report_late(done_run, fields):
+                return True
             # Refused (TQ001: no longer live) or any other database error: logged whole, and the
             # tick goes on so the other commands it runs are still watched and reported.
             event = "run.report_refused" if exc.sqlstate == RUN_NOT_LIVE else "run.report_failed"
@@ -210,6 +218,24 @@ class Dispatcher:
             failure_streak=done.failure_streak, next_due_at=done.next_due_at.isoformat(),
             next_trigger=done.next_trigger,
         )
+        return True
+
+    def run_report(self, claim: Claim, result: RunResult) -> api.RunReport:
+        return api.RunReport(
+            run_id=claim.run_id, dispatcher=self.name, outcome=result.outcome,
+            exit_code=result.exit_code, output_tail=result.output_tail, duration=result.duration)
+
+    def _report_late(self, done_run: api.RunReport, fields: dict) -> bool:
+        """A run no longer live when its result came (its lease expired into `lost` while this
+        host was cut off): its real outcome is recorded as the spool's replay would. True when
+        the database took it."""
+        try:
+            late = self.link.call(api.report_late_run, done_run)
+        except (DatabaseUnavailable, DatabaseRefused):
+            return False
+        if late.verdict in ("ignored", "unknown", LOCKED):
+            return False
+        self.log.warning("run.late_report", **fields, verdict=late.verdict)
         return True
 
     def _report_and_refill(
@@ -265,7 +291,7 @@ class Dispatcher:
         summary.late_reports = self.replay_spool()
         summary.stale = len(self.warn_stale())
         sent = self.send_alerts()
-        _Loop(self, summary, deadline).run()
+        Loop(self, summary, deadline).run()
         sent += self.send_alerts()
         alerts.join_alerts(self.ctx, sent)
         self._record_tick()
@@ -336,65 +362,3 @@ class Dispatcher:
         self.report(claim, result)
         return claim, result
 
-
-class _Loop:
-    """The claim-run-report loop of one tick: claims at the start, each time a run finishes,
-    every `refill_every` seconds while runs go on (a kind can come due, or a retry's backoff
-    pass, during a long run), and stays for a retry due before the next tick."""
-
-    def __init__(self, d: Dispatcher, summary: TickSummary, deadline: float) -> None:
-        self.d, self.summary, self.deadline = d, summary, deadline
-        self.slots = d.registry.settings.slots
-        self.results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
-        self.running: dict[int, Claim] = {}
-
-    def run(self) -> None:
-        d, summary, running = self.d, self.summary, self.running
-        can_claim, claim_now, last_claim = True, True, 0.0
-        while True:
-            if d.stop_event.is_set():
-                summary.interrupted, can_claim = True, False
-            free = self.slots - len(running)
-            claim_now = (claim_now or time.monotonic() - last_claim >= d.refill_every
-                         or d._retry_due())
-            if can_claim and free > 0 and claim_now:
-                claim_now, last_claim = False, time.monotonic()
-                self._launch(self._claim(free))
-            if not running:
-                if can_claim and not d.stop_event.is_set() and d._wait_for_retry(self.deadline):
-                    claim_now = True
-                    continue
-                summary.interrupted = summary.interrupted or d.stop_event.is_set()
-                return
-            try:
-                claim, result = self.results.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            del running[claim.run_id]
-            summary.outcomes[result.outcome] += 1
-            refill = can_claim and not d.stop_event.is_set()
-            free = self.slots - len(running) if refill else 0
-            reported, claims = d._report_and_refill(claim, result, free)
-            if not reported:
-                summary.unreported += 1
-            if claims is None:
-                claim_now = True  # the refill did not happen: claim at the top of the loop
-            elif refill:
-                last_claim = time.monotonic()
-                self._launch(claims)
-
-    def _claim(self, free: int) -> list[Claim]:
-        try:
-            return self.d.claim(free)
-        except DatabaseUnavailable as exc:
-            if not self.running:
-                raise
-            # Tried again every refill_every while runs go on: the database may be back.
-            self.d.log.error("tick.claim_failed", error=str(exc))
-            return []
-
-    def _launch(self, claims: list[Claim]) -> None:
-        for c in claims:
-            self.running[c.run_id] = c
-            self.d._start(c, self.results)
-        self.summary.claimed += len(claims)

@@ -16,6 +16,8 @@ from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED
 from tickq.host.spool import Rejected
 
+UNKNOWN_RUN = "unknown"  # report_late_run's verdict for a run the database never had
+
 RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
 # SQLSTATE classes of a refusal of the values themselves (tickq's own, data exceptions,
 # constraints): such a result is moved aside, never tried again.
@@ -74,6 +76,22 @@ def spool(
     ctx.log.error("run.spooled", **fields, error=str(exc), path=str(path))
 
 
+def keep_unknown(ctx: Context, kind: str, result: RunReport, fields: dict[str, Any]) -> None:
+    """A result for a run the database never had (a claim lost in a failover to a standby that
+    had not received it, or another database): kept in the spool's rejected/ folder, named in
+    the log and by `tickq status --check`, never dropped and never applied to whatever run
+    the new database may give the same id."""
+    reason = (f"run {result.run_id} of kind {kind!r} is not in this database: its claim was "
+              "lost (a failover to a standby that had not received it?)")
+    try:
+        bad = ctx.spool.reject(ctx.spool.save({**asdict(result), "kind": kind}).name, reason)
+    except OSError as exc:
+        ctx.log.error("run.unreported", **fields, error=reason, spool_error=str(exc),
+                      output_tail=result.output_tail[-2000:])
+        return
+    _log_rejected(ctx, bad)
+
+
 def replay_spool(ctx: Context, link: Link) -> int:
     """Report the results this host kept while the database was away (tickq.host.spool);
     how many. Files that are no result, and results the database refuses for good, are moved
@@ -111,6 +129,13 @@ def replay_spool(ctx: Context, link: Link) -> int:
         if late.verdict == LOCKED:  # another session holds the kind's row: the next tick
             ctx.log.warning("run.late_report_deferred", **fields, reason="kind.locked",
                             path=str(spooled.path))
+            continue
+        if late.verdict == UNKNOWN_RUN or late.kind not in (None, r["kind"]):
+            # Never had, or its id reissued to another kind's run (after an asynchronous
+            # failover): kept aside for a person, never applied to whatever has that id now.
+            _log_rejected(ctx, ctx.spool.reject(spooled.path.name, (
+                f"run {r['run_id']} of kind {r['kind']!r} is not in this database: its claim "
+                "was lost (a failover to a standby that had not received it?)")))
             continue
         ctx.log.warning("run.late_report", **fields, verdict=late.verdict)
         ctx.spool.forget(spooled)

@@ -4,7 +4,7 @@ with the moved lines behind their markers (see tickq.legacy.shell for how a line
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,3 +277,40 @@ def apply_import(plan: ImportPlan, old_text: str) -> str:
             for index in range(line.first - 1, line.last):
                 physical[index] = mark(physical[index], target)
     return "\n".join(physical)
+
+
+# What tickq would refuse in a registry text: each problem's message (none: it takes it all).
+Judge = Callable[[str], list[str]]
+
+
+def joined(registry_text: str, addition: str) -> str:
+    """The registry with `addition` appended after a blank line."""
+    if not registry_text:
+        return addition
+    return registry_text + ("" if registry_text.endswith("\n") else "\n") + "\n" + addition
+
+
+def vetted(plan: ImportPlan, registry_text: str, judge: Judge) -> ImportPlan:
+    """`plan` without the kinds tickq would refuse (a NUL in a word, a timeout past the
+    registry's bound): each one's lines are left as they are, with tickq's reason. Raises
+    ImportRefused when the registry is refused already, for a refused chain, or when the kinds
+    kept are refused together."""
+    already = judge(registry_text)
+    if already:
+        raise ImportRefused(f"the registry is refused as it is, before any import: {already[0]}")
+    kept: list[Moved] = []
+    skipped = list(plan.skipped)
+    for kind in plan.kinds:
+        problems = judge(joined(registry_text, kind.toml))
+        if not problems:
+            kept.append(kind)
+        elif len(kind.lines) > 1:
+            raise ImportRefused(f"--chain {kind.name}: tickq would refuse it: {problems[0]}")
+        else:
+            skipped.append((kind.lines[0][0], f"tickq would refuse it: {problems[0]}"))
+    together = judge(joined(registry_text, "\n".join(k.toml for k in kept))) if kept else []
+    if together:
+        raise ImportRefused(f"the kinds together would make a registry tickq refuses: "
+                            f"{together[0]}")
+    skipped.sort(key=lambda item: item[0].first)
+    return ImportPlan(kept, skipped)

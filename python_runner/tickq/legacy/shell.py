@@ -31,6 +31,8 @@ MARKER = re.compile(r"#tickq:([a-z0-9][a-z0-9_.-]{0,99}(?:/[a-z0-9][a-z0-9_.-]{0
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _TIMEOUT_DURATION = re.compile(r"(\d+(?:\.\d+)?|\.\d+)([smhd]?)")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+LINE_MAX = 16384  # characters of one logical line read as a command; a longer one is refused
+CONTINUED_MAX = 100  # physical lines one logical line may span
 # Builtins that change the script's own state: as a kind they would do nothing, or not the same.
 _SHELL_BUILTINS = frozenset((
     "set", "cd", "export", "source", ".", "exit", "trap", "shopt", "umask", "ulimit", "alias",
@@ -79,10 +81,17 @@ def read_old_file(text: str) -> list[OldLine]:
         marker, body = _unmark(physical[i])
         parts = [body]
         j = i
-        if body.strip() and not body.lstrip().startswith("#"):
-            while scan("\n".join(parts)).incomplete and j + 1 < len(physical):
+        size = len(body)
+        # A line past the bound is not scanned (the scanner walks a character at a time) and
+        # continues nothing: translate refuses it by its length alone.
+        if size <= LINE_MAX and body.strip() and not body.lstrip().startswith("#"):
+            while (j - i < CONTINUED_MAX and j + 1 < len(physical)
+                   and scan("\n".join(parts)).incomplete):
                 next_marker, next_body = _unmark(physical[j + 1])
                 if next_marker != marker:
+                    break
+                size += len(next_body) + 1
+                if size > LINE_MAX:
                     break
                 j += 1
                 parts.append(next_body)
@@ -145,6 +154,8 @@ def registry_program(program: str, cwd: str | None, base: Path | None = None) ->
 def translate(text: str) -> Translation:
     """Read one old line (a script line or a crontab line, possibly kept commented); raise
     Untranslatable with the reason when tickq cannot run it the same way."""
+    if len(text) > LINE_MAX:
+        raise Untranslatable(f"longer than {LINE_MAX} characters ({len(text)})")
     text, commented = _uncommented(text)
     schedule: dict[str, Any] = {}
     notes: list[str] = []

@@ -53,11 +53,13 @@ def _pgpass_escape(value: str) -> str:
 
 def _pgpass_fields(url: str) -> list[str]:
     """host, port, database and user of a pgpass line for connections like `url` (`*` where
-    `url` leaves one open; `localhost` is libpq's name for no host)."""
+    `url` leaves one open; `localhost` is libpq's name for no host). libpq matches a line
+    against the one host and port it is trying, so a list of hosts or ports (a multi-host URL)
+    becomes `*`: one line for all of them."""
     params = url_params(url)
-    host = params.get("host") or "localhost"
-    fields = ["*" if "," in host else host]  # several hosts: one line for all of them
+    fields = [params.get("host") or "localhost"]
     fields += [params.get(key) or "*" for key in ("port", "dbname", "user")]
+    fields[:2] = ["*" if "," in f else f for f in fields[:2]]
     return [f if f == "*" else _pgpass_escape(f) for f in fields]
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from tickq.db.api import registry as registry_api
 from tickq.db.api.session import Connection, Row, one, rows
 from tickq.registry import Registry
 
@@ -19,7 +20,9 @@ from tickq.registry import Registry
 def sync_registry(conn: Connection, registry: Registry) -> int:
     """Bring the registry's [agents] bounds and tools into the queue (the sync `tickq tick`
     does; drift is recorded in tickq.drift, not returned); the number of drift rows."""
-    found = one(conn, "sync_registry_quiet", {"registry": Jsonb(registry.to_sync_json())})
+    # From its file, as `tick` sends it: another project's registry retires nothing here.
+    doc = {**registry.to_sync_json(), "source": registry_api.source(registry)}
+    found = one(conn, "sync_registry_quiet", {"registry": Jsonb(doc)})
     assert found is not None
     return int(found["drift"])
 

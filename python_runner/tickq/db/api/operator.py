@@ -28,3 +28,11 @@ def resume_kind(conn: Connection, kind: str) -> bool:
     found = one(conn, "resume_kind", {"kind": kind})
     assert found is not None
     return bool(found["was_paused"])
+
+
+def forget_kind(conn: Connection, kind: str) -> int:
+    """Delete retired `kind`, its runs and their steps; how many runs went. NoAnswer (TQ003)
+    for an unknown kind, InvalidInput (TQ091) for one not retired or still leased."""
+    found = one(conn, "forget_kind", {"kind": kind})
+    assert found is not None
+    return int(found["runs"])

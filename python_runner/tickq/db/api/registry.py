@@ -8,7 +8,9 @@ JSON a script sends get the same verdict. The drift a sync finds comes back clas
 
 from __future__ import annotations
 
+import socket
 from dataclasses import astuple
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
@@ -65,6 +67,19 @@ def registry_problems(
     return found
 
 
+def problems_of(conn: psycopg.Connection, registry: Registry) -> list[Problem]:
+    """registry_problems, with a refusal of the call itself (a NUL in a text, which no
+    PostgreSQL text can hold) as one problem rather than an error."""
+    try:
+        with conn.transaction():
+            return registry_problems(conn, registry)
+    except psycopg.Error as exc:
+        if not is_refusal(exc) or conn.broken:
+            raise
+        primary = (exc.diag.message_primary or str(exc)).strip().splitlines()
+        return [Problem(str(registry.path), None, None, primary[0] if primary else "refused")]
+
+
 def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
     """The database's verdict before anything uses a value of `registry`: RegistryRefused
     listing every problem, or nothing."""
@@ -73,14 +88,27 @@ def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
         raise RegistryRefused(found)
 
 
+def source(registry: Registry) -> dict[str, str]:
+    """Which registry a sync comes from (its file's absolute path, resolved, and this host):
+    what the queue records as the registry of record (tickq.queue_registry)."""
+    return {"path": str(Path(registry.path).resolve()), "host": socket.gethostname()}
+
+
 def sync_registry(
-    conn: psycopg.Connection, registry: Registry, dispatcher: str | None = None
+    conn: psycopg.Connection, registry: Registry, dispatcher: str | None = None, *,
+    from_file: bool = False, replace_queue: bool = False,
 ) -> list[Drift]:
     """`tickq.sync_registry` (in a savepoint when a transaction is open); a refusal becomes
-    RegistryRefused listing every problem. `dispatcher` names the sender (host:pid)."""
+    RegistryRefused listing every problem. `dispatcher` names the sender (host:pid);
+    `from_file` sends where the registry's file is, so a sync from another registry that
+    would retire kinds of the queue is refused (TQ090) unless `replace_queue`."""
     doc = registry.to_sync_json()
     if dispatcher is not None:
         doc["dispatcher"] = dispatcher
+    if from_file:
+        doc["source"] = source(registry)
+    if replace_queue:
+        doc["replace_queue"] = True
     try:
         with conn.transaction(), conn.cursor(row_factory=class_row(Drift)) as cur:
             return cur.execute(load_query("sync_registry"), {"registry": Jsonb(doc)}).fetchall()

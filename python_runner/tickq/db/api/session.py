@@ -18,10 +18,11 @@ Connection = psycopg.Connection
 Row = dict[str, Any]
 
 
-def url(given: str | None) -> str:
-    """`given`, else DATABASE_URL, else the embedded server's tickq database (started now)."""
+def url(given: str | None, registry: str | None = None) -> str:
+    """`given`, else DATABASE_URL, else the embedded server's database of `registry`'s folder
+    (the server started now)."""
     try:
-        return db.resolve_url(given)
+        return db.resolve_url(given, registry)
     except Exception as exc:  # the embedded server failed to start: its own error types
         raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
 

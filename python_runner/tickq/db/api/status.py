@@ -32,8 +32,13 @@ def stale_due(conn: Connection) -> list[Row]:
 
 
 def queue_status(conn: Connection) -> list[Row]:
-    """One row per kind (tickq.queue_status)."""
+    """One row per kind not retired (tickq.queue_status)."""
     return rows(conn, "queue_status")
+
+
+def retired_kinds(conn: Connection) -> list[Row]:
+    """The retired kinds, latest first: kind, retired_at, runs, last_run_at."""
+    return rows(conn, "retired_kinds")
 
 
 def health_problems(conn: Connection) -> list[Row]:

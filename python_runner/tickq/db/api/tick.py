@@ -20,6 +20,7 @@ from tickq.db.migrator import load_query
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql, 09_agents.sql) the tick branches on.
 RUN_NOT_LIVE = "TQ001"
+RUN_UNKNOWN = "TQ007"  # the database never had the run: a claim a failover lost
 UNKNOWN_KIND = "TQ003"
 NO_FREE_SLOT = "TQ005"
 KIND_BUSY = "TQ006"

@@ -4,3 +4,5 @@ SELECT
     irreversible, armed_at, armed_by, steps,
     nullif(paused_until, 'infinity') AS paused_until, paused_reason, paused_by
 FROM tickq.queue_status
+-- Retired kinds (gone from the registry) are `tickq status --retired`'s (retired_kinds.sql).
+WHERE state <> 'retired'

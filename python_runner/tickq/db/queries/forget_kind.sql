@@ -1,0 +1,1 @@
+SELECT tickq.forget_kind(%(kind)s) AS runs

@@ -1,0 +1,105 @@
+"""The claim-run-report loop of one tick (tickq.dispatch.tick.Dispatcher.tick): claims at the
+start, each time a run finishes, every `refill_every` seconds while runs go on, and stays for a
+retry due before the next tick. It drives the Dispatcher it is given (`d`, typed Any so this
+room does not import the one that imports it)."""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Any
+
+from tickq.db.api.tick import Claim
+from tickq.db.errors import DatabaseUnavailable
+from tickq.dispatch import upkeep
+from tickq.host.process import RunResult
+
+
+class Loop:
+    """The claim-run-report loop of one tick: claims at the start, each time a run finishes,
+    every `refill_every` seconds while runs go on (a kind can come due, or a retry's backoff
+    pass, during a long run), and stays for a retry due before the next tick."""
+
+    def __init__(self, d: Any, summary: Any, deadline: float) -> None:
+        self.d, self.summary, self.deadline = d, summary, deadline
+        self.slots = d.registry.settings.slots
+        self.results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
+        self.running: dict[int, Claim] = {}  # by id() of the claim: run ids can be reissued
+        # After an asynchronous failover the new primary knows none of the claims it lost: it
+        # may hand out a kind this loop still runs, or reuse a run id this loop still holds.
+        # A claim of a kind still running is never started (a twin): the running copy's result
+        # is reported for it, since that copy is the run the database asked for. A claim whose
+        # run id was reissued is never reported under that id (its result is kept aside).
+        self.twins: dict[int, Claim] = {}
+        self.reissued: set[int] = set()
+
+    def run(self) -> None:
+        d, summary, running = self.d, self.summary, self.running
+        can_claim, claim_now, last_claim = True, True, 0.0
+        while True:
+            if d.stop_event.is_set():
+                summary.interrupted, can_claim = True, False
+            free = self.slots - len(running)
+            claim_now = (claim_now or time.monotonic() - last_claim >= d.refill_every
+                         or d._retry_due())
+            if can_claim and free > 0 and claim_now:
+                claim_now, last_claim = False, time.monotonic()
+                self._launch(self._claim(free))
+            if not running:
+                if can_claim and not d.stop_event.is_set() and d._wait_for_retry(self.deadline):
+                    claim_now = True
+                    continue
+                summary.interrupted = summary.interrupted or d.stop_event.is_set()
+                return
+            try:
+                claim, result = self.results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            del running[id(claim)]
+            summary.outcomes[result.outcome] += 1
+            twin = self.twins.pop(id(claim), None)
+            if twin is not None and not d.report(twin, result):
+                summary.unreported += 1
+            if id(claim) in self.reissued:
+                upkeep.keep_unknown(d.ctx, claim.kind, d.run_report(claim, result),
+                                    {"kind": claim.kind, "run_id": claim.run_id})
+                summary.unreported += 1
+                continue
+            refill = can_claim and not d.stop_event.is_set()
+            free = self.slots - len(running) if refill else 0
+            reported, claims = d._report_and_refill(claim, result, free)
+            if not reported:
+                summary.unreported += 1
+            if claims is None:
+                claim_now = True  # the refill did not happen: claim at the top of the loop
+            elif refill:
+                last_claim = time.monotonic()
+                self._launch(claims)
+
+    def _claim(self, free: int) -> list[Claim]:
+        try:
+            return self.d.claim(free)
+        except DatabaseUnavailable as exc:
+            if not self.running:
+                raise
+            # Tried again every refill_every while runs go on: the database may be back.
+            self.d.log.error("tick.claim_failed", error=str(exc))
+            return []
+
+    def _launch(self, claims: list[Claim]) -> None:
+        for c in claims:
+            for held in self.running.values():
+                if held.run_id == c.run_id:
+                    self.reissued.add(id(held))
+            live = next((r for r in self.running.values() if r.kind == c.kind), None)
+            if live is not None:
+                self.d.log.error("run.claimed_twice", kind=c.kind, run_id=c.run_id,
+                                 running_run_id=live.run_id, note=(
+                                     "the database handed out a kind this dispatcher still runs"
+                                     " (a claim lost in a failover?): not started; the running"
+                                     " copy's result is reported for both"))
+                self.twins.setdefault(id(live), c)
+                continue
+            self.running[id(c)] = c
+            self.d._start(c, self.results)
+        self.summary.claimed += len(claims)

@@ -1,0 +1,292 @@
+"""A primary that dies mid-run and a streaming standby that takes over, for real: Debian's
+PostgreSQL 15 (scripts/pg15.sh installs it), a primary and a standby made by pg_basebackup, two
+clusters of this test's own on 127.0.0.1. tickq reaches them through one libpq multi-host URL
+(`target_session_attrs=read-write`), as it would through Patroni's or a managed service's
+hosts.
+
+With a synchronous standby (`synchronous_commit = on`, `synchronous_standby_names = '*'`) every
+commit the dispatcher saw is on the standby too: the claim survives the failover, the command's
+result reaches the new primary, the next tick runs there, and nothing runs twice at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tickq import db
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path("/usr/lib/postgresql/15/bin")
+PG_USER = "postgres"  # Debian's PostgreSQL runs as this system user
+DBNAME = "queue"
+HBA = ("local all all trust\nlocal replication all trust\n"
+       "host all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def as_postgres(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], user=PG_USER, check=check,
+                          capture_output=True, text=True, timeout=120)
+
+
+@dataclass
+class Cluster:
+    pgdata: Path
+    port: int
+
+    def start(self) -> None:
+        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port}"
+                   f" -c unix_socket_directories={self.pgdata} -c wal_level=replica"
+                   " -c max_wal_senders=4 -c hot_standby=on -c fsync=off")
+        as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "-o", options,
+                    "-l", self.pgdata / "server.log", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-m", mode, "stop", check=False)
+
+    def promote(self) -> None:
+        as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "promote")
+
+    @property
+    def admin_url(self) -> str:
+        return f"postgresql://postgres@/{DBNAME}?host={self.pgdata}&port={self.port}"
+
+
+@dataclass
+class Pair:
+    primary: Cluster
+    standby: Cluster
+
+    @property
+    def url(self) -> str:
+        """Both hosts, the primary first: libpq skips the one that is down or read-only."""
+        return (f"postgresql://postgres@127.0.0.1:{self.primary.port},127.0.0.1:"
+                f"{self.standby.port}/{DBNAME}?target_session_attrs=read-write&connect_timeout=3")
+
+
+def build_pair(folder: Path, synchronous: bool) -> Pair:
+    primary = Cluster(folder / "primary", free_port())
+    primary.pgdata.mkdir(mode=0o700)
+    shutil.chown(primary.pgdata, PG_USER, PG_USER)
+    as_postgres(BIN / "initdb", "-D", primary.pgdata, "-U", "postgres", "--auth=trust")
+    (primary.pgdata / "pg_hba.conf").write_text(HBA)
+    primary.start()
+    with psycopg.connect(primary.admin_url.replace(f"/{DBNAME}?", "/postgres?"),
+                         autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {DBNAME}")
+    with db.connect(primary.admin_url) as conn:
+        db.migrate(conn)
+    standby = Cluster(folder / "standby", free_port())
+    as_postgres(BIN / "pg_basebackup", "-h", primary.pgdata, "-p", str(primary.port),
+                "-U", "postgres", "-D", standby.pgdata, "-R", "-X", "stream", "-c", "fast")
+    standby.start()
+    pair = Pair(primary, standby)
+    if synchronous:  # only now: before a standby streams, every commit would wait for one
+        with psycopg.connect(primary.admin_url, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            conn.execute("ALTER SYSTEM SET synchronous_commit = on")
+            conn.execute("SELECT pg_reload_conf()")
+    wait_for("the standby to stream", lambda: streaming(pair, synchronous), 60)
+    return pair
+
+
+def streaming(pair: Pair, synchronous: bool) -> bool:
+    with psycopg.connect(pair.primary.admin_url) as conn:
+        states = conn.execute("SELECT sync_state FROM pg_stat_replication"
+                              " WHERE state = 'streaming'").fetchall()
+    return bool(states) and (not synchronous or ("sync",) in states)
+
+
+def wait_for(what: str, check, seconds: float = 30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(psycopg.OperationalError):
+            value = check()
+            if value:
+                return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    if not (BIN / "pg_basebackup").exists():
+        pytest.fail("Debian's PostgreSQL 15 is missing: run scripts/pg15.sh install")
+    path = Path(tempfile.mkdtemp(prefix="tq-failover-"))  # short: sockets live in it
+    path.chmod(0o711)
+    shutil.chown(path, PG_USER, PG_USER)
+    clusters: list[Cluster] = []
+    try:
+        yield path
+    finally:
+        for name in ("primary", "standby"):
+            if (path / name).exists():
+                clusters.append(Cluster(path / name, 0))
+        for cluster in clusters:
+            cluster.stop("immediate")
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def tick(registry: Path, url: str, run_dir: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env.update(PYTHONPATH=str(REPO / "python_runner"), DATABASE_URL=url,
+               TICKQ_RUN_DIR=str(run_dir))
+    return subprocess.Popen([sys.executable, "-m", "tickq.cli", "tick", "--registry",
+                             str(registry)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def write_registry(folder: Path) -> Path:
+    """One kind whose command says when it starts and ends, and waits for the test's go."""
+    script = folder / "work.sh"
+    script.write_text(f"""#!/bin/sh
+echo "start $$" >> {folder}/runs.log
+touch {folder}/started
+while [ ! -e {folder}/go ]; do sleep 0.05; done
+echo "end $$" >> {folder}/runs.log
+echo finished
+""")
+    script.chmod(0o755)
+    registry = folder / "registry.toml"
+    registry.write_text(f"""\
+[settings]
+slots = 2
+db_connect_timeout = "3s"
+
+[kinds.work]
+command = ["{script}"]
+every = "1h"
+timeout = "2m"
+""")
+    return registry
+
+
+def runs_log(folder: Path) -> list[str]:
+    path = folder / "runs.log"
+    return path.read_text().split("\n")[:-1] if path.exists() else []
+
+
+def never_overlapping(lines: list[str]) -> bool:
+    open_runs = 0
+    for line in lines:
+        open_runs += 1 if line.startswith("start") else -1
+        if open_runs > 1:
+            return False
+    return open_runs == 0
+
+
+def test_a_failover_to_a_synchronous_standby_mid_run_loses_nothing_and_runs_nothing_twice(
+    folder: Path,
+) -> None:
+    pair = build_pair(folder, synchronous=True)
+    registry = write_registry(folder)
+    first = tick(registry, pair.url, folder / "run")
+    wait_for("the command to start", lambda: (folder / "started").exists(), 60)
+
+    pair.primary.stop("immediate")  # the primary dies while the command runs
+    pair.standby.promote()
+    (folder / "go").touch()
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 0, out
+
+    with psycopg.connect(pair.standby.admin_url) as conn:
+        runs = conn.execute("SELECT outcome::text, output_tail FROM tickq.job_run"
+                            " WHERE kind = 'work' ORDER BY id").fetchall()
+        assert runs == [("ok", "finished\n")], (runs, out)
+        # The next tick runs on the new primary (the dead first host is skipped).
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() WHERE name = 'work'")
+        conn.commit()
+    second = tick(registry, pair.url, folder / "run")
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode == 0, out
+    with psycopg.connect(pair.standby.admin_url) as conn:
+        outcomes = conn.execute("SELECT outcome::text FROM tickq.job_run WHERE kind = 'work'"
+                                " ORDER BY id").fetchall()
+    assert outcomes == [("ok",), ("ok",)], out
+    lines = runs_log(folder)
+    assert len(lines) == 4 and never_overlapping(lines), lines
+
+
+def cut_replication(pair: Pair) -> None:
+    """The standby stops receiving WAL: what the primary commits from now on is lost when the
+    standby is promoted, as an asynchronous standby's lag loses it."""
+    with psycopg.connect(pair.standby.admin_url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        conn.execute("SELECT pg_reload_conf()")
+    wait_for("the standby to stop streaming", lambda: not streaming(pair, False), 30)
+
+
+def replayed(pair: Pair) -> bool:
+    with psycopg.connect(pair.primary.admin_url) as conn:
+        return conn.execute("SELECT bool_and(replay_lsn >= pg_current_wal_lsn())"
+                            " FROM pg_stat_replication").fetchone()[0]
+
+
+def tickq_cli(*args: str, url: str, run_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env.update(PYTHONPATH=str(REPO / "python_runner"), DATABASE_URL=url,
+               TICKQ_RUN_DIR=str(run_dir))
+    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_result(
+    folder: Path,
+) -> None:
+    pair = build_pair(folder, synchronous=False)
+    registry = write_registry(folder)
+    nudge = folder / "nudge-go"
+    with open(registry, "a") as r:  # a run that ends after the failover, so the tick refills
+        r.write(f'\n[kinds.nudge]\ncommand = ["sh", "-c", "while [ ! -e {nudge} ]; do sleep'
+                ' 0.05; done"]\nevery = "1h"\ntimeout = "2m"\n')
+    synced = tickq_cli("sync", "--registry", str(registry), url=pair.url, run_dir=folder / "run")
+    assert synced.returncode == 0, synced
+    wait_for("the standby to replay the sync", lambda: replayed(pair), 30)
+    cut_replication(pair)
+    first = tick(registry, pair.url, folder / "run")
+    wait_for("the command to start", lambda: (folder / "started").exists(), 60)
+
+    pair.primary.stop("immediate")  # the claims never reached the standby
+    pair.standby.promote()
+    nudge.touch()  # nudge ends: its report meets the new primary, which then claims `work`
+    with psycopg.connect(pair.standby.admin_url, autocommit=True) as conn:
+        try:
+            wait_for("the new primary to hand out a claim of work", lambda: conn.execute(
+                "SELECT count(*) FROM tickq.job_run WHERE kind = 'work'").fetchone()[0] == 1, 60)
+        except AssertionError:
+            first.kill()
+            raise AssertionError(first.communicate()[0]) from None
+        time.sleep(1.0)  # a second copy, if it were started, would have written its line
+        assert runs_log(folder) == [runs_log(folder)[0]], runs_log(folder)
+        (folder / "go").touch()
+        out, _ = first.communicate(timeout=120)
+        lines = runs_log(folder)
+        assert len(lines) == 2 and never_overlapping(lines), (lines, out)
+        # The one copy's real result is recorded on the run the new primary knows.
+        runs = conn.execute("SELECT outcome::text, output_tail FROM tickq.job_run"
+                            " WHERE kind = 'work'").fetchall()
+        assert runs == [("ok", "finished\n")], (runs, out)
+    assert "run.claimed_twice" in out, out
+    # Results of runs the new primary never saw are kept aside and named, never dropped.
+    rejected = list((folder / "run" / "spool" / "rejected").glob("*"))
+    assert rejected, out
+    check = tickq_cli("status", "--check", url=pair.url, run_dir=folder / "run")
+    assert check.returncode != 0 and "rejected" in check.stdout + check.stderr, check
