@@ -5,7 +5,9 @@ killing that step's process tree, and every step recorded in tickq.job_step.
 
 from __future__ import annotations
 
+import select
 import signal
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -13,7 +15,14 @@ from typing import Any
 
 import psycopg
 from processes import is_alive
-from test_dispatcher import run_tickq, start_tickq, wait_for, write_script
+from test_dispatcher import (
+    cli_env,
+    run_tickq,
+    start_tickq,
+    tickq_argv,
+    wait_for,
+    write_script,
+)
 
 # Each step appends "NAME" to steps.log; FAIL_<NAME>=1 in its env makes it fail once (a marker
 # file remembers it failed), FAIL_<NAME>=always makes it fail every time.
@@ -201,3 +210,41 @@ def test_a_stop_signal_in_a_step_interrupts_the_chain_and_starts_no_later_step(
     assert [r[1:4] for r in job_steps(conn, "core")] == [
         (1, "pull", "ok"), (2, "stuck", "interrupted")]
     assert chain_runs(conn, "core")[0][:2] == ("schedule", "interrupted")
+
+
+def test_run_of_a_chain_streams_each_steps_output_as_it_comes(
+    tmp_path: Path, db_url: str, conn: psycopg.Connection
+) -> None:
+    """`tickq run CHAIN` shows its steps' output on stdout as a plain kind's `tickq run` does:
+    in order, while the chain still runs (the second step waits for a file the test creates
+    only after it has read the step's first line)."""
+    path = registry(tmp_path, chain_toml("pipeline", [
+        {"name": "fetch", "command": '["sh", "-c", "echo fetched one; echo fetched two"]'},
+        {"name": "load", "command": '["sh", "-c", "echo loading; while [ ! -e go ]; '
+                                    'do sleep 0.05; done; echo loaded"]'},
+        {"name": "report", "command": '["sh", "-c", "echo reported"]'},
+    ], timeout='"60s"'))
+    run = subprocess.Popen(tickq_argv("run", path, db_url, "pipeline"), env=cli_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None
+        seen = []
+        while "loading\n" not in seen:
+            readable, _, _ = select.select([run.stdout], [], [], 20)
+            assert readable, f"no output while the chain runs (seen {seen})"
+            line = run.stdout.readline()
+            assert line, f"stdout closed before the second step printed (seen {seen})"
+            seen.append(line)
+        assert run.poll() is None, "the chain is still waiting in its second step"
+        assert seen == ["fetched one\n", "fetched two\n", "loading\n"]
+        (tmp_path / "go").touch()
+        rest, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert rest == "loaded\nreported\n"
+    assert run.returncode == 0, err
+    assert "of pipeline: ok" in err.splitlines()[-1]
+    [(tail,)] = conn.execute(
+        "SELECT output_tail FROM tickq.job_run WHERE kind = 'pipeline'").fetchall()
+    assert "fetched one" in tail and "reported" in tail, "the tail is kept as well"

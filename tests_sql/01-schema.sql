@@ -14,7 +14,8 @@ SELECT domains_are('tickq', ARRAY[
     'agent_turn_entry'
 ]);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'legacy_zone_problem', 'check_lease_covers_timeouts', 'check_kind', 'check_kind_offset',
+    'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
+    'check_kind_offset',
     'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
@@ -26,7 +27,8 @@ SELECT functions_are('tickq', ARRAY[
     'queue_status_at', 'stale_due_at',
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
-    'simulate_events', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
+    'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start',
+    'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
     'chain_start', 'chain_summary',
@@ -34,7 +36,8 @@ SELECT functions_are('tickq', ARRAY[
     'agent_json_seconds', 'save_agent', 'pause_agent', 'resume_agent', 'remove_agent', 'sync_agents',
     'agent_for_kind', 'load_agent', 'record_agent_turn', 'agents_at', 'agent_next_runs', 'agent_runs',
     'agent_transcript', 'agents_export', 'agent_detail', 'agent_run_transcript',
-    'window_runs', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
+    'window_runs', 'report_window_start_at', 'report_header_at', 'report_dispatchers_at', 'report_timeline_at',
+    'report_waiting_at',
     'report_slots_at', 'upcoming_at', 'report_kinds_at', 'kind_history', 'run_detail', 'registry_mirror',
     'registry_where', 'registry_problem', 'registry_limit', 'parse_schedule', 'write_kind', 'sync_kind',
     'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots', 'parse_agents',

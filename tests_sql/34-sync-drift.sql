@@ -18,7 +18,8 @@ SELECT results_eq($$SELECT kind, field, registry_edit, unit FROM d WHERE field <
         (NULL, 'settings.tick', true, 's')$$,
     'a changed cadence is an edit of the file, retries set in psql is not; durations carry their unit');
 SELECT results_eq($$SELECT registry_edit, changed FROM d WHERE field = 'env'$$,
-    $$VALUES (false, '{K,M}'::text[])$$, 'env drift names the variables whose values changed');
+    $$VALUES (true, '{K,M}'::text[])$$,
+    'env changed in the file (the mirror untouched) is an edit, naming the variables whose values changed');
 SELECT results_eq($$SELECT count(*)::integer FROM tickq.drift WHERE detected_at = '2026-06-01 10:02Z'$$,
     $$VALUES (4)$$, 'each drift row is also recorded');
 SELECT results_eq($$SELECT stored_value, registry_value FROM d WHERE field = 'every'$$,

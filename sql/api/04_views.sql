@@ -51,7 +51,8 @@ CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     steps text,
     paused_until timestamptz,
     paused_reason text,
-    paused_by text
+    paused_by text,
+    streak_outcome tickq.outcome
 )
 LANGUAGE sql STABLE
 AS $$
@@ -93,7 +94,14 @@ AS $$
         CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END,
         CASE WHEN k.paused_until > p_now THEN k.paused_until END,
         CASE WHEN k.paused_until > p_now THEN k.paused_reason END,
-        CASE WHEN k.paused_until > p_now THEN k.paused_by END
+        CASE WHEN k.paused_until > p_now THEN k.paused_by END,
+        -- The streak's own outcome when the last run was no failure (interrupted) and left it
+        -- standing: the latest failure, found by job_run_kind_id back past that run.
+        CASE WHEN k.failure_streak > 0 AND last_run.outcome NOT IN ('failed', 'timeout', 'lost') THEN (
+            SELECT r.outcome FROM tickq.job_run AS r
+            WHERE r.kind = k.name AND r.outcome IN ('failed', 'timeout', 'lost')
+            ORDER BY r.id DESC LIMIT 1)
+        ELSE last_run.outcome END
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
@@ -112,7 +120,8 @@ COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
 'unarmed: an irreversible kind no person has run by hand yet), due and running flags, next due '
 'time (a paused kind: not before its pause ends), lease, failure streak, the last finished run, '
 'who armed an irreversible kind and when, for a chain a summary of its last run''s steps, and '
-'the pause (until, reason, by) while it lasts.';
+'the pause (until, reason, by) while it lasts, and the outcome of the failure streak (the last '
+'run''s, or the latest failure''s when an interrupted run left the streak standing).';
 
 CREATE OR REPLACE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());

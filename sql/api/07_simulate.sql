@@ -254,3 +254,33 @@ $$;
 COMMENT ON FUNCTION tickq.simulation_parts(timestamptz, timestamptz) IS
 'The simulator''s clock, in parts: from p_now through p_until, parts of three hours in whole ticks '
 '(at least one), each for one call of tickq.simulate_events with a commit after it.';
+
+CREATE OR REPLACE PROCEDURE tickq.simulate_window(
+    p_until timestamptz,
+    p_durations jsonb DEFAULT NULL,
+    p_steady boolean DEFAULT true,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_part record;
+BEGIN
+    -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before
+    -- the next starts (so the versions of the kind and slot rows it left can be pruned), with
+    -- no round trip to the caller between them.
+    IF p_steady THEN
+        PERFORM tickq.simulation_start(p_now);
+    END IF;
+    FOR v_part IN SELECT p.part_from, p.part_until FROM tickq.simulation_parts(p_until, p_now) AS p LOOP
+        PERFORM tickq.simulate_events(v_part.part_until, p_durations, v_part.part_from);
+        COMMIT;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, timestamptz) IS  -- noqa: LT01
+'The simulator''s clock through a whole window in one CALL: with p_steady, tickq.simulation_start '
+'at p_now first; then tickq.simulate_events for each part of tickq.simulation_parts(p_until, '
+'p_now), committing after each. Must be called outside a transaction block (it commits). '
+'Scratch databases only.';
+REVOKE ALL ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, timestamptz) FROM public;

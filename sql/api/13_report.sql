@@ -20,6 +20,36 @@ COMMENT ON FUNCTION tickq.window_runs(timestamptz, timestamptz) IS
 'The runs that overlap (p_since, p_now]: finished in it, or still running. Two index '
 'ranges, never a scan of the history.';
 
+CREATE OR REPLACE FUNCTION tickq.report_window_start_at(
+    p_hours numeric DEFAULT 24,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    -- A queue younger than the window: the page's timeline begins when the queue began (its
+    -- first kind, or an earlier run or the time it was due), so a new install uses the
+    -- timeline's whole width instead of a few pixels at its right edge; never later than a
+    -- second before p_now. A queue older than the window (the usual case) reads no run.
+    SELECT CASE
+        WHEN (SELECT min(k.created_at) FROM tickq.job_kind AS k) <= p_now - p_hours * interval '1 hour'
+            THEN p_now - p_hours * interval '1 hour'
+        ELSE greatest(
+            p_now - p_hours * interval '1 hour',
+            least(
+                coalesce(least(
+                    (SELECT min(k.created_at) FROM tickq.job_kind AS k),
+                    (SELECT min(least(r.due_at, r.claimed_at))
+                        FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r)
+                ), p_now - p_hours * interval '1 hour'),
+                p_now - interval '1 second'
+            )
+        )
+    END
+$$;
+COMMENT ON FUNCTION tickq.report_window_start_at(numeric, timestamptz) IS
+'Where the status page''s window begins: p_hours before p_now, or when the queue began (its '
+'first kind, or a run or its due time in the window if earlier) if that is later; at least a second before p_now.';
+
 CREATE OR REPLACE FUNCTION tickq.report_header_at(
     p_hours numeric DEFAULT 24,
     p_now timestamptz DEFAULT now()
@@ -37,7 +67,8 @@ CREATE OR REPLACE FUNCTION tickq.report_header_at(
     window_end timestamptz,
     timezone text,
     tick interval,
-    stale_after interval
+    stale_after interval,
+    failing_kinds text[]
 )
 LANGUAGE sql STABLE
 AS $$
@@ -55,18 +86,23 @@ AS $$
             WHERE k.retired_at IS NULL AND k.enabled AND k.irreversible AND k.armed_at IS NULL),
         (SELECT count(*)::integer FROM tickq.drift AS d
             WHERE d.detected_at > p_now - interval '1 day' AND d.detected_at <= p_now),
-        p_now - p_hours * interval '1 hour',
+        tickq.report_window_start_at(p_hours, p_now),
         p_now,
         s.timezone,
         s.tick,
-        s.stale_after
+        s.stale_after,
+        -- the kinds the failing count counts, the longest streak first
+        (SELECT coalesce(array_agg(k.name ORDER BY k.failure_streak DESC, k.name), '{}')
+            FROM tickq.job_kind AS k
+            WHERE k.retired_at IS NULL AND k.failure_streak >= s.alert_after)
     FROM tickq.settings AS s
 $$;
 COMMENT ON FUNCTION tickq.report_header_at(numeric, timestamptz) IS
 'The status page''s header as of p_now: slots in use and the limit, kinds, stale and failing '
 '(streak at alert_after or more), disabled, paused and unarmed irreversible kinds, drift found '
-'in the last day, the window '
-'(the last p_hours), the registry''s zone, tick and stale threshold.';
+'in the last day, the window (the last p_hours, or since the queue began: '
+'report_window_start_at), the registry''s zone, tick and stale threshold, and the names of '
+'the failing kinds.';
 
 CREATE OR REPLACE FUNCTION tickq.report_dispatchers_at(
     p_hours numeric DEFAULT 24,
@@ -104,26 +140,38 @@ CREATE OR REPLACE FUNCTION tickq.report_timeline_at(
     first_run_id bigint,
     wait_start timestamptz,
     longest_wait interval,
-    stale_at timestamptz
+    stale_at timestamptz,
+    longest_run interval
 )
 LANGUAGE sql STABLE
 AS $$
-    -- One bar per run, except that consecutive runs of a kind with the same outcome that kept
-    -- to its cadence (each began within its `every` (or a 600th of the window) plus a tick of
-    -- the last one's end: claims happen at ticks) become one bar with their count: a kind that ran fine every 5 minutes all
-    -- day is one bar, not 288, a failure always stands out, and a missed slot leaves a gap. The
-    -- wait before a bar (due to claimed) is the longest wait of the runs it holds; stale_at is
-    -- where that wait passed stale_after.
-    WITH runs AS (
+    -- One bar per run, from its claim to its end, as long as it really was: the page draws a
+    -- bar at least 2 px wide, and a pixel is a 900th of the window (the page's plot is 900 px,
+    -- tickq/page/layout.py). Only runs the page could not draw apart are one bar: the next run
+    -- of the kind, of the same outcome, starting less than a pixel after the last one's drawn
+    -- end. Such a bar carries its count (the page marks it "N runs") and its longest run, so a
+    -- kind that ran every minute all day is one bar of 1440 runs, while seven runs a minute
+    -- apart over the last hour are seven bars. The wait before a bar (due to claimed) is the
+    -- longest wait of the runs it holds; stale_at is where that wait passed stale_after.
+    -- MATERIALIZED: once, not once per run (the planner would inline the call into each row).
+    WITH frame AS MATERIALIZED (
+        SELECT w.since, (p_now - w.since) / 900 AS px
+        FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
+    ),
+    runs AS (
         SELECT
             -- A run due during the kind's last pause waited on purpose until the pause ended:
             -- its wait for a slot starts there (as stale_due_at counts it).
             r.id, r.kind, r.outcome, greatest(r.due_at, w.pause_end) AS due_at,
-            greatest(r.claimed_at, p_now - p_hours * interval '1 hour') AS bar_start,
+            greatest(r.claimed_at, f.since) AS bar_start,
             coalesce(r.finished_at, p_now) AS bar_end,
-            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited,
-            k.every
+            coalesce(r.finished_at, p_now) - r.claimed_at AS ran,
+            greatest(coalesce(r.finished_at, p_now), greatest(r.claimed_at, f.since) + 2 * f.px)
+                AS drawn_end,
+            f.px,
+            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
+        CROSS JOIN frame AS f
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
         CROSS JOIN LATERAL (
             SELECT CASE WHEN k.paused_until <= r.claimed_at AND r.due_at IS NOT NULL
@@ -135,11 +183,9 @@ AS $$
         SELECT
             runs.*,
             CASE WHEN lag(runs.outcome) OVER w = runs.outcome
-                AND runs.bar_start - lag(runs.bar_end) OVER w
-                <= greatest(runs.every, p_hours * interval '1 hour' / 600) + s.tick
+                AND runs.bar_start - lag(runs.drawn_end) OVER w < runs.px
                 THEN 0 ELSE 1 END AS starts_bar
         FROM runs
-        CROSS JOIN tickq.settings AS s
         WINDOW w AS (PARTITION BY runs.kind ORDER BY runs.bar_start, runs.id)
     ),
     grouped AS (
@@ -158,7 +204,8 @@ AS $$
         (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1],
         max(g.waited),
         CASE WHEN max(g.waited) > s.stale_after
-            THEN (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1] + s.stale_after END
+            THEN (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1] + s.stale_after END,
+        max(g.ran)
     FROM grouped AS g
     INNER JOIN tickq.job_kind AS k ON g.kind = k.name
     CROSS JOIN tickq.settings AS s
@@ -166,9 +213,11 @@ AS $$
     ORDER BY k.priority, g.kind, 3
 $$;
 COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
-'The status page''s timeline over the last p_hours: bars of runs per kind (runs of the same '
-'outcome closer than a tick merged, with their count), each with the longest wait before it and '
-'where that wait went stale (a run due during its kind''s last pause waits from the pause''s end).';
+'The status page''s timeline over its window (report_window_start_at): a bar per run at its real '
+'length; runs of one outcome the page cannot draw apart (less than a 900th of the window after '
+'the last one''s drawn end, a bar being at least two 900ths) are one bar with their count and '
+'longest run. Each bar has the longest wait before it and where that wait went stale (a run '
+'due during its kind''s last pause waits from the pause''s end).';
 
 CREATE OR REPLACE FUNCTION tickq.report_waiting_at(
     p_now timestamptz DEFAULT now()

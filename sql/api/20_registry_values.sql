@@ -214,6 +214,49 @@ COMMENT ON FUNCTION tickq.legacy_zone_problem(text, timestamptz) IS
 'MST, HST, EST5EDT, CST6CDT, MST7MDT, PST8PDT): what it is and the IANA name to use; NULL for any '
 'other name. p_now is unused.';
 
+-- A zone name with a typo ("Europe/Berln", or the place alone: "Berlin") is answered with the
+-- nearest name the zone database has: the most letter pairs in common with the whole name or its
+-- place (Dice), at least 0.6 of them. Offsets ("UTC+3") are not typos and get the rule instead.
+-- Read only when a value is refused.
+CREATE OR REPLACE FUNCTION tickq.unknown_zone(
+    p_value jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql STABLE
+AS $$
+    WITH wanted AS (
+        SELECT lower(p_value #>> '{}') AS zone
+        WHERE jsonb_typeof(p_value) = 'string' AND (p_value #>> '{}') !~ '[+-][0-9]'
+            AND length(p_value #>> '{}') BETWEEN 3 AND 80
+    ), pairs AS (
+        SELECT DISTINCT substr(w.zone, i.n, 2) AS pair
+        FROM wanted AS w CROSS JOIN generate_series(1, length(w.zone) - 1) AS i (n)
+    ), scored AS (
+        SELECT z.name, max(2.0 * c.common / (c.total + (SELECT count(*) FROM pairs))) AS score
+        FROM pg_timezone_names AS z
+        -- the whole name, and its place: the part after the last /
+        CROSS JOIN LATERAL (VALUES (lower(z.name)), (lower(substring(z.name FROM '[^/]+$')))) AS t (text)
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS total, count(*) FILTER (WHERE g.pair IN (SELECT p.pair FROM pairs AS p)) AS common
+            FROM (SELECT DISTINCT substr(t.text, i.n, 2) AS pair
+                FROM generate_series(1, length(t.text) - 1) AS i (n)) AS g
+        ) AS c
+        WHERE EXISTS (SELECT FROM wanted) AND z.name !~ '^(posix|right)/'
+            AND tickq.legacy_zone_problem(z.name) IS NULL
+        GROUP BY z.name
+    )
+    SELECT format('unknown time zone %s', left(p_value::text, 200)) || coalesce(
+        -- only a name tickq takes, and never the value itself (the system's zone files may hold
+        -- names such as "localtime" that PostgreSQL lists but tickq refuses)
+        (SELECT format('; did you mean "%s"?', s.name) FROM scored AS s
+            WHERE s.score >= 0.6 AND lower(s.name) <> lower(p_value #>> '{}') AND tickq.is_timezone(s.name)
+            ORDER BY s.score DESC, s.name LIMIT 1),
+        ' (use an IANA name spelled as in the zone database, such as Europe/London)')
+$$;
+COMMENT ON FUNCTION tickq.unknown_zone(jsonb, timestamptz) IS
+'The registry''s message for a zone value PostgreSQL does not know: the nearest zone name when '
+'one is close (a typo), else how a zone is spelled. p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.parse_settings(
     p_settings jsonb,
     p_old tickq.settings,
@@ -264,9 +307,7 @@ BEGIN
             WHEN 'timezone' THEN
                 IF jsonb_typeof(v_settings -> 'timezone') <> 'string'
                     OR NOT tickq.is_timezone(v_settings ->> 'timezone') THEN
-                    PERFORM tickq.registry_error(NULL, 'timezone',
-                        format('unknown time zone %s (use an IANA name spelled as in the zone database, '
-                            'such as Europe/London)', v_settings -> 'timezone'));
+                    PERFORM tickq.registry_error(NULL, 'timezone', tickq.unknown_zone(v_settings -> 'timezone'));
                 END IF;
                 IF tickq.legacy_zone_problem(v_settings ->> 'timezone') IS NOT NULL THEN
                     PERFORM tickq.registry_error(NULL, 'timezone',

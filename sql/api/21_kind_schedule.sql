@@ -81,8 +81,7 @@ BEGIN
     IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
         OR NOT tickq.is_timezone(v_kind.timezone) THEN
         PERFORM tickq.registry_error(p_name, 'timezone',
-            format('unknown time zone %s (use an IANA name spelled as in the zone database, '
-                'such as Europe/London)', left(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))::text, 200)));
+            tickq.unknown_zone(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))));
     END IF;
     -- Only a zone the entry names: a kind that names none takes the settings' zone, judged there.
     IF p_entry ? 'timezone' AND tickq.legacy_zone_problem(v_kind.timezone) IS NOT NULL THEN
@@ -110,10 +109,10 @@ DECLARE
         p_kind.on_days, p_kind.timezone, p_now);
 BEGIN
     INSERT INTO tickq.job_kind AS k (
-        name, registry, every, every_offset, at_times, on_days, timezone, timeout, priority,
-        retries, enabled, irreversible, command_since, due_at, created_at, updated_at
+        name, registry, registry_digest, every, every_offset, at_times, on_days, timezone, timeout,
+        priority, retries, enabled, irreversible, command_since, due_at, created_at, updated_at
     ) VALUES (
-        p_kind.name, p_kind.registry, p_kind.every, p_kind.every_offset, p_kind.at_times,
+        p_kind.name, p_kind.registry, md5(p_kind.registry::text), p_kind.every, p_kind.every_offset, p_kind.at_times,
         p_kind.on_days, p_kind.timezone, p_kind.timeout, p_kind.priority, p_kind.retries,
         p_kind.enabled, coalesce(p_kind.irreversible, false), p_now,
         -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
@@ -122,6 +121,7 @@ BEGIN
     )
     ON CONFLICT (name) DO UPDATE SET
         registry = excluded.registry,
+        registry_digest = excluded.registry_digest,
         every = excluded.every,
         every_offset = excluded.every_offset,
         at_times = excluded.at_times,

@@ -229,6 +229,7 @@ DECLARE
     v_in_entry jsonb;
     v_stored_entry jsonb;
     v_new_command boolean;
+    v_mirror_intact boolean;
     v_wait text;
     v_drift jsonb := '[]'::jsonb;
 BEGIN
@@ -257,18 +258,19 @@ BEGIN
         RETURN v_drift;
     END IF;
     v_stored_entry := tickq.registry_entry(v_stored);
+    v_mirror_intact := v_stored.registry_digest IS NOT DISTINCT FROM md5(v_stored.registry::text);
     IF v_stored.retired_at IS NOT NULL THEN
         v_drift := jsonb_build_array(jsonb_build_object('kind', p_name, 'field', 'kind',
             'registry_value', v_in_entry, 'registry_edit', true));
     ELSE
         -- An edit of the registry file is a field whose typed column still held what the
         -- previous registry said (its mirror, job_kind.registry); anything else was changed
-        -- behind the registry's back. command, cwd, env and ping_url live only in the mirror, which
-        -- could itself have been edited: never called an edit.
+        -- behind the registry's back. command, cwd, env and ping_url live only in the mirror: an edit when
+        -- the mirror is as the last sync wrote it (its digest), else changed behind its back.
         v_drift := coalesce((
             SELECT jsonb_agg(jsonb_build_object('kind', p_name, 'field', f.key,
                 'stored_value', v_stored_entry -> f.key, 'registry_value', v_in_entry -> f.key,
-                'registry_edit', NOT f.key IN ('command', 'cwd', 'env', 'ping_url')
+                'registry_edit', (NOT f.key IN ('command', 'cwd', 'env', 'ping_url') OR v_mirror_intact)
                     AND (v_stored.registry -> f.key) IS NOT DISTINCT FROM (v_stored_entry -> f.key)))
             FROM (SELECT jsonb_object_keys(v_stored_entry) UNION SELECT jsonb_object_keys(v_in_entry))
                 AS f (key)
@@ -281,10 +283,12 @@ BEGIN
     END IF;
     -- A new command (or steps, cwd, env) needs a new first run by hand: disarmed, and logged.
     v_new_command := tickq.command_changed(v_stored, v_incoming);
+    -- The disarming follows the edit: an edit when the change of command was one.
     IF v_new_command AND v_stored.armed_at IS NOT NULL THEN
         v_drift := v_drift || jsonb_build_object('kind', p_name, 'field', 'armed',
             'stored_value', jsonb_build_object('armed_at', v_stored.armed_at,
-                'armed_by', v_stored.armed_by, 'run_id', v_stored.armed_run_id), 'registry_edit', false);
+                'armed_by', v_stored.armed_by, 'run_id', v_stored.armed_run_id),
+            'registry_edit', v_mirror_intact AND v_stored.retired_at IS NULL);
     END IF;
     IF v_stored_entry IS DISTINCT FROM v_in_entry OR v_stored.registry IS DISTINCT FROM v_in_entry
         OR v_stored.retired_at IS NOT NULL THEN

@@ -54,7 +54,9 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if httpx is None:
-            raise ModelError("agents need httpx: pip install 'tickq[agents]'")
+            from tickq.agents.extra import missing
+
+            raise ModelError(missing() or "agents need httpx")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self._key = api_key or None

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from tickq.agents import extra
 from tickq.agents.bounds import bounded, check_nesting
 from tickq.agents.client import ChatClient, ModelError
 from tickq.db.api import agent_run as api
@@ -297,6 +298,10 @@ def execute(
     settings = registry.agents
     if settings is None:
         print(f"[agent: {registry.path} has no [agents] section]", file=err)
+        return EXIT_CONFIG
+    lacking = extra.missing()
+    if lacking:
+        print(f"[agent: {lacking}]", file=err)
         return EXIT_CONFIG
     api_key = None
     if settings.api_key_env:

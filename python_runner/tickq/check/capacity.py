@@ -25,6 +25,9 @@ def check(conn: Connection, registry: Registry) -> CapacityReport:
     return api.capacity(conn, registry)
 
 
-def queue_facts(conn: Connection, *, observed: bool) -> QueueFacts:
-    """The queue's user-built agents, and with `observed` its observed durations."""
-    return QueueFacts(api.observed_durations(conn) if observed else None, api.live_agents(conn))
+def queue_facts(conn: Connection, registry: Registry, *, observed: bool) -> QueueFacts:
+    """The queue's user-built agents when `registry` has an [agents] section (without one a
+    dispatcher runs no agent: those in the database may be another project's), and with
+    `observed` its observed durations."""
+    agents = api.live_agents(conn) if registry.agents is not None else []
+    return QueueFacts(api.observed_durations(conn) if observed else None, agents)

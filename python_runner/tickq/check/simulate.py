@@ -1,7 +1,8 @@
 """The worst case behind `tickq check` and `tickq simulate`: the registry run with a moved clock
-through the real SQL, in a scratch database of its own (tickq.db.api.check.scratch), dropped
-afterwards. The clock, its parts and the merging of windows are SQL's
-(sql/api/07_simulate.sql, 16_worst_case.sql); this module only says which windows to run.
+through the real SQL, in a scratch database of its own (a copy of a migrated template kept on
+the server: tickq.db.scratch), dropped afterwards. The clock, its parts and the merging of
+windows are SQL's (sql/api/07_simulate.sql, 16_worst_case.sql); this module only says which
+windows to run.
 
 `check` judges the steady state: every kind starts at its own next slot in each window that
 tickq.simulation_windows plans (every schedule covered once, a daylight-saving change day of
@@ -20,7 +21,10 @@ from tickq.db.errors import ScratchUnavailable
 from tickq.registry import Registry
 
 __all__ = ["KindWait", "ScratchUnavailable", "Window", "WorstCase", "evaluate", "replay",
-           "worst_case"]
+           "scratch", "worst_case"]
+
+# A scratch database for `evaluate`: a copy of the migrated template, dropped afterwards.
+scratch = api.scratch
 
 
 @dataclass(frozen=True)

@@ -71,14 +71,11 @@ def spread_offsets(
     return api.spread_offsets(conn, durations)
 
 
-def suggest(server: str, registry: Registry, durations: dict[str, float] | None) -> Suggestion:
-    with api.scratch(server) as conn:
-        return _suggest(conn, registry, durations)
-
-
-def _suggest(
+def suggest(
     conn: Connection, registry: Registry, durations: dict[str, float] | None
 ) -> Suggestion:
+    """The smallest change that passes, each proposal simulated in the scratch database behind
+    `conn` (the check's own: its agents stay, the registry is synced again for each)."""
     tried: list[str] = []
     offsets = spread_offsets(conn, registry, durations)
     if offsets and passes(conn, with_offsets(registry, offsets), durations):

@@ -11,6 +11,7 @@ taken, no free slot), 2 an invalid value or registry, 3 the database cannot be r
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from datetime import UTC
@@ -92,6 +93,9 @@ def _save(args: argparse.Namespace, create: bool) -> int:
     if registry is None or registry.agents is None:
         print(f"tickq: warning: {args.registry} has no [agents] section: the agent's runs fail "
               "until it has one", file=sys.stderr)
+    lacking = common.agents_cannot_run(registry)
+    if lacking:
+        print(f"tickq: warning: {lacking}", file=sys.stderr)
     return cmd_show(args)
 
 
@@ -99,7 +103,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     with common.open_queue(args) as conn:
         agent = agents.agent(conn, args.name)
         if agent is None:
-            raise NoAnswer(f"no agent {args.name!r}; tickq agent list shows the agents")
+            names = [row["name"] for row in agents.agents(conn)]
+            raise NoAnswer(f"no agent {args.name!r}{_did_you_mean(args.name, names)}")
         runs = agents.next_runs(conn, args.name, 5)
     if getattr(args, "json", False):
         print(json.dumps({**agent, "next_runs": runs}, default=json_value, indent=2))
@@ -121,12 +126,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     if agent["state"] == "paused":
         print("next runs: none while paused; these follow a resume")
     zone = runs[0]["timezone"] if runs else agent["timezone"]
-    print(f"next runs ({zone} / UTC):")
+    in_utc = zone in (None, "UTC")  # the same time twice says nothing more
+    print(f"next runs ({zone or 'UTC'}{'' if in_utc else ' / UTC'}):")
     for run in runs:
-        local = run["local_time"]
-        print(f"  {local:%a %Y-%m-%d %H:%M} {zone}   "
-              f"{run['run_at'].astimezone(UTC):%a %Y-%m-%d %H:%M} UTC")
+        utc = f"{run['run_at'].astimezone(UTC):%a %Y-%m-%d %H:%M} UTC"
+        print(f"  {utc}" if in_utc else f"  {run['local_time']:%a %Y-%m-%d %H:%M} {zone}   {utc}")
     return EXIT_OK
+
+
+def _did_you_mean(name: str, names: list[str]) -> str:
+    """'; did you mean "x"?' for a close agent name, else where the agents are listed."""
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        return "; did you mean " + " or ".join(f'"{c}"' for c in close) + "?"
+    return "; tickq agent list shows the agents"
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -48,18 +48,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     registry = common.registry(args)
     with _judged_queue(args, registry) as conn:
         report = capacity.check(conn, registry)
-        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
     _print_capacity(report)
     unstartable = programs.problems(registry)
     for problem in unstartable:
         print(f"tickq: {problem}", file=sys.stderr)
+    lacking = common.agents_cannot_run(registry)
+    if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
+        print(f"tickq: warning: {lacking}", file=sys.stderr)
     server = session.server(args.database_url)
-    result = simulate.worst_case(server, registry, facts.durations, facts.agents)
-    _print_worst_case(result, registry, args.durations)
-    if args.suggest and result.starved:
-        from tickq.check import suggest
+    with simulate.scratch(server) as sim:  # one scratch database for the check and its proposals
+        result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
+        _print_worst_case(result, registry, args.durations)
+        if args.suggest and result.starved:
+            from tickq.check import suggest
 
-        print(suggest.render(suggest.suggest(server, registry, facts.durations)))
+            print(suggest.render(suggest.suggest(sim, registry, facts.durations)))
     fits = report.verdict.fits
     return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
 
@@ -71,7 +75,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                            f"got {args.hours:g}")
     registry = common.registry(args)
     with _judged_queue(args, registry) as conn:
-        facts = capacity.queue_facts(conn, observed=args.durations == "observed")
+        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
     server = session.server(args.database_url)
     started = time.monotonic()
     result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents)

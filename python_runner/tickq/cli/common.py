@@ -15,7 +15,12 @@ from tickq import db
 from tickq.db.api import session
 from tickq.db.errors import InvalidInput
 from tickq.host.process import StopEvent
-from tickq.registry import Registry, RegistryError, load_registry
+from tickq.registry import (
+    Registry,
+    RegistryError,
+    default_agent_runner,
+    load_registry,
+)
 
 
 def registry(args: argparse.Namespace) -> Registry:
@@ -32,6 +37,16 @@ def registry(args: argparse.Namespace) -> Registry:
 def registry_if_any(args: argparse.Namespace) -> Registry | None:
     """The registry when its file exists (commands that can do without one)."""
     return load_registry(args.registry) if Path(args.registry).exists() else None
+
+
+def agents_cannot_run(found: Registry | None) -> str | None:
+    """The one line saying this Python cannot run the registry's agents (no httpx: a plain
+    install), when the registry has [agents] and runs them with tickq's own runner."""
+    if found is None or found.agents is None or found.agents.runner != default_agent_runner():
+        return None
+    from tickq.agents import extra
+
+    return extra.missing()
 
 
 def url(args: argparse.Namespace) -> str:

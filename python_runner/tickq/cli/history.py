@@ -30,10 +30,16 @@ def cmd_history(args: argparse.Namespace) -> int:
          "slots"],
         [[str(r["run_id"]), r["run_trigger"], str(r["attempt"]), when(r["claimed_at"], utc=True),
           human_duration(r["waited"]), human_duration(r["duration"]), r["outcome"],
-          "-" if r["exit_code"] is None else str(r["exit_code"]), str(r["slots_merged"])]
+          "-" if r["exit_code"] is None else str(r["exit_code"]), _slots(r["slots_merged"])]
          for r in rows],
     )))
     return EXIT_OK
+
+
+def _slots(merged: int) -> str:
+    """The schedule slots a run stands for; a retry or a manual run stands for none of its own
+    (a retry's slot is its first try's), shown as "-", not as 0 slots of capacity."""
+    return str(merged) if merged else "-"
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ but the answer is "no" (a manual run found no free slot, `check` found too littl
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import signal
@@ -74,6 +75,26 @@ def _command(func: options.Command) -> options.Command:
     return getattr(importlib.import_module(f"tickq.cli.{module}"), name)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                  extra: list[str]) -> None:
+    """Exit 2 with the usage of the command that was given (`tickq agent edit`, not `tickq`)
+    and, for an option it does not know, the nearest one it does."""
+    while True:  # down to the parser of the command named
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if chosen not in (subs[0].choices if subs else {}):
+            break
+        parser = subs[0].choices[chosen]
+    known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    hints = []
+    for word in extra:
+        close = difflib.get_close_matches(word.partition("=")[0], known, n=1, cutoff=0.6)
+        if word.startswith("--") and close:
+            hints.append(f"{word.partition('=')[0]}: did you mean {close[0]}?")
+    parser.error(f"unrecognized arguments: {' '.join(extra)}"
+                 + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # `tickq psql -c 'select 1'`: options tickq does not know go on to psql.
@@ -81,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "psql":
         args.psql_args = [a for a in [*extra, *args.psql_args] if a != "--"]
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        _unrecognized(parser, args, extra)
     args.parser = parser  # `tickq completion` writes its script from it
     try:
         status = _command(args.func)(args)

@@ -325,8 +325,9 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
                    help="on these weekdays with --at, e.g. mon-fri or sat,sun")
     p.add_argument("--timezone", metavar="ZONE",
                    help="IANA zone of --at, e.g. America/Chicago (default: the registry's)")
-    p.add_argument("--turns", type=int, metavar="N",
-                   help="model calls at most (1-6, default the registry's cap)")
+    p.add_argument("--turns", "--max-turns", dest="turns", type=int, metavar="N",
+                   help="model calls at most (1-6, default the registry's cap; the agent's "
+                        "max_turns)")
     p.add_argument("--timeout", type=_duration, metavar="DURATION",
                    help="the run's watchdog (at most 10m, default the registry's cap)")
     p.add_argument("--owner", help="a label for who the agent belongs to")

@@ -181,18 +181,29 @@ def _hint(args: argparse.Namespace, registry: Registry, exc: ClaimRefused) -> st
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
+    from tickq.db.api import operator
+
     registry = common.registry(args)
     log = EventLog(args.log_format)
     queue = dispatcher(args, registry, log)
     try:
+        # A kind new to the queue is no drift (nothing differed), but a sync that added it says so.
+        before = set(queue.link.call(operator.kind_names))
         drift = queue.sync()
     finally:
         queue.close()
+    added = sorted(set(registry.kinds) - before)
     from tickq.host import programs
 
     for problem in programs.problems(registry):
         log.warning("command.cannot_start", problem=problem)
-    if not drift:
+    lacking = common.agents_cannot_run(registry)
+    if lacking:
+        log.warning("agents.cannot_run", problem=lacking)
+    if added:
+        print(f"added {len(added)} kind{'s' if len(added) > 1 else ''} to the queue: "
+              f"{', '.join(added)}" + ("" if drift else "; nothing else differed"))
+    elif not drift:
         print("no drift: the queue matches the registry")
     return EXIT_OK
 

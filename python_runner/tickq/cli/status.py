@@ -200,8 +200,12 @@ def _next(k: dict[str, Any], now: datetime, zone: ZoneInfo) -> str:
 def _last(k: dict[str, Any], now: datetime) -> str:
     if k["last_outcome"] is None:
         return "-"
-    streak = f" x{k['failure_streak']}" if k["failure_streak"] > 1 else ""
-    return f"{k['last_outcome']}{streak} {_rel(k['last_finished_at'], now)}"
+    n, last, streak_of = k["failure_streak"], k["last_outcome"], k.get("streak_outcome")
+    if n and streak_of and streak_of != last:
+        # An interrupted run leaves the streak as it was: name the streak's own outcome.
+        return f"{last} after {streak_of} x{n} {_rel(k['last_finished_at'], now)}"
+    streak = f" x{n}" if n > 1 else ""
+    return f"{last}{streak} {_rel(k['last_finished_at'], now)}"
 
 
 def _at(when: datetime | None, now: datetime, zone: ZoneInfo, full: bool = False) -> str:

@@ -11,7 +11,7 @@ chain's own: the dispatcher's connection belongs to its main thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tickq.db.api import tick as api
@@ -23,20 +23,24 @@ from tickq.host import programs
 from tickq.host.process import MAX_TAIL_CHARS, RunResult, run_command
 from tickq.registry import Kind, Step
 
+Output = Callable[[bytes], None] | None
+
 
 def run_chain(
-    ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None
+    ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None,
+    on_output: Output = None,
 ) -> RunResult:
     """Run the steps of `kind` for `claim` (from the step the database names) and return the
-    chain's result: ok when every step ran and each failure was allowed to continue."""
+    chain's result: ok when every step ran and each failure was allowed to continue.
+    `on_output` gets each step's output as it comes, step after step (`tickq run CHAIN`)."""
     started = time.monotonic()
     with ctx.link() as link:
-        return _steps(ctx, link, claim, kind, env, cwd, started)
+        return _steps(ctx, link, claim, kind, env, cwd, started, on_output)
 
 
 def _steps(
     ctx: Context, link: Link, claim: Claim, kind: Kind, env: Mapping[str, str],
-    cwd: Path | None, started: float,
+    cwd: Path | None, started: float, on_output: Output,
 ) -> RunResult:
     deadline = started + kind.timeout
     try:
@@ -63,7 +67,7 @@ def _steps(
             outcome, exit_code = "timeout", None
             break
         cut_by_chain = left < step.timeout
-        result = _run_step(ctx, claim, kind, env, cwd, n, step, left)
+        result = _run_step(ctx, claim, kind, env, cwd, n, step, left, on_output)
         pid = result.pid
         parts.append(f"[tickq: step {n} {step.name}: {result.outcome}"
                      f" (exit {result.exit_code}, {result.duration:.1f}s)]\n{result.output_tail}")
@@ -93,7 +97,7 @@ def _steps(
 
 def _run_step(
     ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None, n: int,
-    step: Step, left: float,
+    step: Step, left: float, on_output: Output,
 ) -> RunResult:
     """One step under its own watchdog, never longer than the chain has left. It starts by
     the one rule every command does (tickq.host.programs)."""
@@ -102,7 +106,7 @@ def _run_step(
         start.argv, cwd=start.cwd,
         env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
         timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_event,
-        ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name),
+        ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name), on_output=on_output,
     )
 
 

@@ -23,7 +23,8 @@ def _registry_units(unit: str | None, value: Any) -> Any:
 
 def log_drift(log: EventLog, name: str, d: Drift) -> None:
     """An edit of the registry file is news; a row changed behind its back is a warning."""
-    level = "info" if d.registry_edit else "warning"
+    # A disarmed irreversible kind waits for a person, even when an edit of the file did it.
+    level = "info" if d.registry_edit and d.field != "armed" else "warning"
     if d.field == LOCKED:
         log.warning("kind.locked", kind=d.kind,
                     hint="another session holds its job_kind row (a transaction left open in "

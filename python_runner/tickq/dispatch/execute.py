@@ -62,7 +62,7 @@ def execute(
             "a different registry]\n")
     env = {**kind.env, **run_env(claim)}
     if kind.steps:
-        return run_chain(ctx, claim, kind, env, kind.cwd)
+        return run_chain(ctx, claim, kind, env, kind.cwd, on_output)
     # Relative command paths and the default working directory are the registry's folder.
     start = programs.resolve(kind.command, ctx.folder, kind.cwd, kind.env)
     return run_command(

@@ -4,7 +4,7 @@ every piece of text is placed by the template, which escapes it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 LABEL_WIDTH = 230  # kind names left of the timeline
@@ -13,6 +13,12 @@ ROW_HEIGHT = 18
 LANE_HEIGHT = 22
 AXIS_HEIGHT = 22
 SLOT_PLOT_HEIGHT = 120
+MIN_BAR = 2.0  # px: a run of 0.1 s stays visible (sql/api/13_report.sql merges what would touch)
+CHAR_WIDTH = 6.2  # px of an 11 px label character, to keep labels apart
+MARK_LABEL_HALF_WIDTH = 17  # px: half of "23:00"
+MAX_MARKS = 12
+MARK_STEPS = [timedelta(seconds=s) for s in (
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)]
 
 
 @dataclass(frozen=True)
@@ -27,16 +33,27 @@ class Frame:
         offset = (min(max(when, self.start), self.end) - self.start).total_seconds()
         return round(LABEL_WIDTH + offset / span * PLOT_WIDTH, 2)
 
-    def hour_marks(self) -> list[tuple[float, datetime]]:
-        """An x for each whole hour (every few hours on long windows)."""
-        hours = (self.end - self.start).total_seconds() / 3600
-        step = max(1, int(hours // 12) or 1)
-        first = self.start.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
-        marks, t = [], first
+    @property
+    def step(self) -> timedelta:
+        """The axis step: the shortest of MARK_STEPS that leaves at most MAX_MARKS marks."""
+        span = (self.end - self.start).total_seconds()
+        return next((s for s in MARK_STEPS if span / s.total_seconds() <= MAX_MARKS),
+                    MARK_STEPS[-1])
+
+    def marks(self, tz: tzinfo) -> list[tuple[float, datetime, bool]]:
+        """An x for each whole step of the reader's clock (`tz`) in the window, and whether its
+        label fits: a label never runs past either edge of the timeline."""
+        step = self.step
+        local = self.start.astimezone(tz)
+        midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+        since = (local - midnight).total_seconds()
+        t = midnight + step * (int(since // step.total_seconds()) + 1)
+        half = MARK_LABEL_HALF_WIDTH * (1.5 if step < timedelta(minutes=1) else 1)
+        marks = []
         while t < self.end:
-            if t.hour % step == 0:
-                marks.append((self.x(t), t))
-            t += timedelta(hours=1)
+            x = self.x(t)
+            marks.append((x, t, LABEL_WIDTH + half <= x <= LABEL_WIDTH + PLOT_WIDTH + 10 - half))
+            t += step
         return marks
 
 
@@ -63,8 +80,9 @@ def timeline(
     frame: Frame, kinds: list[dict[str, Any]], bars: list[dict[str, Any]],
     waiting: list[dict[str, Any]], stale_after: timedelta, lane_order: tuple[str, ...],
 ) -> Timeline:
-    """One row per kind, grouped by lane; a bar per (merged) run, a thin line for each wait
-    before it, and a marker where a wait went stale."""
+    """One row per kind, grouped by lane; a bar per run (or per runs too close to draw apart,
+    labelled with their count), a thin line for each wait before it, and a marker where a wait
+    went stale."""
     by_lane: dict[str, list[str]] = {lane: [] for lane in lane_order}
     for k in kinds:
         by_lane.setdefault(k["priority"], []).append(k["kind"])
@@ -84,8 +102,10 @@ def timeline(
         if row is None:  # a kind that left the registry since
             continue
         x0, x1 = frame.x(bar["bar_start"]), frame.x(bar["bar_end"])
-        row.bars.append({**bar, "x": x0, "w": max(2.0, round(x1 - x0, 2))})
-        if bar["wait_start"] is not None and bar["longest_wait"] > timedelta(0):
+        row.bars.append({**bar, "x": x0, "w": max(MIN_BAR, round(x1 - x0, 2)), "label": None})
+        # A wait shorter than a pixel (a claim at the next tick) has nothing to show: drawn,
+        # it would double the page of a queue of a thousand kinds.
+        if bar["wait_start"] is not None and x0 - frame.x(bar["wait_start"]) >= 1:
             row.waits.append({"x0": frame.x(bar["wait_start"]), "x1": x0,
                               "wait": bar["longest_wait"], "open": False})
         if bar["stale_at"] is not None and frame.start <= bar["stale_at"] <= frame.end:
@@ -99,7 +119,27 @@ def timeline(
         stale_at = w["due_at"] + stale_after
         if w["stale"] and frame.start <= stale_at <= frame.end:
             row.stale_marks.append({"x": frame.x(stale_at), "at": stale_at})
+    for row in rows.values():
+        _label_merged(row.bars)
     return Timeline(frame, lanes, list(rows.values()), y + 4)
+
+
+def _label_merged(bars: list[dict[str, Any]]) -> None:
+    """Where each merged bar's "N runs" goes: right of the bar if it fits before the next bar
+    and the plot's end, else left of it after the previous bar, else nowhere (its title still
+    says it)."""
+    right_end = LABEL_WIDTH + PLOT_WIDTH
+    for i, bar in enumerate(bars):
+        if bar["runs"] < 2:
+            continue
+        width = CHAR_WIDTH * len(f"{bar['runs']} runs")
+        after = bar["x"] + bar["w"] + 2
+        until = bars[i + 1]["x"] if i + 1 < len(bars) else right_end
+        before = bars[i - 1]["x"] + bars[i - 1]["w"] if i else LABEL_WIDTH
+        if after + width <= until:
+            bar["label"] = {"x": round(after, 2), "anchor": "start"}
+        elif bar["x"] - 2 - width >= before:
+            bar["label"] = {"x": round(bar["x"] - 2, 2), "anchor": "end"}
 
 
 @dataclass(frozen=True)

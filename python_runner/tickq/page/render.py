@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -22,7 +22,7 @@ from tickq.db.api.session import Connection
 from tickq.db.contract import LANES
 from tickq.db.errors import InvalidInput
 from tickq.page import layout
-from tickq.page.upcoming import held_note, left_out
+from tickq.page.upcoming import held_note
 from tickq.registry.durations import human_duration
 
 __all__ = ["LANES", "PageData", "collect", "html_target", "render", "write_html", "zone"]
@@ -51,8 +51,13 @@ def zone(name: str | None) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
+UPCOMING_SHOWN = 10  # runs the Upcoming table shows open; the rest of the list is folded
+FAILING_NAMED = 5  # kinds the failing tile names
+
+
 def render(data: PageData) -> str:
-    """The page as one HTML document."""
+    """The page as one HTML document. Every time is in the registry's zone, to the minute (to
+    the second where seconds tell runs apart), never raw UTC."""
     tz = zone(data.header["timezone"])
     frame = layout.Frame(data.header["window_start"], data.header["window_end"])
     timeline = layout.timeline(frame, data.kinds, data.timeline, data.waiting,
@@ -62,18 +67,28 @@ def render(data: PageData) -> str:
     def local(value: datetime | None) -> str:
         return value.astimezone(tz).strftime("%Y-%m-%d %H:%M") if value else "-"
 
-    def utc(value: datetime | None) -> str:
-        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if value else "-"
+    def local_s(value: datetime | None) -> str:
+        return value.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+    def clock(value: datetime) -> str:
+        seconds = frame.step < timedelta(minutes=1)
+        return value.astimezone(tz).strftime("%H:%M:%S" if seconds else "%H:%M")
 
     def zoned(value: datetime | None) -> str:
         return f"{local(value)} {tz.key}"
 
-    shown = sum(1 for u in data.upcoming if u["due_at"] is not None)
+    timed = [u for u in data.upcoming if u["due_at"] is not None]
+    failing = list(data.header["failing_kinds"] or [])
     return _ENV.get_template("page.html").render(
-        data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local, utc=utc,
-        duration=human_duration, lanes=LANES,
-        generated=local(data.header["window_end"]),
-        note=lambda row: held_note(row, zoned), more=left_out(data.upcoming), shown=shown,
+        data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local,
+        local_s=local_s, clock=clock, marks=frame.marks(tz), duration=human_duration,
+        lanes=LANES, generated=local_s(data.header["window_end"]),
+        since_began=frame.end - frame.start < timedelta(hours=data.hours),
+        span=frame.end - frame.start,
+        failing_named=failing[:FAILING_NAMED], failing_more=len(failing) - FAILING_NAMED,
+        note=lambda row: held_note(row, zoned), shown_open=len(timed[:UPCOMING_SHOWN]),
+        upcoming_open=timed[:UPCOMING_SHOWN] + [u for u in data.upcoming if u["due_at"] is None],
+        upcoming_folded=timed[UPCOMING_SHOWN:], shown=len(timed),
         total=data.upcoming[0]["total"] if data.upcoming else 0, hours=f"{data.hours:g}",
     )
 

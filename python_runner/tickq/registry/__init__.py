@@ -11,11 +11,13 @@ from tickq.registry.model import (
     RegistryError,
     Settings,
     Step,
+    default_agent_runner,
     env_digest,
 )
 from tickq.registry.parse import MAX_FILE_BYTES, load_registry, parse_registry
 
 __all__ = [
     "AGENT_PREFIX", "MAX_FILE_BYTES", "AgentTool", "Agents", "Kind", "Problem", "Registry",
-    "RegistryError", "Settings", "Step", "env_digest", "load_registry", "parse_registry",
+    "RegistryError", "Settings", "Step", "default_agent_runner", "env_digest", "load_registry",
+    "parse_registry",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -67,13 +68,35 @@ def parse_registry(text: str, path_for_messages: str | Path, base_dir: str | Pat
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise RegistryError([Problem(file, None, None, f"invalid TOML: {e}")]) from None
+        message = f"invalid TOML: {e}{_unquoted_hint(text, str(e))}"
+        raise RegistryError([Problem(file, None, None, message)]) from None
     _clock_times_as_text(doc)
     problems = shape_problems(doc, file, text)
     registry = build_registry(doc, file, Path(base_dir).absolute(), problems)
     if problems:
         raise RegistryError(problems)
     return registry
+
+
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_KEY_VALUE = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=\s*([^\s\"'\[{#][^#]*?)\s*(#.*)?")
+
+
+def _unquoted_hint(text: str, error: str) -> str:
+    """For `every = 5m`, what to write: text values (durations, names) are quoted in TOML."""
+    found = _AT_LINE.search(error)
+    lines = text.splitlines()
+    if found is None or not 0 < int(found.group(1)) <= len(lines):
+        return ""
+    line = _KEY_VALUE.fullmatch(lines[int(found.group(1)) - 1])
+    if line is None:
+        return ""
+    key, value = line.group(1), line.group(2)
+    try:
+        tomllib.loads(f"v = {value}")
+    except tomllib.TOMLDecodeError:
+        return f'; text is quoted in TOML: write {key} = "{value}"'
+    return ""
 
 
 def _clock_times_as_text(doc: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ schema's own `x-message` for the failing keyword, so a rule and its message sit 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -83,8 +84,7 @@ def _problems(error: ValidationError, doc: Mapping[str, Any], file: str) -> Iter
         known = [k for k, v in error.schema.get("properties", {}).items() if v.get("not") != {}]
         for extra in error.instance:
             if extra not in error.schema.get("properties", {}):
-                yield _problem(file, [*path, extra], None,
-                               f"unknown key; expected one of {', '.join(known)}")
+                yield _problem(file, [*path, extra], None, _unknown_key(extra, known))
         return
     if keyword == "required":
         for name in error.validator_value:
@@ -94,6 +94,14 @@ def _problems(error: ValidationError, doc: Mapping[str, Any], file: str) -> Iter
     if "propertyNames" in error.relative_schema_path:
         path.append(error.instance)
     yield _problem(file, path, error.schema.get("x-key"), _message(error, doc, path))
+
+
+def _unknown_key(name: str, known: list[str]) -> str:
+    """The nearest known key for a typo ("timout"), else every key that table takes."""
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f'unknown key; did you mean "{close[0]}"?'
+    return f"unknown key; expected one of {', '.join(known)}"
 
 
 def _message(error: ValidationError, doc: Mapping[str, Any], path: list[Any], **extra: Any) -> str:

@@ -2,29 +2,28 @@
 (sql/api/05_capacity.sql) and the worst-case simulation (sql/api/07_simulate.sql,
 16_worst_case.sql), each function one named query, rows by name.
 
-The simulation runs in a scratch database of its own (`scratch`), never in the user's queue: it
-claims and reports as dispatcher "simulator". Its connection is autocommit, so each part of
-the clock (`simulate_window`) commits on its own, as tickq.simulation_parts asks.
+The simulation runs in a scratch database of its own (`scratch`, a copy of a migrated template:
+tickq.db.scratch), never in the user's queue: it
+claims and reports as dispatcher "simulator". Its connection is autocommit, so the CALL of
+tickq.simulate_window may commit each part of the clock, as tickq.simulation_parts asks.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import psycopg
 from psycopg import Connection
 from psycopg.rows import class_row, dict_row
 from psycopg.types.json import Jsonb
 
 from tickq import db
+from tickq.db import scratch as db_scratch
 from tickq.db.api import registry as registry_api
-from tickq.db.errors import ScratchUnavailable
 from tickq.registry import Registry
 
 # A simulation is one long statement by design, watched by whoever started it.
@@ -117,11 +116,16 @@ def _rows(conn: Connection, cls: type, query: str, params: Any = None) -> list[A
 
 def capacity(conn: Connection, registry: Registry) -> CapacityReport:
     """The capacity of `registry` as the queue behind `conn` would see it (its real history:
-    95th percentiles of recent runs): synced in a transaction that is rolled back."""
+    95th percentiles of recent runs): synced in a transaction that is rolled back. The queue's
+    agents count only when the registry has an [agents] section: without one a dispatcher runs
+    none of them, and the agents in the database may be another project's."""
     report: CapacityReport | None = None
     try:
         with conn.transaction():
             registry_api.sync_registry(conn, registry)
+            if registry.agents is None:
+                for agent in live_agents(conn):
+                    conn.execute(db.load_query("pause_agent"), {"name": agent.name})
             report = CapacityReport(
                 kinds=_rows(conn, KindCapacity, "capacity"),
                 lanes=_rows(conn, LaneCapacity, "capacity_total"),
@@ -150,19 +154,10 @@ def live_agents(conn: Connection) -> list[SavedAgent]:
 
 @contextmanager
 def scratch(server_url: str) -> Iterator[Connection]:
-    """An autocommit connection to a fresh, migrated database; dropped afterwards."""
-    name = f"tickq_simulate_{uuid.uuid4().hex[:12]}"
-    try:
-        url = db.create_database(server_url, name)
-    except psycopg.Error as exc:
-        cause = exc.diag.message_primary if isinstance(exc, psycopg.DatabaseError) else None
-        raise ScratchUnavailable(cause or str(exc).strip() or type(exc).__name__) from None
-    try:
-        with db.connect(url, timeouts=db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
-            db.migrate(conn)
-            yield conn
-    finally:
-        db.drop_database(server_url, name)
+    """An autocommit connection to a fresh copy of the migrated scratch template
+    (tickq.db.scratch); dropped afterwards."""
+    with db_scratch.scratch(server_url, db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
+        yield conn
 
 
 def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
@@ -188,17 +183,12 @@ def replay_window(conn: Connection, hours: float | None) -> Window:
 def simulate_window(
     conn: Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
 ) -> None:
-    """Move the clock through `window`, one committed part at a time; with `steady`, every kind
-    starts at its own next slot (tickq.simulation_start)."""
-    if steady:
-        conn.execute(db.load_query("simulation_start"), {"start": window.starts_at})
-    hold = Jsonb(durations) if durations else None
-    with conn.cursor(row_factory=dict_row) as cur:
-        parts = cur.execute(db.load_query("simulation_parts"),
-                            {"until": window.ends_at, "start": window.starts_at}).fetchall()
-    for part in parts:
-        conn.execute(db.load_query("simulate_events"),
-                     {"until": part["part_until"], "durations": hold, "start": part["part_from"]})
+    """Move the clock through `window` in one CALL (tickq.simulate_window: each part of the
+    clock committed on its own, server-side); with `steady`, every kind starts at its own next
+    slot (tickq.simulation_start)."""
+    conn.execute(db.load_query("simulate_window"), {
+        "until": window.ends_at, "durations": Jsonb(durations) if durations else None,
+        "steady": steady, "start": window.starts_at})
 
 
 def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:

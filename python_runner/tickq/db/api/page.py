@@ -41,8 +41,15 @@ def page_data(
             slots=rows(conn, "report_slots", params),
             capacity=rows(conn, "report_capacity", params),
             upcoming=rows(conn, "upcoming", params),
-            kinds=rows(conn, "report_kinds", params),
+            kinds=[_failure_times(k) for k in rows(conn, "report_kinds", params)],
         )
+
+
+def _failure_times(kind: Row) -> Row:
+    """A kind's recent failures with finished_at a timestamptz again (jsonb carries it as text)."""
+    failures = [{**f, "finished_at": datetime.fromisoformat(f["finished_at"])
+                 if f.get("finished_at") else None} for f in kind["recent_failures"]]
+    return {**kind, "recent_failures": failures}
 
 
 def run_detail(conn: Connection, run_id: int) -> Row | None:

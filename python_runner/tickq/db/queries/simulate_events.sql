@@ -1,1 +1,0 @@
-SELECT tickq.simulate_events(%(until)s::timestamptz, %(durations)s::jsonb, %(start)s::timestamptz)

@@ -1,1 +1,0 @@
-SELECT tickq.simulation_start(%(start)s::timestamptz)

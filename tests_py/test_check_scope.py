@@ -1,0 +1,164 @@
+"""`tickq check` and `tickq simulate` model the registry file they are given: its kinds, and the
+queue's agents only when the file has an [agents] section (a dispatcher runs no agent without
+one), in the lane that section gives them. Another project's agents in the same database must
+not reach the verdict: the same file gets the same verdict on a laptop and in CI.
+
+The scratch database they simulate in is a copy of a migrated template kept on the server while
+the schema is unchanged, named so it cannot be a user's, and dropped when its schema is stale.
+
+Real `tickq` subprocesses against a real PostgreSQL (tests_py/conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+
+from tickq import db
+from tickq.db import scratch
+
+REPO = Path(__file__).resolve().parent.parent
+
+WITH_AGENTS = """\
+[settings]
+slots = 1
+stale_after = "15m"
+
+[kinds.tidy]
+command = ["true"]
+every = "1h"
+timeout = "1m"
+
+[agents]
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+priority = "low"
+"""
+
+# Another project: one slot, one kind that fits it alone.
+WITHOUT_AGENTS = """\
+[settings]
+slots = 1
+stale_after = "15m"
+
+[kinds.only]
+command = ["true"]
+every = "15m"
+timeout = "1m"
+"""
+
+
+def tickq(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def with_three_agents(tmp_path: Path, db_url: str) -> Path:
+    """A queue holding three agents of the project whose registry is returned (lane low), each
+    every 5 minutes with a 10-minute watchdog: far more than one slot holds."""
+    registry = tmp_path / "agents.toml"
+    registry.write_text(WITH_AGENTS)
+    for name in ("brief", "digest", "triage"):
+        done = tickq("agent", "add", name, "--prompt", "-", "--every", "5m", "--registry",
+                     str(registry), "--database-url", db_url, stdin="Summarise the day")
+        assert done.returncode == 0, done.stderr
+    return registry
+
+
+def lanes_of_agents(stdout: str) -> set[tuple[str, str]]:
+    """(kind, lane) of every table row that names an agent's kind."""
+    return {(row.split()[0], row.split()[1]) for row in stdout.splitlines()
+            if row.startswith("agent.")}
+
+
+def verdict(stdout: str) -> list[str]:
+    """The lines that say whether the capacity and the worst case fit."""
+    return [line for line in stdout.splitlines() if line.startswith(("capacity", "worst case"))]
+
+
+def test_check_of_a_registry_without_agents_ignores_the_databases_agents(
+    tmp_path: Path, db_url: str, pg_server_url: str, template_db: str
+) -> None:
+    with_three_agents(tmp_path, db_url)
+    other = tmp_path / "other.toml"
+    other.write_text(WITHOUT_AGENTS)
+    # the same file where the database holds nothing else (a CI job's)
+    empty = f"t_{uuid.uuid4().hex}"
+    empty_url = db.create_database(pg_server_url, empty, template=template_db)
+    try:
+        done = tickq("check", "--registry", str(other), "--database-url", db_url)
+        clean = tickq("check", "--registry", str(other), "--database-url", empty_url)
+    finally:
+        db.drop_database(pg_server_url, empty)
+    assert "agent." not in done.stdout, done.stdout
+    assert done.returncode == clean.returncode == 0, done.stdout + done.stderr
+    assert verdict(done.stdout) == verdict(clean.stdout)
+
+    done = tickq("simulate", "--registry", str(other), "--hours", "2", "--database-url", db_url)
+    assert "agent." not in done.stdout, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_check_of_a_registry_with_agents_puts_them_in_its_lane(
+    tmp_path: Path, db_url: str
+) -> None:
+    registry = with_three_agents(tmp_path, db_url)
+    done = tickq("check", "--registry", str(registry), "--database-url", db_url)
+    agents = {"agent.brief", "agent.digest", "agent.triage"}
+    assert lanes_of_agents(done.stdout) == {(name, "low") for name in agents}, done.stdout
+    # listed in both tables: capacity and the worst case
+    assert sum(row.startswith("agent.") for row in done.stdout.splitlines()) == 6, done.stdout
+    done = tickq("simulate", "--registry", str(registry), "--hours", "2", "--database-url", db_url)
+    assert lanes_of_agents(done.stdout) == {(name, "low") for name in agents}, done.stdout
+
+
+def test_scratch_template_is_kept_while_the_schema_is_unchanged(
+    tmp_path: Path, db_url: str, pg_server_url: str
+) -> None:
+    registry = tmp_path / "other.toml"
+    registry.write_text(WITHOUT_AGENTS)
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        role = admin.execute("SELECT current_user").fetchone()
+        assert role is not None
+        template = scratch.template_name(role[0])
+        assert template.startswith("tickq_scratch_template_")
+        # a template left by an older schema, as an older tickq would have named it
+        stale = "tickq_scratch_template_000000000000"
+        admin.execute(f"DROP DATABASE IF EXISTS {stale}")
+        admin.execute(f"CREATE DATABASE {stale}")
+        admin.execute(f"COMMENT ON DATABASE {stale} IS 'tickq scratch template'")
+        # a user's database whose name only looks like one is never touched
+        admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+        admin.execute("CREATE DATABASE tickq_scratch_template_mine")
+
+        def names() -> set[str]:
+            return {r[0] for r in admin.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'tickq_scratch%'")}
+
+        def oid() -> int:
+            row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s",
+                                (template,)).fetchone()
+            assert row is not None, names()
+            return int(row[0])
+
+        try:
+            first = tickq("check", "--registry", str(registry), "--database-url", db_url)
+            assert first.returncode == 0, first.stdout + first.stderr
+            kept = oid()
+            assert names() == {template, "tickq_scratch_template_mine"}
+            again = tickq("simulate", "--registry", str(registry), "--hours", "1",
+                          "--database-url", db_url)
+            assert again.returncode == 0, again.stdout + again.stderr
+            assert oid() == kept  # reused, not rebuilt
+            assert names() == {template, "tickq_scratch_template_mine"}  # no scratch left
+        finally:
+            admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+            admin.execute(f"DROP DATABASE IF EXISTS {stale}")
