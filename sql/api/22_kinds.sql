@@ -16,6 +16,7 @@ AS $$
         'irreversible', CASE WHEN p_kind.irreversible THEN true END,
         'cwd', p_kind.registry -> 'cwd',
         'env', p_kind.registry -> 'env',
+        'ping_url', p_kind.registry -> 'ping_url',
         'every', extract(EPOCH FROM p_kind.every)::bigint,
         'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
         'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
@@ -63,7 +64,7 @@ BEGIN
     FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
         IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'days', 'months', 'cron',
             'timezone',
-            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible']) THEN
+            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -84,9 +85,14 @@ BEGIN
     )) THEN
         PERFORM tickq.registry_error(p_name, 'env', 'must be a table of strings');
     END IF;
+    IF p_entry ? 'ping_url' AND jsonb_typeof(p_entry -> 'ping_url') <> 'string' THEN
+        PERFORM tickq.registry_error(p_name, 'ping_url', 'must be a string');
+    END IF;
     v_kind.name := p_name;
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
         'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env'),
+        -- a check-in URL is a secret too: its digest, as an env value's
+        'ping_url', tickq.env_digests(p_name, jsonb_build_object('ping_url', p_entry -> 'ping_url')) -> 'ping_url',
         -- a step's env is kept as digests too (its values are as secret as a kind's)
         'steps', (SELECT jsonb_agg(CASE WHEN e.step ? 'env' THEN jsonb_set(e.step, '{env}',
                 coalesce(tickq.env_digests(p_name || '.' || (e.step ->> 'name'), e.step -> 'env'),
@@ -183,7 +189,7 @@ BEGIN
                 WHEN 'name' THEN jsonb_set(v_entry, v_step, to_jsonb('step-' || v_step[2]))
                 ELSE v_entry #- v_step END;
         ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
-            OR v_key IN ('cwd', 'env', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
+            OR v_key IN ('cwd', 'env', 'ping_url', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
                 'priority', 'retries', 'enabled') THEN
             v_entry := v_entry - v_key;
         ELSIF v_key = 'timeout' THEN
@@ -268,12 +274,12 @@ BEGIN
     ELSE
         -- An edit of the registry file is a field whose typed column still held what the
         -- previous registry said (its mirror, job_kind.registry); anything else was changed
-        -- behind the registry's back. command, cwd and env live only in the mirror: an edit when
+        -- behind the registry's back. command, cwd, env and ping_url live only in the mirror: an edit when
         -- the mirror is as the last sync wrote it (its digest), else changed behind its back.
         v_drift := coalesce((
             SELECT jsonb_agg(jsonb_build_object('kind', p_name, 'field', f.key,
                 'stored_value', v_stored_entry -> f.key, 'registry_value', v_in_entry -> f.key,
-                'registry_edit', (NOT f.key IN ('command', 'cwd', 'env') OR v_mirror_intact)
+                'registry_edit', (NOT f.key IN ('command', 'cwd', 'env', 'ping_url') OR v_mirror_intact)
                     AND (v_stored.registry -> f.key) IS NOT DISTINCT FROM (v_stored_entry -> f.key)))
             FROM (SELECT jsonb_object_keys(v_stored_entry) UNION SELECT jsonb_object_keys(v_in_entry))
                 AS f (key)

@@ -76,6 +76,9 @@ AS $$
         ('dispatcher', 'EXECUTE', 'schedule_warnings'),
         ('dispatcher', 'EXECUTE', 'kind_history'),
         ('dispatcher', 'EXECUTE', 'run_detail'),
+        -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
+        ('dispatcher', 'EXECUTE', 'metrics_text'),
+        ('dispatcher', 'EXECUTE', 'explain_kind'),
         ('dispatcher', 'SELECT', 'queue_status'),
         ('dispatcher', 'SELECT', 'stale_due'),
         ('dispatcher', 'SELECT', 'capacity'),
@@ -98,6 +101,8 @@ AS $$
         ('reader', 'EXECUTE', 'upcoming_at'),
         ('reader', 'EXECUTE', 'kind_history'),
         ('reader', 'EXECUTE', 'run_detail'),
+        ('reader', 'EXECUTE', 'metrics_text'),
+        ('reader', 'EXECUTE', 'explain_kind'),
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'EXECUTE', 'retired_kinds_at'),

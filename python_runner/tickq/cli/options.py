@@ -156,6 +156,13 @@ def status(add: Add) -> None:
                    help="list the retired kinds (gone from the registry, runs kept) instead")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
+    add("metrics", "watch:cmd_metrics",
+        "print the queue as Prometheus metrics (text format; `serve` answers /metrics too)")
+    exp = add("explain", "watch:cmd_explain",
+              "why a kind is or is not running now: running, paused, disabled, unarmed, "
+              "waiting (and for what) or idle until its next slot")
+    exp.add_argument("kind")
+    exp.add_argument("--json", action="store_true", help="print JSON")
 
 
 def check(add: Add) -> None:

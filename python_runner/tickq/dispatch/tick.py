@@ -32,6 +32,7 @@ from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
 from tickq.dispatch.loop import Loop
+from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
 from tickq.host.process import RunResult
 from tickq.host.spool import Spool
@@ -73,13 +74,16 @@ class Dispatcher:
         refill_every: float = 10.0,
         ledger: Ledger | None = None,
         replace_queue: bool = False,
+        pinger: Pinger | None = None,
     ) -> None:
         ledger = ledger or Ledger()
+        self._own_pinger = pinger is None  # else the caller's (a tick's own check-ins) closes it
         self.ctx = Context(
             url=url, registry=registry, log=log, name=name or default_name(),
             stop_event=stop_event or threading.Event(), grace=grace, ledger=ledger,
             spool=Spool(ledger.folder), timeouts=timeouts_of(registry.settings),
             report_attempts=report_attempts, reconnect_delay=reconnect_delay,
+            pinger=pinger or Pinger(log, registry.settings.ping_timeout),
         )
         self.refill_every = refill_every
         # A sync from this registry may retire the kinds of a queue another registry synced.
@@ -104,6 +108,8 @@ class Dispatcher:
 
     def close(self) -> None:
         self.link.close()
+        if self._own_pinger and self.ctx.pinger is not None:
+            self.ctx.pinger.close()
 
     def migrate(self) -> list[str]:
         """Migrate, then have the database judge the registry's values before anything uses
@@ -266,8 +272,10 @@ class Dispatcher:
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
+            self.ctx.ping_end(claim, result)
             results.put((claim, result))
 
+        self.ctx.ping_run(claim, "/start")
         threading.Thread(target=work, name=f"run-{claim.kind}", daemon=True).start()
         try:
             self.link.call(api.start_run, claim.run_id, self.name)
