@@ -29,9 +29,9 @@ SELECT results_eq($$SELECT kind, field FROM tickq.sync_registry(
     '{"kinds": {"a": {"command": ["a"], "every": 600, "timeout": 60}}}', '2026-06-01 10:15Z')$$,
     $$VALUES ('a'::text, 'every'::text)$$, 'an edited registry is synced');
 
-SELECT is_empty($$SELECT * FROM tickq.sync_registry(
-    '{"kinds": {"a": {"command": ["a"], "every": 600, "timeout": 60}}}', '2026-06-01 10:20Z')$$,
-    'synced again: quiet');
+SELECT isnt_empty($$SELECT * FROM tickq.sync_registry(
+    '{"kinds": {"a": {"command": ["a"], "at": ["06:00"], "timeout": 60}}}', '2026-06-01 10:20Z')$$,
+    'a calendar kind now');
 UPDATE tickq.job_kind SET days = '{1}' WHERE name = 'a';
 SELECT is((SELECT digest FROM tickq.queue_registry), NULL,
     'a calendar column written behind the sync''s back forgets the digest too');
