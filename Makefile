@@ -11,7 +11,7 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser
+.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool
 
 venv: $(STAMP)
 
@@ -42,7 +42,11 @@ test-sql-15: venv
 browser:
 	scripts/chromium.sh install
 
-test-py: venv browser pg15-packages
+# Debian's Prometheus, for promtool: the metrics test checks the format and the shipped rules.
+promtool:
+	scripts/promtool.sh install
+
+test-py: venv browser pg15-packages promtool
 	$(VPY) -m pytest -q
 
 test: venv lint test-sql test-sql-15 test-py

@@ -39,7 +39,7 @@ def test_add_show_list_edit_pause_run_history_remove(tmp_path: Path, db_url: str
         assert added.returncode == 0, added.stderr
         out = added.stdout
         assert "added agent morning-brief" in out and "kind agent.morning-brief" in out
-        assert "at 07:30 on mon,tue,wed,thu,fri America/Chicago" in out
+        assert "at 07:30 on mon-fri America/Chicago" in out
         assert "'Brief me on the CRM.'... (36 characters)" in out
         # The next five runs, each at 07:30 in Chicago on a weekday, and the same instant in UTC:
         # 13:30 in winter (CST), 12:30 in summer (CDT).

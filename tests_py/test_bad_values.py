@@ -106,6 +106,13 @@ def test_a_control_character_in_a_kind_name_is_refused_naming_the_kind(
 # ---------------------------------------------------------------- the bounds table
 
 SETTINGS_KEYS = {f.name for f in fields(Settings)}
+# Bounds on the calendar's lists: each written as the file writes it, on a kind with at times.
+AT_KIND = 'command = ["true"]\nat = "06:00"\ntimeout = "30s"\n'
+CALENDAR = {
+    "days": lambda n: f"days = [{n}]",
+    "months": lambda n: f"months = [{n}]",
+    "on.nth": lambda n: f'on = ["{n}{"st" if n == 1 else "th"} mon"]',
+}
 KIND_KEYS = {f.name for f in fields(Kind)}
 
 
@@ -143,6 +150,10 @@ def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
         elif key in SETTINGS_KEYS:
             settings.append(f"{key} = {text}")
             keys.append(f"settings.{key}")
+        elif key in CALENDAR:
+            name = f"k-{key.replace('.', '-')}"
+            kinds.append(f"[kinds.{name}]\n{AT_KIND}{CALENDAR[key](int(value))}\n")
+            keys.append(f'kind "{name}", key "{key.split(".")[0]}"')
         elif key in KIND_KEYS:
             name = f"k-{key}"
             body = KIND.replace(f"{key} = ", "# ") + f"{key} = {text}\n"
@@ -172,7 +183,7 @@ def test_every_bound_is_refused_just_past_it(tmp_path: Path, db_url: str, side: 
 def test_the_bounds_themselves_are_taken(tmp_path: Path, db_url: str) -> None:
     """The other side of the test above: every bound itself is a value the registry may hold."""
     rows = limits(db_url)
-    settings, agents, tool = [], [], []
+    settings, agents, tool, calendar = [], [], [], []
     for key, low, high, unit in rows:
         fraction = low != int(low) or high != int(high)
         for value in (low, high):
@@ -183,11 +194,15 @@ def test_the_bounds_themselves_are_taken(tmp_path: Path, db_url: str) -> None:
                       if key.startswith("agents.") else settings if key in SETTINGS_KEYS else None)
             if target is not None and value == high:
                 target.append(f"{key.split('.')[-1]} = {text}")
+            if key in CALENDAR:
+                calendar.append(f"[kinds.c-{key.replace('.', '-')}-{value}]\n{AT_KIND}"
+                                f"{CALENDAR[key](int(value))}\n")
     # Settings at their upper bounds must also agree with each other: retry_base <= retry_max.
     settings = [s for s in settings if not s.startswith(("retry_base", "slots", "keep_runs"))]
     path = tmp_path / "registry.toml"
     path.write_text("[settings]\n" + "\n".join(settings) + "\n\n" + AGENTS + "\n".join(agents)
-                    + "\n\n" + TOOL + "\n".join(tool) + "\n\n[kinds.a]\n" + KIND)
+                    + "\n\n" + TOOL + "\n".join(tool) + "\n\n[kinds.a]\n" + KIND + "\n"
+                    + "\n".join(calendar))
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
     env["PYTHONPATH"] = str(REPO / "python_runner")
     result = subprocess.run([sys.executable, "-m", "tickq.cli", "sync", "--registry", str(path),

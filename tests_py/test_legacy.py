@@ -204,12 +204,23 @@ CRONTAB = {
     "@weekly bin/x": {"at": ("00:00",), "on": ("sun",)},
 }
 
+# What every and at/on cannot say is kept as the entry's own fields, computed by cron's rules.
+CRONTAB_CRON = {
+    "0 0 1 * * bin/x": "0 0 1 * *",
+    "0 0 * 6 * bin/x": "0 0 * 6 *",
+    "*/7 * * * * bin/x": "*/7 * * * *",
+    "30 4 1,15 Jan,jul * bin/x": "30 4 1,15 Jan,jul *",
+    "0 9 13 * fri bin/x": "0 9 13 * fri",
+    "@monthly bin/x": "@monthly",
+    "@yearly bin/x": "@yearly",
+    "@annually bin/x": "@annually",
+}
+
 CRONTAB_REFUSED = {
-    "0 0 1 * * bin/x": "day-of-month or month",
-    "0 0 * 6 * bin/x": "day-of-month or month",
-    "*/7 * * * * bin/x": "not a fixed cadence",
     "@reboot bin/x": "no tickq schedule",
     "0 25 * * * bin/x": "not a number from 0 to 23",
+    "0 0 32 * * bin/x": "not a number from 1 to 31",
+    "0 0 * 13 * bin/x": "not a number from 1 to 12",
     "0 * * * * bin/x 50%": "unescaped %",
 }
 
@@ -221,6 +232,32 @@ def test_crontab_schedules_become_every_or_at(line: str) -> None:
     got = {"every": t.every} if t.every is not None else {"at": t.at, **({"on": t.on} if t.on
                                                                         else {})}
     assert got == CRONTAB[line]
+
+
+@pytest.mark.parametrize("line", CRONTAB_CRON)
+def test_crontab_schedules_of_days_and_months_become_cron(line: str) -> None:
+    t = legacy.translate(line)
+    assert (t.argv, t.cron, t.every, t.at) == (("bin/x",), CRONTAB_CRON[line], None, ())
+
+
+def test_a_crontab_of_days_months_and_names_round_trips(folder: Path) -> None:
+    crontab = folder / "crontab"
+    lines = ["0 6 1,15 * * bin/argv payroll", "59 23 * jan,jul * bin/argv halves",
+             "0 0 13 * FRI timeout 5m bin/argv friday", "@monthly bin/argv close"]
+    crontab.write_text("\n".join(lines) + "\n")
+    registry = folder / "registry.toml"
+    registry.write_text('[settings]\ntimezone = "Europe/London"\n')
+    result = tickq("legacy", "import", str(crontab), "--registry", str(registry), "--write")
+    assert result.returncode == 0, result.stderr
+    kinds = tomllib.loads(registry.read_text())["kinds"]
+    assert {k["legacy"]: k["cron"] for k in kinds.values()} == {
+        line: " ".join(line.split()[:5]) if not line.startswith("@") else "@monthly"
+        for line in lines}
+    assert crontab.read_text().splitlines()[0] == "#tickq:argv_payroll# " + lines[0]
+    check = tickq("legacy", "check", str(crontab), "--registry", str(registry))
+    assert check.returncode == 0, check.stdout + check.stderr
+    # What import wrote is a registry tickq accepts, the schedule judged by the database too.
+    parse_registry(registry.read_text(), "import", folder)
 
 
 @pytest.mark.parametrize("line", CRONTAB_REFUSED)

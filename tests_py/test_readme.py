@@ -28,9 +28,10 @@ def test_the_registry_example_loads_and_syncs(tmp_path: Path, conn: psycopg.Conn
 
     registry = load_registry(path)
 
-    assert sorted(registry.kinds) == ["send_scheduled_email", "weekly_ingest"]
+    assert sorted(registry.kinds) == ["board_pack", "month_end_close", "office_hours",
+                                      "send_scheduled_email", "weekly_ingest"]
     conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
-    assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (3,)
+    assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (6,)
 
     path.write_text("\n".join([main, *more]))
     registry = load_registry(path)

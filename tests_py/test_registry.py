@@ -105,6 +105,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
             "db_connect_timeout": 10,
             "db_statement_timeout": 60,
             "db_lock_timeout": 10,
+            "ping_timeout": 5,
         },
         "kinds": {
             "send_scheduled_email": {
@@ -181,8 +182,10 @@ def test_defaults() -> None:
         "db_connect_timeout": 10,
         "db_statement_timeout": 60,
         "db_lock_timeout": 10,
+        "ping_timeout": 5,
     }
     assert registry.settings.alert_command is None
+    assert (registry.settings.ping_url, registry.settings.ping_timeout) == (None, 5)
     assert registry.settings.alert_timeout == 30
     job = registry.kinds["job"]
     assert (job.priority, job.retries, job.enabled) == ("normal", 0, True)

@@ -26,6 +26,10 @@ from tickq.registry import RegistryError, load_registry
 REPO = Path(__file__).resolve().parent.parent
 KIND = 'command = ["true"]\nevery = "5m"\ntimeout = "30s"\n'
 KIND_JSON = {"command": ["true"], "every": 300, "timeout": 30}
+AT = '[kinds.a]\ncommand = ["true"]\nat = "06:00"\ntimeout = "30s"\n'
+AT_JSON = {"command": ["true"], "at": "06:00", "timeout": 30}
+CRON = '[kinds.a]\ncommand = ["true"]\ntimeout = "30s"\n'
+CRON_JSON = {"command": ["true"], "timeout": 30}
 
 # name: (settings TOML, kinds TOML, settings JSON, kinds JSON, kind, key)
 CASES = {
@@ -75,6 +79,26 @@ CASES = {
                       {"a": {**KIND_JSON, "on": ["mon"]}}, "a", "on"),
     "priority": ("", "[kinds.a]\n" + KIND + 'priority = "critical"\n', {},
                  {"a": {**KIND_JSON, "priority": "critical"}}, "a", "priority"),
+    "days 0": ("", AT + "days = [0]\n", {}, {"a": {**AT_JSON, "days": [0]}}, "a", "days"),
+    "days 32": ("", AT + "days = [1, 32]\n", {}, {"a": {**AT_JSON, "days": [1, 32]}}, "a", "days"),
+    "days -32": ("", AT + "days = [-32]\n", {}, {"a": {**AT_JSON, "days": [-32]}}, "a", "days"),
+    "6th mon": ("", AT + 'on = ["6th mon"]\n', {}, {"a": {**AT_JSON, "on": ["6th mon"]}}, "a",
+                "on"),
+    "month 13": ("", AT + "months = [13]\n", {}, {"a": {**AT_JSON, "months": [13]}}, "a", "months"),
+    "month name": ("", AT + 'months = ["july"]\n', {}, {"a": {**AT_JSON, "months": ["july"]}}, "a",
+                   "months"),
+    "february 30": ("", AT + 'days = [30]\nmonths = ["feb"]\n', {},
+                    {"a": {**AT_JSON, "days": [30], "months": ["feb"]}}, "a", "days"),
+    "cron minute 61": ("", CRON + 'cron = "61 * * * *"\n', {},
+                       {"a": {**CRON_JSON, "cron": "61 * * * *"}}, "a", "cron"),
+    "cron six fields": ("", CRON + 'cron = "0 0 6 * * *"\n', {},
+                        {"a": {**CRON_JSON, "cron": "0 0 6 * * *"}}, "a", "cron"),
+    "cron @reboot": ("", CRON + 'cron = "@reboot"\n', {}, {"a": {**CRON_JSON, "cron": "@reboot"}},
+                     "a", "cron"),
+    "cron 30 feb": ("", CRON + 'cron = "0 0 30 2 *"\n', {},
+                    {"a": {**CRON_JSON, "cron": "0 0 30 2 *"}}, "a", "cron"),
+    "cron with days": ("", CRON + 'cron = "0 0 * * *"\ndays = [1]\n', {},
+                       {"a": {**CRON_JSON, "cron": "0 0 * * *", "days": [1]}}, "a", "days"),
 }
 
 

@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick', 'queue_registry'
+    'dispatcher_tick', 'queue_registry', 'run_total'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -27,7 +27,8 @@ SELECT functions_are('tickq', ARRAY[
     'queue_status_at', 'stale_due_at',
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
-    'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start', 'simulation_windows',
+    'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start',
+    'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
     'chain_start', 'chain_summary',
@@ -43,7 +44,12 @@ SELECT functions_are('tickq', ARRAY[
     'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
     'agents_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
-    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets'
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
+    'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
+    'calendar_next', 'calendar_count', 'calendar_day_first', 'weekday_name', 'number_ranges', 'describe_days',
+    'parse_days',
+    'parse_zone', 'schedule_slots', 'schedule_warnings',
+    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);

@@ -146,7 +146,7 @@ SELECT throws_ok($$INSERT INTO tickq.job_kind (name, every, timeout, due_at) VAL
     'the table itself refuses a bad name (rule name_format)');
 SELECT throws_ok($$UPDATE tickq.job_kind SET on_days = '{0,8}' , at_times = '{06:00}', every = NULL
     WHERE name = 'email'$$,
-    '23514', 'kind "email": on_days must be ISO weekdays 1-7, got {0,8}',
+    '23514', 'kind "email": on_days must be ISO weekdays 1-7, nth weekdays 11-57 or last weekdays 91-97, got {0,8}',
     'an update of a registry column is checked too (rule on_days_iso)');
 SELECT throws_ok($$UPDATE tickq.job_kind SET retired_at = now() WHERE name = 'email'$$,
     '23514', 'kind "email": a retired kind must be disabled', 'a retired kind cannot stay enabled');

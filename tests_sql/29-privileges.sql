@@ -11,13 +11,14 @@ SELECT is(
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
-        'claim_kind', 'claim_manual', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history',
-        'load_agent', 'next_due_at', 'pause_agent', 'pause_kind', 'queue_status_at',
+        'claim_kind', 'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
+        'kind_history', 'load_agent', 'metrics_text', 'next_due_at', 'pause_agent', 'pause_kind', 'queue_status_at',
         'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
         'release_dead_lease', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
         'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
-        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at', 'run_detail',
-        'save_agent', 'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at',
+        'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'stale_due_at', 'start_run',
+        'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -62,12 +63,14 @@ SELECT is(
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
-        'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'load_agent', 'next_due_at',
+        'explain_kind', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'load_agent',
+        'metrics_text', 'next_due_at',
         'pause_agent', 'pause_kind', 'queue_status_at', 'record_agent_turn', 'record_tick',
         'registry_mirror', 'registry_problems', 'release_dead_lease', 'remove_agent',
         'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
         'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
         'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
+        'schedule_slots', 'schedule_warnings',
         'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
@@ -84,8 +87,9 @@ SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY convert_to(p.proname::text, 'UTF8')) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_reader', p.oid, 'EXECUTE')),
     ARRAY[
-        'agents_at', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'health_problems', 'kind_history',
-        'queue_status_at', 'report_dispatchers_at', 'report_header_at', 'report_kinds_at',
+        'agents_at', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind', 'health_problems',
+        'kind_history',
+        'metrics_text', 'queue_status_at', 'report_dispatchers_at', 'report_header_at', 'report_kinds_at',
         'report_slots_at', 'report_timeline_at', 'report_waiting_at', 'retired_kinds_at', 'run_detail',
         'stale_due_at', 'upcoming_at'
     ],

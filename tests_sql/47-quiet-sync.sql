@@ -1,7 +1,7 @@
 -- A sync of the registry the queue last synced writes nothing; a row written behind its back
 -- (or another registry) makes the next sync do its whole work and report the drift.
 BEGIN;
-SELECT plan(9);
+SELECT plan(11);
 
 CREATE TEMP TABLE reg (doc jsonb);
 INSERT INTO reg VALUES ('{"kinds": {"a": {"command": ["a"], "every": 300, "timeout": 60}}, "dispatcher": "h:1"}');
@@ -28,6 +28,13 @@ SELECT isnt((SELECT digest FROM tickq.queue_registry), NULL, 'what claims and re
 SELECT results_eq($$SELECT kind, field FROM tickq.sync_registry(
     '{"kinds": {"a": {"command": ["a"], "every": 600, "timeout": 60}}}', '2026-06-01 10:15Z')$$,
     $$VALUES ('a'::text, 'every'::text)$$, 'an edited registry is synced');
+
+SELECT isnt_empty($$SELECT * FROM tickq.sync_registry(
+    '{"kinds": {"a": {"command": ["a"], "at": ["06:00"], "timeout": 60}}}', '2026-06-01 10:20Z')$$,
+    'a calendar kind now');
+UPDATE tickq.job_kind SET days = '{1}' WHERE name = 'a';
+SELECT is((SELECT digest FROM tickq.queue_registry), NULL,
+    'a calendar column written behind the sync''s back forgets the digest too');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -27,6 +27,9 @@ CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
+    p_days smallint[],
+    p_months smallint[],
+    p_cron text,
     p_timezone text,
     p_after timestamptz DEFAULT now()
 ) RETURNS timestamptz
@@ -35,8 +38,6 @@ AS $$
 DECLARE
     v_seconds numeric;
     v_offset numeric;
-    v_day date;
-    v_slot timestamptz;
 BEGIN
     IF p_every IS NOT NULL THEN
         -- Aligned to the clock (Unix epoch, UTC): every 15 minutes lands on :00, :15, :30, :45;
@@ -46,36 +47,45 @@ BEGIN
         RETURN to_timestamp((floor((extract(EPOCH FROM p_after) - v_offset) / v_seconds) + 1) * v_seconds
             + v_offset);
     END IF;
-    -- Calendar: local dates in the kind's zone, from the day before (a gap at midnight can move
-    -- a slot across a date) through a week ahead, which covers any set of weekdays. A local time
-    -- that does not exist on a spring-forward day maps to the instant one offset later (02:30
-    -- becomes 03:30); an ambiguous one on a fall-back day maps to one instant. Either way each
-    -- (date, time) pair is exactly one slot, so a daily 02:30 runs once on both change days.
-    FOR v_day_offset IN -1..8 LOOP
-        v_day := (p_after AT TIME ZONE p_timezone)::date + v_day_offset;
-        CONTINUE WHEN p_on_days IS NOT NULL
-            AND NOT extract(ISODOW FROM v_day)::smallint = ANY(p_on_days);
-        SELECT min((v_day + t.at_time) AT TIME ZONE p_timezone) INTO v_slot
-        FROM unnest(p_at_times) AS t (at_time)
-        WHERE (v_day + t.at_time) AT TIME ZONE p_timezone > p_after;
-        IF v_slot IS NOT NULL THEN
-            RETURN v_slot;
-        END IF;
-    END LOOP;
-    RETURN NULL;
+    -- Calendar: local dates in the kind's zone (01_calendar.sql). A local time that does not
+    -- exist on a spring-forward day maps to the instant one offset later (02:30 becomes 03:30);
+    -- an ambiguous one on a fall-back day to its second occurrence. Either way each (date, time)
+    -- pair is exactly one slot, so a daily 02:30 runs once on both change days.
+    RETURN tickq.calendar_next(
+        tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone), p_after);
 END
 $$;
-COMMENT ON FUNCTION tickq.next_slot(interval, interval, time[], smallint[], text, timestamptz) IS
+COMMENT ON FUNCTION tickq.next_slot(
+    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz
+) IS
 'The first slot strictly after p_after: for an every cadence aligned to the clock and shifted by '
-'p_offset (NULL for none), for a calendar '
-'schedule (times of day, optional ISO weekdays 1=Mon..7=Sun) in the IANA zone p_timezone, correct '
-'across daylight-saving changes.';
+'p_offset (NULL for none); for a calendar schedule (times of day, optional weekdays: ISO 1=Mon..7=Sun, '
+'nth 10*n+day, last 90+day; days of the month, negative from its end; months) or a cron string, '
+'in the IANA zone p_timezone, correct across daylight-saving changes.';
+
+CREATE OR REPLACE FUNCTION tickq.next_slot(
+    p_every interval,
+    p_offset interval,
+    p_at_times time[],
+    p_on_days smallint[],
+    p_timezone text,
+    p_after timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    SELECT tickq.next_slot(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_after)
+$$;
+COMMENT ON FUNCTION tickq.next_slot(interval, interval, time[], smallint[], text, timestamptz) IS
+'tickq.next_slot for a schedule with no days of the month, months or cron string (an agent''s).';
 
 CREATE OR REPLACE FUNCTION tickq.slots_between(
     p_every interval,
     p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
+    p_days smallint[],
+    p_months smallint[],
+    p_cron text,
     p_timezone text,
     p_since timestamptz,
     p_now timestamptz DEFAULT now()
@@ -85,8 +95,6 @@ AS $$
 DECLARE
     v_seconds numeric;
     v_offset numeric;
-    v_count integer := 0;
-    v_slot timestamptz := p_since;
 BEGIN
     IF p_since >= p_now THEN
         RETURN 0;
@@ -99,16 +107,32 @@ BEGIN
         RETURN least(floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds)
             - floor((extract(EPOCH FROM p_since) - v_offset) / v_seconds), 2147483646)::integer;
     END IF;
-    LOOP
-        v_slot := tickq.next_slot(p_every, p_offset, p_at_times, p_on_days, p_timezone, v_slot);
-        EXIT WHEN v_slot IS NULL OR v_slot > p_now OR v_count >= 100000;
-        v_count := v_count + 1;
-    END LOOP;
-    RETURN v_count;
+    RETURN tickq.calendar_count(
+        tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone), p_since, p_now);
 END
 $$;
+COMMENT ON FUNCTION tickq.slots_between(
+    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
+) IS
+'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges (a calendar''s '
+'at most 100,000).';
+
+CREATE OR REPLACE FUNCTION tickq.slots_between(
+    p_every interval,
+    p_offset interval,
+    p_at_times time[],
+    p_on_days smallint[],
+    p_timezone text,
+    p_since timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer
+LANGUAGE sql STABLE
+AS $$
+    SELECT tickq.slots_between(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone,
+        p_since, p_now)
+$$;
 COMMENT ON FUNCTION tickq.slots_between(interval, interval, time[], smallint[], text, timestamptz, timestamptz) IS
-'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges.';
+'tickq.slots_between for a schedule with no days of the month, months or cron string.';
 
 CREATE OR REPLACE FUNCTION tickq.format_duration(
     p_duration interval,
@@ -132,25 +156,120 @@ $$;
 COMMENT ON FUNCTION tickq.format_duration(interval, timestamptz) IS
 'A duration as the registry writes it: "5m", "1h30m", "1d". Whole seconds; p_now is unused.';
 
+CREATE OR REPLACE FUNCTION tickq.weekday_name(
+    p_day smallint,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- ISO 1..7 as mon..sun, 10 * n + day as "1st mon".."5th sun", 90 + day as "last fri".
+    SELECT CASE WHEN p_day BETWEEN 91 AND 97 THEN 'last '
+            WHEN p_day > 10 THEN (ARRAY['1st', '2nd', '3rd', '4th', '5th'])[p_day / 10] || ' '
+            ELSE '' END
+        || (ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[p_day % 10]
+$$;
+COMMENT ON FUNCTION tickq.weekday_name(smallint, timestamptz) IS
+'A weekday of on_days as the registry writes it: "mon", "1st mon", "last fri". p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.number_ranges(
+    p_values smallint[],
+    p_names text[],
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- Runs of three or more as a range ("9-17"), values named when p_names is given (from 1).
+    SELECT string_agg(CASE WHEN r.high - r.low >= 2
+            THEN coalesce(p_names[r.low], r.low::text) || '-' || coalesce(p_names[r.high], r.high::text)
+            ELSE (SELECT string_agg(coalesce(p_names[v], v::text), ',') FROM generate_series(r.low::integer, r.high::integer) AS v)
+        END, ',' ORDER BY r.low)
+    FROM (
+        SELECT min(g.value) AS low, max(g.value) AS high
+        FROM (SELECT u.value, u.value - row_number() OVER (ORDER BY u.value) AS run
+            FROM unnest(p_values) AS u (value)) AS g
+        GROUP BY g.run
+    ) AS r
+$$;
+COMMENT ON FUNCTION tickq.number_ranges(smallint[], text[], timestamptz) IS
+'Sorted numbers as a short list: "1,15" or "9-17", named by p_names when given. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.describe_days(
+    p_calendar tickq.calendar,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT concat(
+        CASE WHEN p_calendar.weekdays IS NOT NULL THEN ' on ' || concat_ws(',',
+            tickq.number_ranges(ARRAY(SELECT d.day FROM unnest(p_calendar.weekdays) AS d (day) WHERE d.day <= 7),
+                ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']),
+            (SELECT string_agg(tickq.weekday_name(d.day), ',' ORDER BY d.day)
+                FROM unnest(p_calendar.weekdays) AS d (day) WHERE d.day > 7)) END,
+        CASE WHEN p_calendar.days IS NOT NULL THEN
+            CASE WHEN p_calendar.either THEN ' or' ELSE '' END || ' on days ' || (
+            SELECT string_agg(CASE WHEN d.day = -1 THEN 'last' ELSE d.day::text END, ','
+                ORDER BY d.day < 0, abs(d.day))
+            FROM unnest(p_calendar.days) AS d (day)) END,
+        ' in ' || tickq.number_ranges(p_calendar.months,
+            ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']),
+        ' ' || p_calendar.timezone)
+$$;
+COMMENT ON FUNCTION tickq.describe_days(tickq.calendar, timestamptz) IS
+'The day filters of a calendar and its zone in words: " on mon,last fri on days 1,15,last in '
+'jan,jul Europe/London". p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.describe_calendar(
+    p_calendar tickq.calendar,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE WHEN p_calendar.times IS NOT NULL THEN 'at ' || (
+            SELECT string_agg(to_char(t.at_time, 'HH24:MI'), ',' ORDER BY t.at_time)
+            FROM unnest(p_calendar.times) AS t (at_time))
+        -- real time: "every 15 minutes", "at minute 0,30", then the hours unless all 24
+        ELSE CASE WHEN cardinality(p_calendar.minutes) = 60 THEN 'every minute'
+                WHEN p_calendar.minutes[1] = 0 AND 60 % cardinality(p_calendar.minutes) = 0
+                    AND p_calendar.minutes = ARRAY(SELECT generate_series(0, 59, 60 / cardinality(p_calendar.minutes)))::smallint[]
+                    THEN 'every ' || 60 / cardinality(p_calendar.minutes) || ' minutes'
+                ELSE 'at minute ' || tickq.number_ranges(p_calendar.minutes, NULL) END
+            || CASE WHEN cardinality(p_calendar.hours) = 24 THEN ''
+                ELSE ' in hours ' || tickq.number_ranges(p_calendar.hours, NULL) END
+        END || tickq.describe_days(p_calendar, p_now)
+$$;
+COMMENT ON FUNCTION tickq.describe_calendar(tickq.calendar, timestamptz) IS
+'A calendar as one line: "at 06:00,18:00 on mon Europe/London", "every 15 minutes in hours 9-17 '
+'on mon-fri UTC". p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.describe_schedule(
+    p_every interval,
+    p_offset interval,
     p_at_times time[],
     p_on_days smallint[],
+    p_days smallint[],
+    p_months smallint[],
+    p_cron text,
     p_timezone text,
     p_now timestamptz DEFAULT now()
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
-    SELECT 'at ' || (
-        SELECT string_agg(to_char(t.at_time, 'HH24:MI'), ',' ORDER BY t.at_time)
-        FROM unnest(p_at_times) AS t (at_time)
-    ) || coalesce(' on ' || (
-        SELECT string_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day], ','
-            ORDER BY d.day)
-        FROM unnest(p_on_days) AS d (day)
-    ), '') || ' ' || p_timezone
+    -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
+    SELECT CASE
+        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
+            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset, p_now) ELSE '' END
+        WHEN p_cron IS NOT NULL THEN 'cron "' || p_cron || '": '
+            || tickq.describe_calendar(tickq.cron_calendar(p_cron, p_timezone), p_now)
+        ELSE tickq.describe_calendar(ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false,
+            p_timezone)::tickq.calendar, p_now)
+    END
 $$;
-COMMENT ON FUNCTION tickq.describe_calendar(time[], smallint[], text, timestamptz) IS
-'A calendar schedule as one line: "at 06:00,18:00 on mon Europe/London". p_now is unused.';
+COMMENT ON FUNCTION tickq.describe_schedule(
+    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz
+) IS
+'A schedule as one line for people: "every 5m", "every 1h offset 20m", '
+'"at 06:00,18:00 on mon Europe/London", "at 00:00 on days last UTC" or '
+'"cron ""*/15 9-17 * * 1-5"": every 15 minutes in hours 9-17 on mon-fri UTC".';
 
 CREATE OR REPLACE FUNCTION tickq.describe_schedule(
     p_every interval,
@@ -162,13 +281,7 @@ CREATE OR REPLACE FUNCTION tickq.describe_schedule(
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
-    -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
-    SELECT CASE
-        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
-            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset, p_now) ELSE '' END
-        ELSE tickq.describe_calendar(p_at_times, p_on_days, p_timezone, p_now)
-    END
+    SELECT tickq.describe_schedule(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_now)
 $$;
 COMMENT ON FUNCTION tickq.describe_schedule(interval, interval, time[], smallint[], text, timestamptz) IS
-'A schedule as one line for people: "every 5m", "every 1h offset 20m" or '
-'"at 06:00,18:00 on mon Europe/London".';
+'tickq.describe_schedule for a schedule with no days of the month, months or cron string.';

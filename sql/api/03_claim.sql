@@ -171,7 +171,7 @@ BEGIN
             k.next_trigger,
             CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
+                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
                     k.due_at, p_now)
             END,
             p_dispatcher,

@@ -48,7 +48,7 @@ AS $$
     SELECT
         k.name,
         k.priority,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now),
+        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
         round(d.runs_per_tick, 4),
         e.expected,
         e.source,
@@ -57,12 +57,23 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     CROSS JOIN LATERAL (
+        SELECT CASE WHEN k.every IS NULL THEN tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days,
+            k.days, k.months, k.cron, k.timezone, p_now, p_now + interval '7 days') END AS week
+    ) AS w
+    CROSS JOIN LATERAL (
         SELECT CASE
             -- A cadence at or below the tick asks for one run every tick; a slower one for
             -- tick / cadence.
             WHEN k.every IS NOT NULL THEN least(1, extract(EPOCH FROM s.tick) / extract(EPOCH FROM k.every))
             -- A calendar schedule: its slots per week spread over the week's ticks.
-            ELSE cardinality(k.at_times) * coalesce(cardinality(k.on_days), 7)
+            WHEN k.cron IS NULL AND k.days IS NULL AND k.months IS NULL AND k.on_days <@ ARRAY[1, 2, 3, 4, 5, 6, 7]::smallint[]
+                IS NOT false
+                THEN cardinality(k.at_times) * coalesce(cardinality(k.on_days), 7)
+                    * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
+            -- Days of the month, months, nth weekdays, cron: the slots of the coming week, or of
+            -- the coming year (52 weeks) for one with fewer than one a day.
+            ELSE CASE WHEN w.week >= 7 THEN w.week ELSE tickq.slots_between(k.every, k.every_offset, k.at_times,
+                    k.on_days, k.days, k.months, k.cron, k.timezone, p_now, p_now + interval '364 days') / 52.0 END
                 * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
         END AS runs_per_tick
     ) AS d

@@ -30,9 +30,38 @@ BEGIN
         ORDER BY r.finished_at
         LIMIT p_batch
     ), gone AS (
-        DELETE FROM tickq.job_run AS r USING doomed AS d WHERE r.id = d.id RETURNING r.id
+        DELETE FROM tickq.job_run AS r USING doomed AS d WHERE r.id = d.id
+        RETURNING r.kind, r.outcome, r.slots, extract(EPOCH FROM r.duration) AS seconds, r.finished_at
+    ), counted AS (
+        -- What the metrics' counters count, kept in run_total so they never fall.
+        SELECT g.kind, g.outcome, count(*) AS runs, sum(greatest(g.slots - 1, 0)) AS merged,
+            count(g.seconds) AS timed, coalesce(sum(g.seconds), 0) AS seconds,
+            array(
+                SELECT (SELECT count(*) FROM gone AS h
+                    WHERE h.kind = g.kind AND h.outcome = g.outcome AND h.seconds <= b.bound)
+                FROM unnest(tickq.metrics_buckets()) WITH ORDINALITY AS b (bound, n) ORDER BY b.n
+            ) AS buckets,
+            max(g.finished_at) AS last_finished_at
+        FROM gone AS g
+        GROUP BY g.kind, g.outcome
+    ), kept AS (
+        INSERT INTO tickq.run_total AS t (kind, outcome, runs, merged_slots, timed_runs, seconds, buckets,
+            last_finished_at)
+        SELECT c.kind, c.outcome, c.runs, c.merged, c.timed, c.seconds, c.buckets, c.last_finished_at
+        FROM counted AS c
+        ON CONFLICT (kind, outcome) DO UPDATE SET
+            runs = t.runs + excluded.runs,
+            merged_slots = t.merged_slots + excluded.merged_slots,
+            timed_runs = t.timed_runs + excluded.timed_runs,
+            seconds = t.seconds + excluded.seconds,
+            buckets = array(
+                SELECT coalesce(t.buckets[i], 0) + excluded.buckets[i]
+                FROM generate_subscripts(excluded.buckets, 1) AS i ORDER BY i
+            ),
+            last_finished_at = greatest(t.last_finished_at, excluded.last_finished_at)
+        RETURNING t.runs
     )
-    SELECT count(*) INTO runs_pruned FROM gone;
+    SELECT coalesce(sum(c.runs), 0) INTO runs_pruned FROM counted AS c;
 
     WITH doomed AS (
         SELECT d.id
@@ -61,7 +90,8 @@ $$;
 COMMENT ON FUNCTION tickq.housekeeping(integer, timestamptz) IS
 'The built-in kind tickq.housekeeping: turns expired leases into lost runs, prunes job_run and '
 'the drift log older than settings.retention (keeping at least the latest keep_runs of each '
-'kind, and never a live run) and cleared alerts, at most p_batch rows each per call.';
+'kind, and never a live run; what they counted joins run_total) and cleared alerts, at most '
+'p_batch rows each per call.';
 
 CREATE OR REPLACE FUNCTION tickq.take_alerts(
     p_now timestamptz DEFAULT now()

@@ -36,7 +36,9 @@ BEGIN
     SELECT greatest(
         make_interval(secs => v_lcm),
         max(k.every),
-        max(CASE WHEN k.at_times IS NULL THEN NULL WHEN k.on_days IS NULL THEN interval '1 day'
+        max(CASE WHEN k.cron IS NOT NULL OR k.days IS NOT NULL OR k.months IS NOT NULL
+                OR NOT k.on_days <@ ARRAY[1, 2, 3, 4, 5, 6, 7]::smallint[] THEN interval '31 days'
+            WHEN k.at_times IS NULL THEN NULL WHEN k.on_days IS NULL THEN interval '1 day'
             ELSE interval '7 days' END))
     INTO v_period
     FROM tickq.job_kind AS k
@@ -56,7 +58,7 @@ BEGIN
     FOR v_zone IN
         SELECT z.zone, c.changes_at
         FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.at_times IS NOT NULL) AS z
+            WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)) AS z
         CROSS JOIN LATERAL (
             SELECT min(h.at) AS changes_at
             FROM generate_series(date_trunc('hour', p_now), date_trunc('hour', p_now) + interval '400 days',
@@ -185,6 +187,9 @@ COMMENT ON FUNCTION tickq.simulation_merge(jsonb, integer, timestamptz, timestam
 CREATE OR REPLACE FUNCTION tickq.calendar_slots_in(
     p_at_times time[],
     p_on_days smallint[],
+    p_days smallint[],
+    p_months smallint[],
+    p_cron text,
     p_timezone text,
     p_until timestamptz,
     p_now timestamptz DEFAULT now()
@@ -193,16 +198,34 @@ LANGUAGE sql STABLE
 AS $$
     -- Walked with next_slot, which owns the calendar and its daylight-saving rules.
     WITH RECURSIVE walk (slot) AS (
-        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_timezone, p_now - interval '1 microsecond')
+        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone,
+            p_now - interval '1 microsecond')
         UNION ALL
-        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_timezone, w.slot)
+        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone, w.slot)
         FROM walk AS w
         WHERE w.slot < p_until
     )
     SELECT w.slot FROM walk AS w WHERE w.slot < p_until
 $$;
+COMMENT ON FUNCTION tickq.calendar_slots_in(
+    time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
+) IS
+'Every slot of a calendar schedule (at times with their day filters, or a cron string) from p_now '
+'(included) until p_until (excluded).';
+
+CREATE OR REPLACE FUNCTION tickq.calendar_slots_in(
+    p_at_times time[],
+    p_on_days smallint[],
+    p_timezone text,
+    p_until timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS SETOF timestamptz
+LANGUAGE sql STABLE
+AS $$
+    SELECT tickq.calendar_slots_in(p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_until, p_now)
+$$;
 COMMENT ON FUNCTION tickq.calendar_slots_in(time[], smallint[], text, timestamptz, timestamptz) IS
-'Every slot of a calendar schedule from p_now (included) until p_until (excluded).';
+'tickq.calendar_slots_in for at times and weekdays alone.';
 
 CREATE OR REPLACE FUNCTION tickq.held_ticks(
     p_first timestamptz,
@@ -276,9 +299,9 @@ BEGIN
         SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick,
             v_start)
         FROM tickq.job_kind AS k
-        CROSS JOIN LATERAL tickq.calendar_slots_in(k.at_times, k.on_days, k.timezone, v_start + v_period, v_start)
-            AS c (slot)
-        WHERE k.enabled AND k.at_times IS NOT NULL
+        CROSS JOIN LATERAL tickq.calendar_slots_in(k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
+            v_start + v_period, v_start) AS c (slot)
+        WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)
         UNION ALL
         SELECT tickq.held_ticks(
             tickq.next_slot(k.every, k.every_offset, NULL, NULL, k.timezone, v_start - interval '1 microsecond'),

@@ -26,9 +26,9 @@ AS $$
     -- until resumed) is one row after them with held saying why and no due time.
     WITH RECURSIVE kinds AS (
         SELECT k.name, k.priority, k.next_trigger, k.every, k.every_offset, k.at_times,
-            k.on_days, k.timezone, p.paused_until,
+            k.on_days, k.days, k.months, k.cron, k.timezone, p.paused_until,
             greatest(k.due_at, p.paused_until) AS first,
-            tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.timezone,
+            tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
                 greatest(k.due_at, p.paused_until, p_now))
                 AS second
         FROM tickq.job_kind AS k
@@ -41,12 +41,12 @@ AS $$
             AND greatest(k.due_at, p.paused_until) <= p_now + p_hours * interval '1 hour'
     ),
     calendar AS (
-        SELECT ki.name, ki.second AS at, ki.at_times, ki.on_days, ki.timezone
+        SELECT ki.name, ki.second AS at, ki.at_times, ki.on_days, ki.days, ki.months, ki.cron, ki.timezone
         FROM kinds AS ki
         WHERE ki.every IS NULL AND ki.second <= p_now + p_hours * interval '1 hour'
         UNION ALL
-        SELECT c.name, tickq.next_slot(NULL, NULL, c.at_times, c.on_days, c.timezone, c.at),
-            c.at_times, c.on_days, c.timezone
+        SELECT c.name, tickq.next_slot(NULL, NULL, c.at_times, c.on_days, c.days, c.months, c.cron, c.timezone, c.at),
+            c.at_times, c.on_days, c.days, c.months, c.cron, c.timezone
         FROM calendar AS c
         WHERE c.at <= p_now + p_hours * interval '1 hour'
     ),
@@ -97,7 +97,7 @@ AS $$
             AND ((k.irreversible AND k.armed_at IS NULL) OR k.paused_until = 'infinity')
     )
     SELECT u.at, u.name, u.priority, u.trigger,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone, p_now),
+        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
         u.held, u.paused_until, (SELECT c.total::integer FROM counted AS c)
     FROM (SELECT * FROM listed UNION ALL SELECT * FROM held) AS u
     INNER JOIN tickq.job_kind AS k ON u.name = k.name
@@ -111,3 +111,71 @@ COMMENT ON FUNCTION tickq.upcoming_at(numeric, integer, timestamptz) IS
 'every run in the window, listed or not. After them one row per kind no claim will take, with '
 'no due time and held = unarmed (an irreversible kind no person has run) or paused (until '
 'resumed).';
+
+CREATE OR REPLACE FUNCTION tickq.schedule_slots(
+    p_name text,
+    p_entry jsonb,
+    p_default_timezone text,
+    p_count integer,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (at timestamptz, local_at timestamp, timezone text, schedule text)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_kind tickq.job_kind;
+    v_at timestamptz := p_now;
+    v_message text;
+    v_key text;
+BEGIN
+    IF p_count IS NULL OR NOT p_count BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'a count of slots must be from 1 to 10000, got %', coalesce(p_count::text, 'none')
+            USING ERRCODE = '22023';
+    END IF;
+    -- A kind's entry names the kind in a refusal; a schedule typed alone (p_name NULL) only its key.
+    BEGIN
+        v_kind := tickq.parse_schedule(coalesce(p_name, 'schedule'), p_entry, p_default_timezone);
+    EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+        GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
+        IF p_name IS NOT NULL THEN
+            RAISE;
+        END IF;
+        RAISE EXCEPTION '%: %', v_key, tickq.registry_problem(v_message, 'schedule', v_key) USING ERRCODE = '22023';
+    END;
+    schedule := tickq.describe_schedule(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days,
+        v_kind.days, v_kind.months, v_kind.cron, v_kind.timezone, p_now);
+    timezone := v_kind.timezone;
+    FOR v_n IN 1..p_count LOOP
+        v_at := tickq.next_slot(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days,
+            v_kind.months, v_kind.cron, v_kind.timezone, v_at);
+        EXIT WHEN v_at IS NULL;
+        at := v_at;
+        local_at := v_at AT TIME ZONE v_kind.timezone;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.schedule_slots(text, jsonb, text, integer, timestamptz) IS
+'The next p_count slots after p_now of one schedule given as a registry entry (every, at with its '
+'day filters, or cron; a kind''s, or a cron string typed alone when p_name is NULL), each in UTC '
+'and in its zone, with the schedule in words: tickq next and tickq schedule. Refuses a bad '
+'schedule like the registry (TQ002 naming kind and key; 22023 naming the key when p_name is NULL).';
+
+CREATE OR REPLACE FUNCTION tickq.schedule_warnings(
+    p_registry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, key text, warning text)
+LANGUAGE sql STABLE
+AS $$
+    -- Vixie cron's surprise: a day of the month and a weekday both restricted take a day that
+    -- matches either, not both ("0 0 13 * 5" runs on every 13th and every Friday).
+    SELECT k.name, 'cron', format('%s restricts both the day of the month and the weekday: cron '
+        'runs it on a day that matches either (the OR rule), not only on days that match both; '
+        'for both, write "at" with "days" and "on"', k.entry -> 'cron')
+    FROM jsonb_each(coalesce(p_registry -> 'kinds', '{}'::jsonb)) AS k (name, entry)
+    WHERE jsonb_typeof(k.entry -> 'cron') = 'string' AND tickq.cron_problem(k.entry ->> 'cron') IS NULL
+        AND (tickq.cron_calendar(k.entry ->> 'cron', 'UTC')).either
+    ORDER BY k.name
+$$;
+COMMENT ON FUNCTION tickq.schedule_warnings(jsonb, timestamptz) IS
+'What tickq check warns about in a registry (JSON) without refusing it: each cron string whose '
+'day of the month and weekday are both restricted (Vixie''s OR rule). Changes nothing.';

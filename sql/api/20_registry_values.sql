@@ -290,8 +290,9 @@ BEGIN
                 v_new.capacity_margin := tickq.registry_fraction(v_settings -> 'capacity_margin', NULL,
                     'capacity_margin');
             WHEN 'alert_timeout', 'housekeeping_timeout', 'db_connect_timeout', 'db_statement_timeout',
-                'db_lock_timeout' THEN
-                -- Read by the runner alone (the alert command's watchdog, its database timeouts)
+                'db_lock_timeout', 'ping_timeout' THEN
+                -- Read by the runner alone (the alert command's watchdog, its database timeouts,
+                -- how long a check-in waits)
                 -- or by the built-in kind (tickq.sync_kinds); their bounds are judged here.
                 PERFORM tickq.registry_seconds(v_settings -> v_key, NULL, v_key);
             WHEN 'alert_after' THEN

@@ -2,6 +2,114 @@
 -- and one writer of a job_kind row, so a kind from the registry and an agent's kind are held to
 -- the same rules and land in the queue the same way.
 
+CREATE OR REPLACE FUNCTION tickq.parse_days(
+    p_name text,
+    p_entry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.job_kind
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    -- Only the day filters are set: on_days (weekdays, nth and last weekdays), days, months.
+    v_kind tickq.job_kind;
+    v_item jsonb;
+    v_nth integer := (SELECT l.high FROM tickq.registry_limits() AS l WHERE l.key = 'on.nth');
+    v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    v_months constant text[] := ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep',
+        'oct', 'nov', 'dec'];
+BEGIN
+    IF p_entry ? 'on' THEN
+        v_item := p_entry -> 'on';
+        -- "mon", "1st mon" .. "5th mon" (10 * n + day), "last fri" (90 + day).
+        SELECT array_agg(DISTINCT CASE
+                WHEN e.d #>> '{}' ~ '^[a-z]{3}$' THEN array_position(v_day_names, e.d #>> '{}')
+                WHEN e.d #>> '{}' ~ '^last [a-z]{3}$' THEN 90 + array_position(v_day_names, right(e.d #>> '{}', 3))
+                WHEN e.d #>> '{}' ~ '^[0-9](st|nd|rd|th) [a-z]{3}$'
+                    AND left(e.d #>> '{}', 1)::integer BETWEEN 1 AND v_nth
+                    AND substr(e.d #>> '{}', 2, 2) = (ARRAY['st', 'nd', 'rd', 'th', 'th', 'th', 'th', 'th', 'th'])[
+                        greatest(left(e.d #>> '{}', 1)::integer, 1)]
+                    THEN 10 * left(e.d #>> '{}', 1)::integer + array_position(v_day_names, right(e.d #>> '{}', 3))
+            END::smallint) INTO v_kind.on_days
+        FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v_item) = 'array' THEN v_item END) AS e (d)
+        WHERE jsonb_typeof(e.d) = 'string';
+        IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+            OR v_kind.on_days IS NULL OR EXISTS (SELECT FROM unnest(v_kind.on_days) AS d (day) WHERE d.day IS NULL)
+            OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (d) WHERE jsonb_typeof(e.d) <> 'string') THEN
+            PERFORM tickq.registry_error(p_name, 'on',
+                format('must be a list of weekdays (mon tue wed thu fri sat sun), nth weekdays (1st mon .. '
+                    '%sth sun) or last weekdays (last fri), got %s', v_nth, left(v_item::text, 200)));
+        END IF;
+        IF cardinality(v_kind.on_days) <> jsonb_array_length(v_item) THEN
+            PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
+        END IF;
+    END IF;
+    IF p_entry ? 'days' THEN
+        v_item := p_entry -> 'days';
+        IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+            OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (d)
+                WHERE CASE WHEN jsonb_typeof(e.d) <> 'number' THEN true
+                    ELSE (e.d #>> '{}')::numeric = 0 OR (e.d #>> '{}')::numeric <> trunc((e.d #>> '{}')::numeric)
+                        OR NOT tickq.within_limit('days', (e.d #>> '{}')::numeric) END) THEN
+            PERFORM tickq.registry_error(p_name, 'days',
+                format('must be a list of days of the month, 1 to 31 or -1 (the last day) to -31, got %s',
+                    left(v_item::text, 200)));
+        END IF;
+        SELECT array_agg(DISTINCT (e.d #>> '{}')::smallint) INTO v_kind.days FROM jsonb_array_elements(v_item) AS e (d);
+        IF cardinality(v_kind.days) <> jsonb_array_length(v_item) THEN
+            PERFORM tickq.registry_error(p_name, 'days', format('days must not repeat, got %s', v_item));
+        END IF;
+    END IF;
+    IF p_entry ? 'months' THEN
+        v_item := p_entry -> 'months';
+        SELECT array_agg(DISTINCT CASE WHEN jsonb_typeof(e.m) = 'string' THEN array_position(v_months, e.m #>> '{}')
+                WHEN jsonb_typeof(e.m) = 'number' AND tickq.within_limit('months', (e.m #>> '{}')::numeric)
+                    AND (e.m #>> '{}')::numeric = trunc((e.m #>> '{}')::numeric) THEN (e.m #>> '{}')::integer
+            END::smallint) INTO v_kind.months
+        FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v_item) = 'array' THEN v_item END) AS e (m);
+        IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
+            OR EXISTS (SELECT FROM unnest(v_kind.months) AS m (month) WHERE m.month IS NULL) THEN
+            PERFORM tickq.registry_error(p_name, 'months',
+                format('must be a list of months, jan .. dec or 1 to 12, got %s', left(v_item::text, 200)));
+        END IF;
+        IF cardinality(v_kind.months) <> jsonb_array_length(v_item) THEN
+            PERFORM tickq.registry_error(p_name, 'months', format('months must not repeat, got %s', v_item));
+        END IF;
+    END IF;
+    RETURN v_kind;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_days(text, jsonb, timestamptz) IS
+'The day filters of a calendar entry: on (weekdays, "1st mon" .. "5th sun", "last fri"), days (1..31, '
+'-1..-31 from the month''s end), months (names or 1..12); no repeats. Returns a job_kind row holding '
+'only on_days, days and months; raises TQ002 naming p_name and the key.';
+
+CREATE OR REPLACE FUNCTION tickq.parse_zone(
+    p_name text,
+    p_entry jsonb,
+    p_default_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_zone text := coalesce(p_entry ->> 'timezone', p_default_timezone);
+BEGIN
+    IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
+        OR NOT tickq.is_timezone(v_zone) THEN
+        PERFORM tickq.registry_error(p_name, 'timezone',
+            tickq.unknown_zone(coalesce(p_entry -> 'timezone', to_jsonb(v_zone))));
+    END IF;
+    -- Only a zone the entry names: a kind that names none takes the settings' zone, judged there.
+    IF p_entry ? 'timezone' AND tickq.legacy_zone_problem(v_zone) IS NOT NULL THEN
+        PERFORM tickq.registry_error(p_name, 'timezone', tickq.legacy_zone_problem(v_zone));
+    END IF;
+    RETURN v_zone;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_zone(text, jsonb, text, timestamptz) IS
+'The zone of a calendar or cron entry (p_default_timezone when it names none), or TQ002 naming '
+'the key timezone.';
+
 CREATE OR REPLACE FUNCTION tickq.parse_schedule(
     p_name text,
     p_entry jsonb,
@@ -11,18 +119,42 @@ CREATE OR REPLACE FUNCTION tickq.parse_schedule(
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    -- Only the schedule columns are set: every, every_offset, at_times, on_days, timezone.
+    -- Only the schedule columns are set: every, every_offset, at_times, on_days, days, months,
+    -- cron, timezone.
     v_kind tickq.job_kind;
     v_item jsonb;
-    v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    v_key text;
 BEGIN
+    IF p_entry ? 'cron' THEN
+        IF p_entry ?| ARRAY['every', 'at'] THEN
+            PERFORM tickq.registry_error(p_name, 'cron', 'give exactly one of "every", "at" or "cron"');
+        END IF;
+        SELECT k.key INTO v_key FROM unnest(ARRAY['on', 'days', 'months', 'offset']) AS k (key)
+        WHERE p_entry ? k.key LIMIT 1;
+        IF v_key IS NOT NULL THEN
+            PERFORM tickq.registry_error(p_name, v_key, 'a cron string holds its own days and times: '
+                'write them in it, or use "at" with this key');
+        END IF;
+        IF jsonb_typeof(p_entry -> 'cron') <> 'string' OR tickq.cron_problem(p_entry ->> 'cron') IS NOT NULL THEN
+            PERFORM tickq.registry_error(p_name, 'cron', coalesce(tickq.cron_problem(p_entry ->> 'cron'),
+                format('must be a string of five fields, got %s', left((p_entry -> 'cron')::text, 200))));
+        END IF;
+        v_kind.cron := p_entry ->> 'cron';
+        v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
+        IF tickq.next_slot(NULL, NULL, NULL, NULL, NULL, NULL, v_kind.cron, v_kind.timezone, '2000-01-01Z') IS NULL THEN
+            PERFORM tickq.registry_error(p_name, 'cron',
+                format('%s names no date that exists (such as the 30th of February)', p_entry -> 'cron'));
+        END IF;
+        RETURN v_kind;
+    END IF;
     IF (p_entry ? 'every') = (p_entry ? 'at') THEN
         PERFORM tickq.registry_error(p_name, 'every', 'give exactly one of "every" or "at"');
     END IF;
     IF p_entry ? 'every' THEN
-        IF p_entry ? 'on' OR p_entry ? 'timezone' THEN
-            PERFORM tickq.registry_error(p_name, CASE WHEN p_entry ? 'on' THEN 'on' ELSE 'timezone' END,
-                'only a calendar schedule ("at") takes this key');
+        SELECT k.key INTO v_key FROM unnest(ARRAY['on', 'days', 'months', 'timezone']) AS k (key)
+        WHERE p_entry ? k.key LIMIT 1;
+        IF v_key IS NOT NULL THEN
+            PERFORM tickq.registry_error(p_name, v_key, 'only a calendar schedule ("at") takes this key');
         END IF;
         v_kind.every := tickq.registry_seconds(p_entry -> 'every', p_name, 'every');
         v_kind.timezone := 'UTC';
@@ -63,38 +195,23 @@ BEGIN
     IF cardinality(v_kind.at_times) <> jsonb_array_length(v_item) THEN
         PERFORM tickq.registry_error(p_name, 'at', format('times must not repeat, got %s', v_item));
     END IF;
-    IF p_entry ? 'on' THEN
-        v_item := p_entry -> 'on';
-        IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
-            OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (d)
-                WHERE jsonb_typeof(e.d) <> 'string' OR NOT (e.d #>> '{}') = ANY(v_day_names)) THEN
-            PERFORM tickq.registry_error(p_name, 'on',
-                format('must be a list of weekdays (mon tue wed thu fri sat sun), got %s', left(v_item::text, 200)));
-        END IF;
-        SELECT array_agg(DISTINCT array_position(v_day_names, e.d #>> '{}')::smallint) INTO v_kind.on_days
-        FROM jsonb_array_elements(v_item) AS e (d);
-        IF cardinality(v_kind.on_days) <> jsonb_array_length(v_item) THEN
-            PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
-        END IF;
-    END IF;
-    v_kind.timezone := coalesce(p_entry ->> 'timezone', p_default_timezone);
-    IF (p_entry ? 'timezone' AND jsonb_typeof(p_entry -> 'timezone') <> 'string')
-        OR NOT tickq.is_timezone(v_kind.timezone) THEN
-        PERFORM tickq.registry_error(p_name, 'timezone',
-            tickq.unknown_zone(coalesce(p_entry -> 'timezone', to_jsonb(v_kind.timezone))));
-    END IF;
-    -- Only a zone the entry names: a kind that names none takes the settings' zone, judged there.
-    IF p_entry ? 'timezone' AND tickq.legacy_zone_problem(v_kind.timezone) IS NOT NULL THEN
-        PERFORM tickq.registry_error(p_name, 'timezone', tickq.legacy_zone_problem(v_kind.timezone));
+    SELECT d.on_days, d.days, d.months INTO v_kind.on_days, v_kind.days, v_kind.months
+    FROM tickq.parse_days(p_name, p_entry) AS d;
+    v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
+    IF (v_kind.days IS NOT NULL OR v_kind.months IS NOT NULL) AND tickq.next_slot(NULL, NULL, v_kind.at_times,
+        v_kind.on_days, v_kind.days, v_kind.months, NULL, v_kind.timezone, '2000-01-01Z') IS NULL THEN
+        PERFORM tickq.registry_error(p_name, CASE WHEN p_entry ? 'days' THEN 'days' ELSE 'on' END,
+            'these days, weekdays and months name no date that exists (such as the 30th of February)');
     END IF;
     RETURN v_kind;
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text, timestamptz) IS
 'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
-'optional offset, or at ("HH:MM" or a list, no repeats) with on (weekday names, no repeats) and '
-'timezone (p_default_timezone when absent). Returns a job_kind row holding only the schedule '
-'columns; raises TQ002 naming p_name and the key.';
+'optional offset; or at ("HH:MM" or a list, no repeats) with on, days and months (tickq.parse_days) '
+'and timezone (p_default_timezone when absent); or cron (five fields or an @ form, tickq.cron_calendar) '
+'with timezone. Returns a job_kind row holding only the schedule columns; raises TQ002 naming '
+'p_name and the key.';
 
 CREATE OR REPLACE FUNCTION tickq.write_kind(
     p_kind tickq.job_kind,
@@ -106,14 +223,16 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_next timestamptz := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times,
-        p_kind.on_days, p_kind.timezone, p_now);
+        p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone, p_now);
 BEGIN
     INSERT INTO tickq.job_kind AS k (
-        name, registry, registry_digest, every, every_offset, at_times, on_days, timezone, timeout,
-        priority, retries, enabled, irreversible, command_since, due_at, created_at, updated_at
+        name, registry, registry_digest, every, every_offset, at_times, on_days, days, months, cron,
+        timezone, timeout, priority, retries, enabled, irreversible, command_since, due_at,
+        created_at, updated_at
     ) VALUES (
-        p_kind.name, p_kind.registry, md5(p_kind.registry::text), p_kind.every, p_kind.every_offset, p_kind.at_times,
-        p_kind.on_days, p_kind.timezone, p_kind.timeout, p_kind.priority, p_kind.retries,
+        p_kind.name, p_kind.registry, md5(p_kind.registry::text), p_kind.every, p_kind.every_offset,
+        p_kind.at_times, p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone,
+        p_kind.timeout, p_kind.priority, p_kind.retries,
         p_kind.enabled, coalesce(p_kind.irreversible, false), p_now,
         -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
         CASE WHEN p_kind.every IS NOT NULL THEN p_now ELSE v_next END,
@@ -126,6 +245,9 @@ BEGIN
         every_offset = excluded.every_offset,
         at_times = excluded.at_times,
         on_days = excluded.on_days,
+        days = excluded.days,
+        months = excluded.months,
+        cron = excluded.cron,
         timezone = excluded.timezone,
         timeout = excluded.timeout,
         priority = excluded.priority,
@@ -144,9 +266,9 @@ BEGIN
         due_at = CASE
             WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN excluded.due_at
             WHEN p_reschedule THEN v_next
-            WHEN (k.every, k.every_offset, k.at_times, k.on_days, k.timezone)
+            WHEN (k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone)
                 IS NOT DISTINCT FROM (excluded.every, excluded.every_offset, excluded.at_times,
-                    excluded.on_days, excluded.timezone)
+                    excluded.on_days, excluded.days, excluded.months, excluded.cron, excluded.timezone)
                 THEN k.due_at
             ELSE least(k.due_at, v_next)
         END,

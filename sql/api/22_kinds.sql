@@ -16,13 +16,17 @@ AS $$
         'irreversible', CASE WHEN p_kind.irreversible THEN true END,
         'cwd', p_kind.registry -> 'cwd',
         'env', p_kind.registry -> 'env',
+        'ping_url', p_kind.registry -> 'ping_url',
         'every', extract(EPOCH FROM p_kind.every)::bigint,
         'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
         'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
             FROM unnest(p_kind.at_times) AS t (at_time)),
-        'on', (SELECT jsonb_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day]
-            ORDER BY d.day) FROM unnest(p_kind.on_days) AS d (day)),
-        'timezone', CASE WHEN p_kind.at_times IS NOT NULL THEN p_kind.timezone END,
+        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_kind.on_days) AS d (day)),
+        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_kind.days) AS d (day)),
+        'months', (SELECT jsonb_agg((ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct',
+            'nov', 'dec'])[m.month] ORDER BY m.month) FROM unnest(p_kind.months) AS m (month)),
+        'cron', p_kind.cron,
+        'timezone', CASE WHEN p_kind.every IS NULL THEN p_kind.timezone END,
         'timeout', extract(EPOCH FROM p_kind.timeout)::bigint,
         'priority', p_kind.priority,
         'retries', p_kind.retries,
@@ -58,8 +62,9 @@ BEGIN
         PERFORM tickq.registry_error(p_name, '*', 'a kind must be an object');
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
-        IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'timezone',
-            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible']) THEN
+        IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'days', 'months', 'cron',
+            'timezone',
+            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -80,9 +85,14 @@ BEGIN
     )) THEN
         PERFORM tickq.registry_error(p_name, 'env', 'must be a table of strings');
     END IF;
+    IF p_entry ? 'ping_url' AND jsonb_typeof(p_entry -> 'ping_url') <> 'string' THEN
+        PERFORM tickq.registry_error(p_name, 'ping_url', 'must be a string');
+    END IF;
     v_kind.name := p_name;
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
         'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env'),
+        -- a check-in URL is a secret too: its digest, as an env value's
+        'ping_url', tickq.env_digests(p_name, jsonb_build_object('ping_url', p_entry -> 'ping_url')) -> 'ping_url',
         -- a step's env is kept as digests too (its values are as secret as a kind's)
         'steps', (SELECT jsonb_agg(CASE WHEN e.step ? 'env' THEN jsonb_set(e.step, '{env}',
                 coalesce(tickq.env_digests(p_name || '.' || (e.step ->> 'name'), e.step -> 'env'),
@@ -97,8 +107,9 @@ BEGIN
             format('must be true or false, got %s', p_entry -> 'irreversible'));
     END IF;
 
-    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.timezone
-    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.timezone
+    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone
+    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months,
+        v_kind.cron, v_kind.timezone
     FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
 
     IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
@@ -178,7 +189,7 @@ BEGIN
                 WHEN 'name' THEN jsonb_set(v_entry, v_step, to_jsonb('step-' || v_step[2]))
                 ELSE v_entry #- v_step END;
         ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
-            OR v_key IN ('cwd', 'env', 'offset', 'on', 'timezone', 'irreversible', 'resume',
+            OR v_key IN ('cwd', 'env', 'ping_url', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
                 'priority', 'retries', 'enabled') THEN
             v_entry := v_entry - v_key;
         ELSIF v_key = 'timeout' THEN
@@ -189,11 +200,15 @@ BEGIN
             v_entry := jsonb_set(v_entry, '{command}', '["true"]');
         ELSIF v_key = 'at' THEN
             v_entry := jsonb_set(v_entry, '{at}', '"00:00"');
+        ELSIF v_key = 'cron' THEN
+            -- a refused cron string, or one beside every or at: the schedule is judged no further
+            v_entry := jsonb_set(v_entry - ARRAY['cron', 'at', 'on', 'days', 'months', 'timezone', 'offset'],
+                '{every}', v_long);
         ELSIF v_key = 'every' AND v_entry ? 'every' AND NOT v_entry ? 'at' THEN
             v_entry := jsonb_set(v_entry, '{every}', v_long);
         ELSIF v_key = 'every' THEN
             -- neither or both of every and at: the schedule is judged no further
-            v_entry := jsonb_set(v_entry - ARRAY['at', 'on', 'timezone', 'offset'], '{every}', v_long);
+            v_entry := jsonb_set(v_entry - ARRAY['at', 'on', 'days', 'months', 'timezone', 'offset'], '{every}', v_long);
         ELSIF v_key ~ '^steps' THEN
             -- a chain whose steps are refused is judged further as a plain kind
             v_entry := jsonb_set(v_entry - ARRAY['steps', 'resume'], '{command}', '["true"]');
@@ -259,12 +274,12 @@ BEGIN
     ELSE
         -- An edit of the registry file is a field whose typed column still held what the
         -- previous registry said (its mirror, job_kind.registry); anything else was changed
-        -- behind the registry's back. command, cwd and env live only in the mirror: an edit when
+        -- behind the registry's back. command, cwd, env and ping_url live only in the mirror: an edit when
         -- the mirror is as the last sync wrote it (its digest), else changed behind its back.
         v_drift := coalesce((
             SELECT jsonb_agg(jsonb_build_object('kind', p_name, 'field', f.key,
                 'stored_value', v_stored_entry -> f.key, 'registry_value', v_in_entry -> f.key,
-                'registry_edit', (NOT f.key IN ('command', 'cwd', 'env') OR v_mirror_intact)
+                'registry_edit', (NOT f.key IN ('command', 'cwd', 'env', 'ping_url') OR v_mirror_intact)
                     AND (v_stored.registry -> f.key) IS NOT DISTINCT FROM (v_stored_entry -> f.key)))
             FROM (SELECT jsonb_object_keys(v_stored_entry) UNION SELECT jsonb_object_keys(v_in_entry))
                 AS f (key)

@@ -16,7 +16,7 @@ from tickq.check import capacity, simulate
 from tickq.cli import common
 from tickq.cli.text import table
 from tickq.db.api import registry as registry_api
-from tickq.db.api import session
+from tickq.db.api import schedule, session
 from tickq.db.api.check import CapacityReport, Window
 from tickq.db.contract import LANES
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
@@ -49,7 +49,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     with _judged_queue(args, registry) as conn:
         report = capacity.check(conn, registry)
         facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
+        warnings = schedule.schedule_warnings(conn, registry)
     _print_capacity(report)
+    for warning in warnings:  # said, never a failure: cron's rule is what the user wrote
+        print(f"tickq: warning: {warning}", file=sys.stderr)
     unstartable = programs.problems(registry)
     for problem in unstartable:
         print(f"tickq: {problem}", file=sys.stderr)

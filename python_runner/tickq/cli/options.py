@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from tickq.registry.durations import parse_duration
 
@@ -56,6 +57,25 @@ def _hours(text: str) -> float:
     if not 0 < value <= 24 * 90:
         raise argparse.ArgumentTypeError(f"hours must be more than 0 and at most 2160, got {text}")
     return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 10000, got {text}")
+    return value
+
+
+def _instant(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an ISO 8601 time like 2026-03-01T00:00:00Z, got {text!r}") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _positive(text: str) -> int:
@@ -136,6 +156,13 @@ def status(add: Add) -> None:
                    help="list the retired kinds (gone from the registry, runs kept) instead")
     p.add_argument("--watch", type=float, nargs="?", const=2.0, metavar="SECONDS",
                    help="redraw every SECONDS (default 2; 0.5 to 86400) until Ctrl-C")
+    add("metrics", "watch:cmd_metrics",
+        "print the queue as Prometheus metrics (text format; `serve` answers /metrics too)")
+    exp = add("explain", "watch:cmd_explain",
+              "why a kind is or is not running now: running, paused, disabled, unarmed, "
+              "waiting (and for what) or idle until its next slot")
+    exp.add_argument("kind")
+    exp.add_argument("--json", action="store_true", help="print JSON")
 
 
 def check(add: Add) -> None:
@@ -197,6 +224,19 @@ def page(add: Add) -> None:
     upc.add_argument("--hours", type=_hours, default=24.0, help="how far ahead (default 24)")
     upc.add_argument("--limit", type=_positive, default=50, help="rows (default 50)")
     upc.add_argument("--json", action="store_true", help="print JSON")
+    nxt = add("next", "schedule:cmd_next",
+              "a kind's next slots from its registry schedule, in its zone and in UTC")
+    nxt.add_argument("kind", help="the kind")
+    sch = add("schedule", "schedule:cmd_schedule",
+              "the next slots of any cron string (no registry needed), in its zone and in UTC")
+    sch.add_argument("expression", help='five fields or an @ form, e.g. "0 6 1 * *"')
+    sch.add_argument("--timezone", default="UTC", help="its IANA zone (default UTC)")
+    for p in (nxt, sch):
+        p.add_argument("--count", type=_count, default=10, help="slots to show (default 10)")
+        p.add_argument("--from", dest="after", type=_instant, default=None, metavar="T",
+                       help="slots after this ISO 8601 time (default now; UTC without an offset)")
+        p.add_argument("--json", action="store_true",
+                       help="print a JSON list of {at, utc, timezone}")
 
 
 def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 
 from tickq.cli import common
-from tickq.db.api import session
+from tickq.db.api import session, status
 from tickq.db.errors import EXIT_OK, InvalidInput, exit_of
 from tickq.page import httpd, render
 
@@ -25,6 +25,10 @@ PAGE_HEADERS = {
 
 
 MAX_PORT = 65535
+METRICS_HEADERS = {
+    "Content-Type": "text/plain; version=0.0.4; charset=utf-8",  # Prometheus's text format
+    "Cache-Control": "no-store",
+}
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -52,9 +56,10 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def page_route(render_page: Callable[[], str]) -> httpd.Route:
-    """GET / as a route of the server: the page, re-rendered per request, or 503 and one line
-    when the database refuses or is down."""
+def page_route(render_page: Callable[[], str],
+               headers: dict[str, str] = PAGE_HEADERS) -> httpd.Route:
+    """GET / (or /metrics, with its headers) as a route of the server: rendered per request,
+    or 503 and one line when the database refuses or is down."""
 
     def answer() -> httpd.Answer:
         try:
@@ -64,7 +69,7 @@ def page_route(render_page: Callable[[], str]) -> httpd.Route:
             if found is None:  # not a database's answer: a bug, with its traceback
                 raise
             return httpd.text_answer(HTTPStatus.SERVICE_UNAVAILABLE, _one_line(found[1]))
-        return HTTPStatus.OK, PAGE_HEADERS, body
+        return HTTPStatus.OK, headers, body
 
     return answer
 
@@ -89,9 +94,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         with session.open_queue(url, timeouts) as page_conn:
             return render.render(render.collect(page_conn, args.hours))
 
+    def render_metrics() -> str:
+        with session.open_queue(url, timeouts) as metrics_conn:
+            return status.metrics_text(metrics_conn)
+
     route = page_route(render_page)
     # A small table, path -> route: a new endpoint is one more line.
-    routes = {"/": route, "/index.html": route}
+    routes = {"/": route, "/index.html": route,
+              "/metrics": page_route(render_metrics, METRICS_HEADERS)}
     try:
         # A name given to --host is one of the bound address's names.
         names = [*(args.allowed_host or []), *([] if _is_address(host) else [host])]
@@ -101,7 +111,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     bound_host, bound_port = server.address
     bound_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     note = "" if _loopback(host) else " (not loopback: anyone who can reach it sees the queue)"
-    print(f"serving the status page on http://{bound_host}:{bound_port}/{note}", flush=True)
+    print(f"serving the status page on http://{bound_host}:{bound_port}/ and its metrics on "
+          f"/metrics{note}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from tickq import db
 from tickq.cli import common
 from tickq.db.api import session
 from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, InvalidInput, exit_of
+from tickq.dispatch.pings import Pinger, tail_body
 from tickq.dispatch.tick import Dispatcher
 from tickq.host.process import StopEvent
 from tickq.log import EventLog, discard_closed_pipe
@@ -25,12 +26,13 @@ REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def dispatcher(
-    args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None
+    args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None,
+    pinger: Pinger | None = None,
 ) -> Dispatcher:
     """A dispatcher on the configured queue, migrated, its registry's values judged by the
     database (Dispatcher.migrate)."""
     found = Dispatcher(common.url(args), registry, log, stop_event=stop,
-                       replace_queue=getattr(args, "replace_queue", False))
+                       replace_queue=getattr(args, "replace_queue", False), pinger=pinger)
     try:
         found.migrate()
     except BaseException:
@@ -40,11 +42,32 @@ def dispatcher(
 
 
 def cmd_tick(args: argparse.Namespace) -> int:
+    """One tick, checked in at the registry's ping_url: `/start`, then the URL itself when the
+    tick exits 0, `/fail` (with the reason as the body) when it does not."""
     registry = common.registry(args)
+    log = EventLog(args.log_format)
+    pinger = Pinger(log, registry.settings.ping_timeout)
+    url = registry.settings.ping_url
+    pinger.send(url, "/start", what="tick")
+    try:
+        status = _tick(args, registry, log, pinger)
+    except BaseException as exc:
+        ended = exit_of(exc) if isinstance(exc, Exception) else None
+        why = ended[1][-1] if ended else type(exc).__name__
+        pinger.send(url, "/fail", tail_body(f"tickq tick: {why}\n"), what="tick")
+        raise
+    else:
+        pinger.send(url, "" if status == EXIT_OK else "/fail",
+                    tail_body(f"tickq tick: exit {status}\n"), what="tick")
+        return status
+    finally:
+        pinger.close()
+
+
+def _tick(args: argparse.Namespace, registry: Registry, log: EventLog, pinger: Pinger) -> int:
     stop = StopEvent()
     got = common.on_signals(stop)
-    log = EventLog(args.log_format)
-    queue = dispatcher(args, registry, log, stop)
+    queue = dispatcher(args, registry, log, stop, pinger)
     try:
         summary = queue.tick()
     finally:
@@ -57,6 +80,8 @@ def cmd_tick(args: argparse.Namespace) -> int:
     )
     if registry.settings.report_html:
         _write_page(args, registry, log)
+    if registry.settings.metrics_file:
+        _write_metrics(args, registry, log)
     return 128 + got["signal"] if "signal" in got else EXIT_OK
 
 
@@ -76,6 +101,28 @@ def _write_page(args: argparse.Namespace, registry: Registry, log: EventLog) -> 
         log.warning("report.unwritten", path=str(path), error=ended[1][-1])
     else:
         log.event("report.written", path=str(path))
+
+
+def _write_metrics(args: argparse.Namespace, registry: Registry, log: EventLog) -> None:
+    """The registry's metrics_file, after the tick (for node_exporter's textfile collector),
+    replaced whole; a file that cannot be written is a warning, never a failed tick."""
+    from tickq.db.api import status
+    from tickq.page import render
+
+    path = registry.settings.metrics_file
+    assert path is not None
+    try:
+        with session.connect(common.url(args), db.timeouts_of(registry.settings)) as conn:
+            text = status.metrics_text(conn)
+        render.replace_file(render.html_target(path), text)
+    except Exception as exc:
+        ended = exit_of(exc)
+        if ended is None and not isinstance(exc, OSError):
+            raise
+        error = ended[1][-1] if ended else f"{exc.strerror or exc}"
+        log.warning("metrics.unwritten", path=str(path), error=error)
+    else:
+        log.event("metrics.written", path=str(path))
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -1,5 +1,7 @@
 """Alerts: the events due now (each taken once across dispatchers, kept in SQL) go to the
-registry's alert command, one thread each, the event as JSON on its stdin."""
+registry's alert command, one thread each, the event as JSON on its stdin, and to its alert_url
+as a webhook (the event as JSON with a `text` field, which Slack- and Mattermost-style incoming
+webhooks show as is), delivered as check-ins are (dispatch/pings.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,15 @@ from tickq.db.api import tick as api
 from tickq.db.connect import Link
 from tickq.db.errors import DatabaseUnavailable
 from tickq.dispatch.context import Context
+from tickq.dispatch.pings import tail_body
 from tickq.host import programs
 from tickq.host.process import run_command
 
 
 def send_alerts(ctx: Context, link: Link) -> list[threading.Thread]:
     """Take the alert events due now and start the alert command for each; the threads."""
-    command = ctx.registry.settings.alert_command
-    if not command:
+    command, url = ctx.registry.settings.alert_command, ctx.registry.settings.alert_url
+    if not command and not url:
         return []
     try:
         alerts = link.call(api.take_alerts)
@@ -35,10 +38,27 @@ def send_alerts(ctx: Context, link: Link) -> list[threading.Thread]:
         }
         ctx.log.warning("alert.raised" if a.event != "recovered" else "alert.recovered",
                         kind=a.kind, condition=a.condition, failure_streak=a.failure_streak)
-        thread = threading.Thread(target=_alert, args=(ctx, command, doc), daemon=True)
-        thread.start()
-        threads.append(thread)
+        if url and ctx.pinger is not None:
+            ctx.pinger.send(url, body=webhook_body(doc), content_type="application/json",
+                            what="alert", kind=a.kind)
+        if command:
+            thread = threading.Thread(target=_alert, args=(ctx, command, doc), daemon=True)
+            thread.start()
+            threads.append(thread)
     return threads
+
+
+def webhook_body(doc: dict[str, Any]) -> bytes:
+    """The alert as a webhook's JSON: the event's fields and a `text` line people read."""
+    what = {
+        "failing": f"failed {doc['failure_streak']} time(s) in a row, last outcome "
+                   f"{doc['last_outcome']}",
+        "stale": "is due and unclaimed past stale_after",
+    }[doc["condition"]]
+    text = (f"tickq: {doc['kind']} recovered ({doc['condition']})" if doc["event"] == "recovered"
+            else f"tickq: {doc['kind']} {what}")
+    tail = tail_body(doc["output_tail"] or "").decode()
+    return json.dumps({**doc, "output_tail": tail, "text": text}).encode()
 
 
 def _alert(ctx: Context, command: tuple[str, ...], doc: dict[str, Any]) -> None:

@@ -14,7 +14,9 @@ from typing import Any
 
 from tickq.db.api.tick import Claim
 from tickq.db.connect import Link, Timeouts
+from tickq.dispatch.pings import Pinger, end_suffix, tail_body
 from tickq.host.ledger import Ledger
+from tickq.host.process import RunResult
 from tickq.host.spool import Spool
 from tickq.log import EventLog
 from tickq.registry import Registry
@@ -33,6 +35,20 @@ class Context:
     timeouts: Timeouts  # the registry's db_* settings, on every connection
     report_attempts: int = 8  # connections tried before a report goes to the spool
     reconnect_delay: float = 0.5
+    pinger: Pinger | None = None  # check-ins (dispatch/pings.py): each run's, the tick's
+
+    def ping_run(self, claim: Claim, suffix: str, body: bytes = b"") -> None:
+        """Check a run of `claim`'s kind in at the kind's ping_url, if it has one."""
+        kind = self.registry.kinds.get(claim.kind)
+        if self.pinger is not None and kind is not None and kind.ping_url:
+            self.pinger.send(kind.ping_url, suffix, body, kind=claim.kind,
+                             run_id=str(claim.run_id))
+
+    def ping_end(self, claim: Claim, result: RunResult) -> None:
+        """Check a run's end in: `<url>`, `<url>/<exit status>` or `<url>/fail`, with the end
+        of its output as the body."""
+        self.ping_run(claim, end_suffix(result.outcome, result.exit_code),
+                      tail_body(result.output_tail))
 
     @property
     def folder(self) -> Path:

@@ -38,6 +38,7 @@ from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
 from tickq.dispatch.loop import Loop
+from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
 from tickq.host.private import keep_private
 from tickq.host.process import RunResult
@@ -80,16 +81,19 @@ class Dispatcher:
         refill_every: float = 10.0,
         ledger: Ledger | None = None,
         replace_queue: bool = False,
+        pinger: Pinger | None = None,
     ) -> None:
         ledger = ledger or Ledger()
         # The model's key, which this process hands to the agent runner: out of reach of the
         # commands it runs (tickq.host.private), as the database password is (cli/main.py).
         keep_private([registry.agents.api_key_env if registry.agents else None])
+        self._own_pinger = pinger is None  # else the caller's (a tick's own check-ins) closes it
         self.ctx = Context(
             url=url, registry=registry, log=log, name=name or default_name(),
             stop_event=stop_event or threading.Event(), grace=grace, ledger=ledger,
             spool=Spool(ledger.folder), timeouts=timeouts_of(registry.settings),
             report_attempts=report_attempts, reconnect_delay=reconnect_delay,
+            pinger=pinger or Pinger(log, registry.settings.ping_timeout),
         )
         self.refill_every = refill_every
         # A sync from this registry may retire the kinds of a queue another registry synced.
@@ -114,6 +118,8 @@ class Dispatcher:
 
     def close(self) -> None:
         self.link.close()
+        if self._own_pinger and self.ctx.pinger is not None:
+            self.ctx.pinger.close()
 
     def migrate(self) -> list[str]:
         """Migrate, then have the database judge the registry's values before anything uses
@@ -276,8 +282,10 @@ class Dispatcher:
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
+            self.ctx.ping_end(claim, result)
             results.put((claim, result))
 
+        self.ctx.ping_run(claim, "/start")
         threading.Thread(target=work, name=f"run-{claim.kind}", daemon=True).start()
         try:
             self.link.call(api.start_run, claim.run_id, self.name)

@@ -1,6 +1,8 @@
 """A crontab entry's schedule, as a tickq schedule: a cadence (`every`) or times of day (`at`)
-on weekdays (`on`); anything else a crontab can say (days of the month, months, `@reboot`) is
-untranslatable."""
+on weekdays (`on`) where those say it, else the entry's own five fields as a `cron` string
+(days of the month, months, names, steps such as `*/7`, `@monthly`, `@yearly`), which the
+database computes by cron's rules; `@reboot` is untranslatable. The fields are read here only
+to refuse what cron itself would (a value out of its range), never to compute a slot."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ _CRON_FIELD = re.compile(r"[0-9*][0-9A-Za-z*,/-]*|[A-Za-z]{3}[A-Za-z0-9,/-]*")
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # cron numbers them 0-6 (7 = sun)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _SPECIAL = {"@hourly": {"every": 3600}, "@daily": {"at": ("00:00",)},
-            "@midnight": {"at": ("00:00",)}, "@weekly": {"at": ("00:00",), "on": ("sun",)}}
+            "@midnight": {"at": ("00:00",)}, "@weekly": {"at": ("00:00",), "on": ("sun",)},
+            "@monthly": {"cron": "@monthly"}, "@yearly": {"cron": "@yearly"},
+            "@annually": {"cron": "@annually"}}
 
 
 def read_entry(text: str) -> tuple[dict[str, Any], list[str], str] | None:
@@ -49,22 +53,22 @@ def _schedule(fields: list[str]) -> tuple[dict[str, Any], list[str]]:
     if len(fields) == 1:
         if fields[0] in _SPECIAL:
             return dict(_SPECIAL[fields[0]]), ([] if fields[0] == "@hourly" else notes)
-        raise Untranslatable(f"{fields[0]} has no tickq schedule (tickq schedules are a "
-                             "cadence or times of day on weekdays)")
+        raise Untranslatable(f"{fields[0]} has no tickq schedule (it runs once when cron "
+                             "starts; tickq runs on a schedule only)")
     minute, hour, dom, month, dow = fields
-    if dom != "*" or month != "*":
-        raise Untranslatable("a day-of-month or month field: tickq schedules are a cadence or "
-                             "times of day on weekdays")
     minutes = _values(minute, 0, 59, "minute")
     hours = _values(hour, 0, 23, "hour")
+    _values(dom, 1, 31, "day of month")
+    _values(month, 1, 12, "month", ("", *_MONTHS))
     days = sorted({d % 7 for d in _values(dow, 0, 7, "day of week", _WEEKDAYS)})
+    as_cron = {"cron": " ".join(fields)}
+    if dom != "*" or month != "*":
+        return as_cron, notes
     if dow == "*":
         if hour == "*" and (minute == "*" or re.fullmatch(r"\*/\d+", minute)):
             step = 1 if minute == "*" else int(minute[2:])
-            if 60 % step == 0:
-                return {"every": step * 60}, []
-            raise Untranslatable(f"{minute} restarts at every hour, so it is not a fixed "
-                                 "cadence")
+            # */7 restarts at every hour (:56, then :00): no fixed cadence, but cron's own rule.
+            return ({"every": step * 60}, []) if 60 % step == 0 else (as_cron, [])
         if hour == "*" and minutes == [0]:
             return {"every": 3600}, []
     times = tuple(f"{h:02d}:{m:02d}" for h in hours for m in minutes)
@@ -80,8 +84,6 @@ def _values(text: str, low: int, high: int, what: str, names: Sequence[str] = ()
         lowered = word.lower()
         if lowered in names:
             return names.index(lowered)
-        if lowered in _MONTHS:
-            raise Untranslatable("month names in a crontab")
         if not word.isdigit() or not low <= int(word) <= high:
             raise Untranslatable(f'{what} "{word}" is not a number from {low} to {high}')
         return int(word)

@@ -108,6 +108,8 @@ def _command_lines(t: Translation, timeout: int, *, legacy: str, base: Path | No
 
 
 def _schedule_lines(t: Translation | None, every: int) -> list[str]:
+    if t is not None and t.cron:
+        return [f"cron = {toml_string(t.cron)}"]
     if t is not None and t.at:
         lines = [f"at = {_toml_array(t.at)}"]
         if t.on:
@@ -237,7 +239,7 @@ def _plan_chain(name: str, members: list[OldLine], every: int, told: int | None,
                 f"--chain {name}: line {line.first} cannot be a step: {e}"
             ) from None
     # Crontab lines carry their own schedules; a chain has one, so they must agree.
-    schedules = {(t.every, t.at, t.on) for t in translations}
+    schedules = {(t.every, t.at, t.on, t.cron) for t in translations}
     if len(schedules) > 1:
         raise ImportRefused(f"--chain {name}: its lines have different schedules; a chain runs "
                            "all its steps on one")

@@ -126,6 +126,7 @@ class Translation:
     every: int | None = None  # from a crontab schedule
     at: tuple[str, ...] = ()
     on: tuple[str, ...] = ()
+    cron: str | None = None  # a crontab schedule at/on cannot say, its fields as given
     notes: tuple[str, ...] = ()
 
     @property

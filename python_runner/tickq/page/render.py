@@ -111,15 +111,20 @@ def html_target(path: str | Path) -> Path:
 def write_html(conn: Connection, path: str | Path, hours: float = 24.0) -> Path:
     """Render the page and replace ``path`` with it atomically (a reader never sees half)."""
     target = html_target(path)
-    html = render(collect(conn, hours))
+    replace_file(target, render(collect(conn, hours)))
+    return target
+
+
+def replace_file(target: Path, text: str) -> None:
+    """Write ``text`` beside ``target`` and rename it over ``target``: a reader sees the old
+    file or the new one, never part of one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(html)
+            out.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return target
 

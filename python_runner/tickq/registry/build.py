@@ -2,11 +2,11 @@
 
 What the schema cannot say is said here, in short functions: a chain's timeout covers its
 steps', step names do not repeat, a tool's parameters are a JSON schema object, report_html
-names a file in a folder that exists. A `cwd` is only made absolute: a folder that is missing
-here (an unmounted disk, another host's layout) is a run-time problem of its own kind, like a
-missing program (tickq.host.programs), never a reason to stop every other kind. Keys the
-shape check refused are left at their defaults, so that every other problem is still found;
-the caller raises when any problem was found.
+and metrics_file name a file in a folder that exists. A `cwd` is only made absolute: a folder
+that is missing here (an unmounted disk, another host's layout) is a run-time problem of its
+own kind, like a missing program (tickq.host.programs), never a reason to stop every other
+kind. Keys the shape check refused are left at their defaults, so that every other problem is
+still found; the caller raises when any problem was found.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from tickq.registry.shape import type_name
 _DURATIONS = frozenset({
     "tick", "stale_after", "lease_margin", "alert_timeout", "retry_base", "retry_max",
     "housekeeping_every", "housekeeping_timeout", "retention", "db_connect_timeout",
-    "db_statement_timeout", "db_lock_timeout", "every", "offset", "timeout", "deliver_timeout",
-    "request_timeout",
+    "db_statement_timeout", "db_lock_timeout", "ping_timeout", "every", "offset", "timeout",
+    "deliver_timeout", "request_timeout",
 })  # fmt: skip
-_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on"})
+_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on", "days", "months"})
 
 
 class _Builder:
@@ -67,7 +67,7 @@ class _Builder:
                 value = MappingProxyType(dict(value))
             elif key == "cwd":
                 value = (self.base_dir / value).resolve()
-            elif key == "report_html":
+            elif key in ("report_html", "metrics_file"):
                 value = self.report_file(kind, prefix + key, value)
             out[key] = value
         return out

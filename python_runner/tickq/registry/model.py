@@ -80,6 +80,10 @@ class Settings:
     db_statement_timeout: int = 60
     db_lock_timeout: int = 10
     report_html: Path | None = None  # the status page, rewritten at the end of every tick
+    metrics_file: Path | None = None  # Prometheus metrics, replaced at the end of every tick
+    ping_url: str | None = None  # every tick checks in here (a secret: never sent, never logged)
+    ping_timeout: int = 5  # how long a check-in waits for its receiver, tried at most twice
+    alert_url: str | None = None  # each alert as a webhook, delivered as check-ins are (a secret)
 
     def to_sync_json(self) -> dict[str, Any]:
         # alert_timeout and the db_* timeouts are read by the runner alone; they go along so that
@@ -103,6 +107,7 @@ class Settings:
             "db_connect_timeout": self.db_connect_timeout,
             "db_statement_timeout": self.db_statement_timeout,
             "db_lock_timeout": self.db_lock_timeout,
+            "ping_timeout": self.ping_timeout,
         }
 
 
@@ -137,8 +142,9 @@ class Step:
 
 @dataclass(frozen=True)
 class Kind:
-    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, or `at`
-    clock times with `on` and `timezone`) are None when the file leaves them out (the database
+    """One recurring job, as the file gives it: the schedule keys (`every` in seconds, `at`
+    clock times with `on`, `days`, `months` and `timezone`, or a `cron` string with `timezone`)
+    are None when the file leaves them out (the database
     gives a kind with `at` the settings' zone). Which of them go together is checked by the
     database (tickq.parse_kind). `offset` (seconds) shifts an every cadence off its
     clock-aligned slots. A chain has `steps` and an empty `command`; its `timeout` is at least
@@ -151,6 +157,9 @@ class Kind:
     offset: int | None = None
     at: tuple[str, ...] | None = None
     on: tuple[str, ...] | None = None
+    days: tuple[int, ...] | None = None
+    months: tuple[str | int, ...] | None = None
+    cron: str | None = None
     timezone: str | None = None
     priority: str = "normal"
     retries: int = 0
@@ -161,6 +170,7 @@ class Kind:
     legacy: str | None = None  # the old orchestrator's line; never sent to the database
     steps: tuple[Step, ...] = ()
     resume: bool = False  # a retry of a failed chain starts at the failed step
+    ping_url: str | None = None  # each run checks in here; the database gets only its digest
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -172,6 +182,7 @@ class Kind:
         if self.irreversible:
             out["irreversible"] = True
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
+                    "days": self.days, "months": self.months, "cron": self.cron,
                     "timezone": self.timezone}
         out |= {k: list(v) if isinstance(v, tuple) else v
                 for k, v in schedule.items() if v is not None}
@@ -186,6 +197,8 @@ class Kind:
         if self.env:
             out["env"] = {name: env_digest(self.name, name, value)
                           for name, value in self.env.items()}
+        if self.ping_url:  # as secret as an env value
+            out["ping_url"] = env_digest(self.name, "ping_url", self.ping_url)
         return out
 
 

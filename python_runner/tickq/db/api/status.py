@@ -4,6 +4,7 @@ and the registry's zone."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from psycopg.rows import dict_row
 
@@ -43,3 +44,18 @@ def retired_kinds(conn: Connection) -> list[Row]:
 def health_problems(conn: Connection) -> list[Row]:
     """What a monitor should hear of: kind, problem, detail (tickq.health_problems)."""
     return rows(conn, "health_problems")
+
+
+def metrics_text(conn: Connection) -> str:
+    """The queue as Prometheus metrics, the text exposition format (tickq.metrics_text)."""
+    found = one(conn, "metrics_text")
+    assert found is not None
+    return found["text"]
+
+
+def explain_kind(conn: Connection, kind: str) -> dict[str, Any]:
+    """Why `kind` is or is not running now, as the database decides it (tickq.explain_kind);
+    NoAnswer (TQ003) for an unknown kind."""
+    found = one(conn, "explain_kind", {"kind": kind, "now": None})
+    assert found is not None
+    return found["doc"]

@@ -1,0 +1,1 @@
+SELECT tickq.metrics_text() AS text

@@ -1,0 +1,2 @@
+SELECT kind, key, warning
+FROM tickq.schedule_warnings(%(registry)s::jsonb)

@@ -1,0 +1,138 @@
+-- `tickq explain KIND`: why a kind is or is not running now. The state is decided here, in the
+-- order tickq.queue_status_at uses (retired, running, disabled, unarmed, paused, then due or
+-- idle), with what an operator needs beside it; the runner only prints it.
+
+CREATE OR REPLACE FUNCTION tickq.explain_queue(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- A due kind's place in the claim order (claim_jobs: stale kinds first, oldest first, then
+    -- lane, due time, name) and in its lane, the kinds ahead of it, and the runs holding slots.
+    WITH due AS (
+        SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale
+        FROM tickq.job_kind AS k
+        CROSS JOIN tickq.settings AS s
+        WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
+            AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+    ),
+    ordered AS (
+        SELECT d.*, row_number() OVER (
+                ORDER BY d.stale DESC, CASE WHEN d.stale THEN d.due_at END, d.priority, d.due_at, d.name
+            ) AS place,
+            row_number() OVER (PARTITION BY d.priority ORDER BY d.due_at, d.name) AS lane_place,
+            count(*) OVER (PARTITION BY d.priority) AS lane_due
+        FROM due AS d
+    ),
+    me AS (
+        SELECT o.* FROM ordered AS o WHERE o.name = p_kind
+    )
+    SELECT jsonb_build_object(
+        'place', me.place,
+        'lane_place', me.lane_place,
+        'lane_due', me.lane_due,
+        'due_kinds', (SELECT count(*) FROM ordered),
+        'ahead', coalesce((
+            SELECT jsonb_agg(o.name ORDER BY o.place)
+            FROM ordered AS o WHERE o.place < me.place AND o.place >= me.place - 5
+        ), '[]'),
+        'slots', s.slots,
+        'slots_free', greatest(s.slots - (SELECT count(*) FROM tickq.slot AS t WHERE t.run_id IS NOT NULL), 0),
+        'holders', coalesce((
+            SELECT jsonb_agg(jsonb_build_object(
+                'run_id', r.id, 'kind', r.kind, 'dispatcher', r.dispatcher,
+                'since', coalesce(r.started_at, r.claimed_at), 'leased_until', t.leased_until
+            ) ORDER BY t.leased_until, r.id)
+            FROM tickq.slot AS t
+            INNER JOIN tickq.job_run AS r ON t.run_id = r.id
+        ), '[]')
+    )
+    FROM tickq.settings AS s
+    LEFT JOIN me ON true
+$$;
+COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
+'For tickq.explain_kind: a due kind''s place in the claim order and in its lane, the kinds just '
+'ahead of it, the slot limit, the free slots and the runs holding slots (kind, dispatcher, '
+'since, lease until).';
+
+CREATE OR REPLACE FUNCTION tickq.explain_kind(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_kind tickq.job_kind;
+    v_settings tickq.settings;
+    v_state text;
+    v_due timestamptz;
+BEGIN
+    SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
+            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+    END IF;
+    SELECT * INTO STRICT v_settings FROM tickq.settings;
+    v_due := greatest(v_kind.due_at, CASE WHEN v_kind.paused_until > p_now THEN v_kind.paused_until END);
+    v_state := CASE
+        WHEN v_kind.retired_at IS NOT NULL THEN 'retired'
+        WHEN v_kind.run_id IS NOT NULL THEN 'running'
+        WHEN NOT v_kind.enabled THEN 'disabled'
+        WHEN v_kind.irreversible AND v_kind.armed_at IS NULL THEN 'unarmed'
+        WHEN v_kind.paused_until > p_now THEN 'paused'
+        WHEN v_kind.due_at <= p_now THEN 'waiting'
+        ELSE 'idle'
+    END;
+    RETURN jsonb_build_object(
+        'kind', v_kind.name,
+        'state', v_state,
+        'now', p_now,
+        'priority', v_kind.priority,
+        'schedule', tickq.describe_schedule(v_kind.every, v_kind.every_offset, v_kind.at_times,
+            v_kind.on_days, v_kind.timezone, p_now),
+        'timezone', v_kind.timezone,
+        'retired_at', v_kind.retired_at,
+        'due_at', v_kind.due_at,
+        'next_due_at', CASE WHEN v_state IN ('idle', 'waiting') OR (v_state = 'paused' AND v_due < 'infinity')
+            THEN v_due END,
+        'trigger', v_kind.next_trigger,
+        'attempts', v_kind.attempts,
+        'failure_streak', v_kind.failure_streak,
+        'alert_after', v_settings.alert_after,
+        'stale_after', extract(EPOCH FROM v_settings.stale_after),
+        'stale', v_state = 'waiting' AND v_kind.due_at <= p_now - v_settings.stale_after,
+        'waiting_seconds', CASE WHEN v_state = 'waiting' THEN extract(EPOCH FROM p_now - v_kind.due_at) END,
+        'run', (
+            SELECT jsonb_build_object('run_id', r.id, 'dispatcher', r.dispatcher, 'trigger', r.run_trigger,
+                'attempt', r.attempt, 'claimed_at', r.claimed_at, 'started_at', r.started_at,
+                'leased_until', v_kind.leased_until, 'lease_expired', v_kind.leased_until < p_now)
+            FROM tickq.job_run AS r WHERE r.id = v_kind.run_id
+        ),
+        'pause', CASE WHEN v_kind.paused_until > p_now THEN jsonb_build_object(
+            'until', nullif(v_kind.paused_until, 'infinity'), 'by', v_kind.paused_by,
+            'reason', v_kind.paused_reason) END,
+        'irreversible', v_kind.irreversible,
+        'armed_at', v_kind.armed_at,
+        'armed_by', v_kind.armed_by,
+        'last', (
+            SELECT jsonb_build_object('run_id', r.id, 'outcome', r.outcome, 'exit_code', r.exit_code,
+                'finished_at', r.finished_at, 'duration', extract(EPOCH FROM r.duration), 'trigger', r.run_trigger)
+            FROM tickq.job_run AS r WHERE r.id = v_kind.last_run_id
+        ),
+        'queue', CASE WHEN v_state = 'waiting' THEN tickq.explain_queue(p_kind, p_now) END,
+        'tick', (
+            SELECT jsonb_build_object('seconds', extract(EPOCH FROM v_settings.tick),
+                'last_tick_at', max(d.last_tick_at),
+                'host', (array_agg(d.host ORDER BY d.last_tick_at DESC))[1])
+            FROM tickq.dispatcher_tick AS d
+        )
+    );
+END
+$$;
+COMMENT ON FUNCTION tickq.explain_kind(text, timestamptz) IS
+'Why a kind is or is not running as of p_now, as one JSON document: its state (retired, running, '
+'disabled, unarmed, paused, waiting: due and unclaimed, or idle until its next slot), the live '
+'run and its lease, the pause (until, by, reason), the due time and whether it is stale, for a '
+'waiting kind its place in the claim order and the runs holding the slots, the last finished '
+'run, the failure streak and the last tick. TQ003 for an unknown kind.';
