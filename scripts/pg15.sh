@@ -22,6 +22,7 @@ PACKAGES=(
     libtap-parser-sourcehandler-pgtap-perl
     "postgresql-${PG_VERSION}-plpgsql-check"
     iproute2  # `ip netns`: tests_py/test_hosts.py makes its dispatcher hosts with it
+    pgbouncer  # tests_py/test_pgbouncer.py puts one in front of this server
 )
 
 say() { echo "pg15.sh: $*" >&2; }

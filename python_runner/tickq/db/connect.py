@@ -104,8 +104,21 @@ def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection
                            "(postgresql://user@host:port/dbname) or key=value string") from None
     except psycopg.OperationalError as exc:
         text = str(exc).strip()
+        if "unsupported startup parameter: options" in text:
+            raise CannotConnect(POOLER_REFUSED) from None
         cause = text.splitlines()[0] if text else type(exc).__name__
         raise CannotConnect(f"cannot reach the database: {cause}") from None
+
+
+# PgBouncer refuses the startup parameter tickq sets its timeouts with (in every pool mode), and a
+# transaction pool cannot keep a session's settings or its advisory locks at all.
+POOLER_REFUSED = (
+    "cannot reach the database: a connection pooler (PgBouncer) refused the options startup "
+    "parameter, which carries tickq's statement and lock timeouts; connect tickq to PostgreSQL "
+    "itself, or to a pool with pool_mode = session, ignore_startup_parameters = options and the "
+    "timeouts set on tickq's role (ALTER ROLE ... SET statement_timeout, lock_timeout): a "
+    "transaction pool cannot hold a session's timeouts or the migration's advisory lock"
+)
 
 
 def timeouts_of(settings: object) -> Timeouts:
