@@ -17,7 +17,7 @@ SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
     'check_kind_offset',
     'refuse_deleting_running_runs',
-    'next_slot', 'slots_between', 'describe_schedule', 'describe_calendar', 'format_duration',
+    'next_slot', 'slots_between', 'last_slot', 'describe_schedule', 'describe_calendar', 'format_duration',
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
@@ -83,7 +83,7 @@ SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
     'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
-    'late_report_at', 'run_by'
+    'late_report_at', 'run_by', 'slot_at', 'first_slot_at', 'slots_covered'
 ]);
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_proc AS p

@@ -134,6 +134,60 @@ $$;
 COMMENT ON FUNCTION tickq.slots_between(interval, interval, time[], smallint[], text, timestamptz, timestamptz) IS
 'tickq.slots_between for a schedule with no days of the month, months or cron string.';
 
+CREATE OR REPLACE FUNCTION tickq.last_slot(
+    p_every interval,
+    p_offset interval,
+    p_at_times time[],
+    p_on_days smallint[],
+    p_days smallint[],
+    p_months smallint[],
+    p_cron text,
+    p_timezone text,
+    p_since timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_seconds numeric;
+    v_offset numeric;
+    v_calendar tickq.calendar;
+    v_day date;
+    v_first date;
+    v_slot timestamptz;
+BEGIN
+    IF p_since >= p_now THEN
+        RETURN p_since;
+    END IF;
+    IF p_every IS NOT NULL THEN
+        v_seconds := extract(EPOCH FROM p_every);
+        v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
+        RETURN greatest(p_since,
+            to_timestamp(floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds) * v_seconds + v_offset));
+    END IF;
+    -- Walked back from p_now's local day: the latest slot is on the first day with one.
+    v_calendar := tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone);
+    v_day := (p_now AT TIME ZONE p_timezone)::date + 1;
+    v_first := (p_since AT TIME ZONE p_timezone)::date - 1;
+    WHILE v_day >= v_first LOOP
+        IF tickq.calendar_day(v_calendar, v_day) THEN
+            v_slot := (SELECT max(s.slot) FROM tickq.calendar_day_slots(v_calendar, v_day) AS s (slot)
+                WHERE s.slot > p_since AND s.slot <= p_now);
+            IF v_slot IS NOT NULL THEN
+                RETURN v_slot;
+            END IF;
+        END IF;
+        v_day := v_day - 1;
+    END LOOP;
+    RETURN p_since;
+END
+$$;
+COMMENT ON FUNCTION tickq.last_slot(
+    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
+) IS
+'The latest slot of a schedule in (p_since, p_now], or p_since when none falls there: the slot '
+'a run merging the slots since p_since stands for (job_run.slot_at, TICKQ_SLOT).';
+
 CREATE OR REPLACE FUNCTION tickq.format_duration(
     p_duration interval,
     p_now timestamptz DEFAULT now()

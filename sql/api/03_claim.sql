@@ -66,7 +66,8 @@ CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_dispatcher text DEFAULT 'unnamed',
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
-    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
+    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
 )
 LANGUAGE plpgsql
 -- A LIMIT taken from a parameter makes PostgreSQL re-plan every call (a generic plan assumes the
@@ -164,23 +165,32 @@ BEGIN
     -- one statement, so one executor start for all the writes.
     RETURN QUERY
     WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot)
-        SELECT
-            k.name,
-            k.attempts + 1,
-            k.next_trigger,
-            CASE
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+            slot_at, first_slot_at, slots_covered)
+        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
+            v_slots[array_position(v_picked, k.name)],
+            -- The slots covered: from the kind's due time to the last one by now, or a retry's
+            -- first try's (the kind's last run not started by hand).
+            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
+                    k.months, k.cron, k.timezone, k.due_at, p_now)
+                WHEN k.n = 1 THEN k.due_at ELSE p.slot_at END,
+            CASE WHEN k.n > 0 THEN k.due_at ELSE p.first_slot_at END,
+            CASE WHEN k.n > 0 THEN k.n ELSE coalesce(p.slots_covered, 0) END
+        FROM (
+            SELECT k.*, CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-                    k.due_at, p_now)
-            END,
-            p_dispatcher,
-            p_now,
-            k.due_at,
-            v_slots[array_position(v_picked, k.name)]
-        FROM tickq.job_kind AS k
-        WHERE k.name = ANY(v_picked)
-        RETURNING id, kind, attempt, run_trigger
+                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+                    k.timezone, k.due_at, p_now)
+            END AS n
+            FROM tickq.job_kind AS k WHERE k.name = ANY(v_picked)
+            OFFSET 0  -- slots_between once per kind, not once per use of n
+        ) AS k
+        LEFT JOIN LATERAL (
+            SELECT r.slot_at, r.first_slot_at, r.slots_covered FROM tickq.job_run AS r
+            WHERE k.next_trigger = 'retry' AND r.kind = k.name AND r.run_trigger <> 'manual'
+            ORDER BY r.id DESC LIMIT 1
+        ) AS p ON true
+        RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
     ),
     slots AS (
         -- v_picked[i] goes into slot v_slots[i]. Slot rows are found by primary key (a join
@@ -201,9 +211,11 @@ BEGIN
         FROM runs AS r
         INNER JOIN slots AS sl ON r.id = sl.run_id
         WHERE k.name = r.kind
-        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger
+        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger, r.slot_at, r.first_slot_at,
+            r.slots_covered
     )
-    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger FROM leased AS l
+    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger, l.slot_at, l.first_slot_at,
+        l.slots_covered FROM leased AS l
     ORDER BY array_position(v_picked, l.name);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
     IF v_leased <> cardinality(v_picked) THEN
@@ -228,7 +240,8 @@ CREATE OR REPLACE FUNCTION tickq.claim_manual(
     p_run_by text DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
-    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
+    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
 )
 LANGUAGE plpgsql
 AS $$
@@ -287,7 +300,8 @@ BEGIN
         attempts = v_kind.attempts + 1,
         updated_at = p_now
     WHERE k.name = p_kind
-    RETURNING k.run_id, k.name, k.attempts::integer, k.leased_until, 'manual'::tickq.run_trigger;
+    RETURNING k.run_id, k.name, k.attempts::integer, k.leased_until, 'manual'::tickq.run_trigger,
+        NULL::timestamptz, NULL::timestamptz, 0;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
@@ -302,7 +316,8 @@ CREATE OR REPLACE FUNCTION tickq.claim_kind(
     p_dispatcher text DEFAULT 'unnamed',
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
-    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
+    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
 )
 LANGUAGE sql
 AS $$

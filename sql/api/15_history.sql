@@ -18,7 +18,10 @@ CREATE OR REPLACE FUNCTION tickq.kind_history(
     outcome tickq.outcome,
     exit_code integer,
     slots_merged integer,
-    dispatcher text
+    dispatcher text,
+    slot_at timestamptz,
+    first_slot_at timestamptz,
+    slots_covered integer
 )
 LANGUAGE plpgsql STABLE
 AS $$
@@ -31,7 +34,7 @@ BEGIN
     RETURN QUERY
     SELECT r.id, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
         r.finished_at, r.claimed_at - r.due_at, coalesce(r.duration, p_now - r.claimed_at),
-        r.outcome, r.exit_code, r.slots::integer, r.dispatcher
+        r.outcome, r.exit_code, r.slots::integer, r.dispatcher, r.slot_at, r.first_slot_at, r.slots_covered
     FROM tickq.job_run AS r
     WHERE r.kind = p_kind AND r.claimed_at <= p_now
     ORDER BY r.id DESC
@@ -40,8 +43,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.kind_history(text, integer, timestamptz) IS
 'The last p_limit runs of a kind, newest first: trigger, attempt, due/claimed/started/finished, '
-'wait, duration (so far, for a running one), outcome, exit code, slots merged. TQ003 for an '
-'unknown kind.';
+'wait, duration (so far, for a running one), outcome, exit code, slots merged, and the slots it '
+'covers (latest, earliest, how many; a retry its first try''s). TQ003 for an unknown kind.';
 
 CREATE OR REPLACE FUNCTION tickq.run_detail(
     p_run_id bigint,
@@ -60,13 +63,16 @@ CREATE OR REPLACE FUNCTION tickq.run_detail(
     exit_code integer,
     slots_merged integer,
     dispatcher text,
-    output_tail text
+    output_tail text,
+    slot_at timestamptz,
+    first_slot_at timestamptz,
+    slots_covered integer
 )
 LANGUAGE sql STABLE
 AS $$
     SELECT r.id, r.kind, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
         r.finished_at, coalesce(r.duration, p_now - r.claimed_at), r.outcome, r.exit_code,
-        r.slots::integer, r.dispatcher, r.output_tail::text
+        r.slots::integer, r.dispatcher, r.output_tail::text, r.slot_at, r.first_slot_at, r.slots_covered
     FROM tickq.job_run AS r
     WHERE r.id = p_run_id
 $$;

@@ -27,10 +27,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(shown(table(
         ["run", "trigger", "try", "claimed (UTC)", "waited", "duration", "outcome", "exit",
-         "slots"],
+         "slots", "slot (UTC)"],
         [[str(r["run_id"]), r["run_trigger"], str(r["attempt"]), when(r["claimed_at"], utc=True),
           human_duration(r["waited"]), human_duration(r["duration"]), r["outcome"],
-          "-" if r["exit_code"] is None else str(r["exit_code"]), _slots(r["slots_merged"])]
+          "-" if r["exit_code"] is None else str(r["exit_code"]), _slots(r["slots_merged"]),
+          when(r["slot_at"], utc=True)]
          for r in rows],
     )))
     return EXIT_OK

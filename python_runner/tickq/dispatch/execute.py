@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from tickq.db.api import tick as api
 from tickq.db.api.tick import Claim
@@ -38,7 +39,17 @@ def run_env(claim: Claim) -> dict[str, str]:
         "TICKQ_RUN_ID": str(claim.run_id),
         "TICKQ_ATTEMPT": str(claim.attempt),
         "TICKQ_TRIGGER": claim.trigger,
+        # The slots the run covers: the latest, the earliest merged into it, how many (a manual
+        # run covers none: empty, empty, 0).
+        "TICKQ_SLOT": _utc(claim.slot_at),
+        "TICKQ_FIRST_SLOT": _utc(claim.first_slot_at),
+        "TICKQ_SLOTS": str(claim.slots_covered),
     }
+
+
+def _utc(at: datetime | None) -> str:
+    """An instant as ISO 8601 in UTC (2026-12-02T06:00:00Z); empty for none."""
+    return "" if at is None else at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def execute(

@@ -37,6 +37,11 @@ class Claim:
     leased_until: datetime
     trigger: str
     lease_s: float | None = None  # how long the lease is, by the database's clock
+    # The scheduled slots the run covers (job_run.slot_at, first_slot_at, slots_covered): none
+    # for a manual run; a retry's are its first try's.
+    slot_at: datetime | None = None
+    first_slot_at: datetime | None = None
+    slots_covered: int = 0
 
 
 def _claim(run_trigger: str, **row: Any) -> Claim:

@@ -1,0 +1,40 @@
+-- The slots a run covers (job_run.slot_at, first_slot_at, slots_covered; the command's
+-- TICKQ_SLOT, TICKQ_FIRST_SLOT, TICKQ_SLOTS): a merged late run, its retry, a manual run.
+BEGIN;
+SELECT plan(9);
+
+SELECT is(tickq.last_slot(NULL, NULL, ARRAY['00:00']::time[], NULL, ARRAY[-1]::smallint[], NULL, NULL, 'UTC',
+    '2026-01-15Z', '2026-04-10Z'), '2026-03-31 00:00Z'::timestamptz,
+    'the latest last-day-of-the-month slot by now');
+SELECT is(tickq.last_slot(NULL, NULL, ARRAY['00:00']::time[], NULL, ARRAY[-1]::smallint[], NULL, NULL, 'UTC',
+    '2026-04-01Z', '2026-04-10Z'), '2026-04-01Z'::timestamptz, 'none since: the time it was due');
+SELECT is(tickq.last_slot('300 seconds', '60 seconds', NULL, NULL, NULL, NULL, NULL, 'UTC',
+    '2026-04-10 11:00Z', '2026-04-10 12:03Z'), '2026-04-10 12:01Z'::timestamptz, 'an every cadence, with its offset');
+SELECT is(tickq.last_slot(NULL, NULL, NULL, NULL, NULL, NULL, '30 * * * *', 'Europe/London',
+    '2026-10-24 12:00Z', '2026-10-25 01:45Z'), '2026-10-25 01:30Z'::timestamptz,
+    'a cron string on real time: the second 01:30 of a fall-back night');
+
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "kinds": {"month_end": {"command": ["x"], "at": "06:00", "days": [-1], "timezone": "Europe/London",
+        "timeout": 60, "retries": 1}}}', '2026-01-01Z')$$, 'a month-end kind synced');
+UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
+UPDATE tickq.job_kind SET due_at = '2026-01-31 06:00Z' WHERE name = 'month_end';
+
+SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
+    FROM tickq.claim_jobs(1, 'd1', '2026-04-10 12:00Z')$$,
+    $$VALUES ('schedule', '2026-03-31 05:00Z'::timestamptz, '2026-01-31 06:00Z'::timestamptz, 3)$$,
+    'asleep since January: three month ends merged, the latest 06:00 in summer time');
+SELECT lives_ok($$SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'month_end'),
+    'd1', 'failed', 1, NULL, NULL, '2026-04-10 12:01Z')$$, 'its first try fails');
+SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
+    FROM tickq.claim_jobs(1, 'd1', '2026-04-10 13:00Z')$$,
+    $$VALUES ('retry', '2026-03-31 05:00Z'::timestamptz, '2026-01-31 06:00Z'::timestamptz, 3)$$,
+    'the retry covers the slots of the run it retries');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'month_end'),
+    'd1', 'ok', 0, NULL, NULL, '2026-04-10 13:01Z');
+SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
+    FROM tickq.claim_kind('month_end', 'me', '2026-04-10 14:00Z')$$,
+    $$VALUES ('manual', NULL::timestamptz, NULL::timestamptz, 0)$$, 'a manual run covers no slot');
+
+SELECT * FROM finish();
+ROLLBACK;
