@@ -46,7 +46,8 @@ SELECT functions_are('tickq', ARRAY[
     'capacity_verdict_at', 'simulation_parts', 'simulation_replay_window', 'simulation_merge', 'simulation_worst',
     'calendar_slots_in', 'held_ticks', 'ticks_held', 'spread_offsets',
     'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
-    'calendar_next', 'calendar_count', 'calendar_day_first', 'weekday_name', 'number_ranges', 'describe_days',
+    'calendar_next', 'calendar_count', 'calendar_last', 'calendar_day_first', 'weekday_name', 'number_ranges',
+    'describe_days',
     'parse_days',
     'parse_zone', 'schedule_slots', 'schedule_warnings',
     'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind'

@@ -1,7 +1,7 @@
 -- The slots a run covers (job_run.slot_at, first_slot_at, slots_covered; the command's
 -- TICKQ_SLOT, TICKQ_FIRST_SLOT, TICKQ_SLOTS): a merged late run, its retry, a manual run.
 BEGIN;
-SELECT plan(9);
+SELECT plan(15);
 
 SELECT is(tickq.last_slot(NULL, NULL, ARRAY['00:00']::time[], NULL, ARRAY[-1]::smallint[], NULL, NULL, 'UTC',
     '2026-01-15Z', '2026-04-10Z'), '2026-03-31 00:00Z'::timestamptz,
@@ -35,6 +35,39 @@ SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = '
 SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
     FROM tickq.claim_kind('month_end', 'me', '2026-04-10 14:00Z')$$,
     $$VALUES ('manual', NULL::timestamptz, NULL::timestamptz, 0)$$, 'a manual run covers no slot');
+
+
+-- first_run: "next_slot" makes a new kind wait for its first slot; "now" runs it at once.
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "kinds": {"month_end": {"command": ["x"], "at": "06:00", "days": [-1], "timezone": "Europe/London",
+        "timeout": 60, "retries": 1},
+        "weekly": {"command": ["x"], "every": 604800, "timeout": 60, "first_run": "next_slot"},
+        "weekly_now": {"command": ["x"], "every": 604800, "timeout": 60, "first_run": "now"},
+        "daily_now": {"command": ["x"], "at": "06:00", "timeout": 60, "first_run": "now"},
+        "daily": {"command": ["x"], "at": "06:00", "timeout": 60, "first_run": "next_slot"}}}',
+    '2026-04-10 14:30Z')$$, 'kinds with first_run synced');
+SELECT results_eq($$SELECT name, due_at FROM tickq.job_kind WHERE name IN ('weekly', 'weekly_now', 'daily',
+    'daily_now') ORDER BY name$$,
+    $$VALUES ('daily', '2026-04-11 06:00Z'::timestamptz), ('daily_now', '2026-04-10 14:30Z'::timestamptz),
+        ('weekly', '2026-04-16 00:00Z'::timestamptz), ('weekly_now', '2026-04-10 14:30Z'::timestamptz)$$,
+    'next_slot waits for the first slot, now runs at once, every cadence or calendar alike');
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "kinds": {"month_end": {"command": ["x"], "at": "06:00", "days": [-1], "timezone": "Europe/London",
+        "timeout": 60, "retries": 1},
+        "weekly": {"command": ["x"], "every": 604800, "timeout": 60, "first_run": "now"},
+        "weekly_now": {"command": ["x"], "every": 604800, "timeout": 60, "first_run": "now"},
+        "daily_now": {"command": ["x"], "at": "06:00", "timeout": 60, "first_run": "now"},
+        "daily": {"command": ["x"], "at": "06:00", "timeout": 60, "first_run": "next_slot"}}}',
+    '2026-04-10 14:40Z')$$, 'first_run changed on a kind already in the queue');
+SELECT is((SELECT due_at FROM tickq.job_kind WHERE name = 'weekly'), '2026-04-16 00:00Z'::timestamptz,
+    'it is about the first sync only: a kind already synced keeps its due time');
+SELECT is((SELECT array_agg(p.key || ': ' || p.problem ORDER BY p.key) FROM tickq.registry_problems(
+    '{"kinds": {"x": {"command": ["x"], "every": 60, "first_run": "later", "timeout": 60}}}') AS p),
+    ARRAY['first_run: must be "now" or "next_slot", got "later"'],
+    'registry_problems refuses another first_run, naming the key');
+SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["x"], "every": 60,
+    "first_run": 1, "timeout": 60}}}')$$, 'TQ002', 'registry: kind "x", key "first_run": must be "now" or '
+    '"next_slot", got 1', 'and so does a sync from JSON');
 
 SELECT * FROM finish();
 ROLLBACK;

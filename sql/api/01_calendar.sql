@@ -355,3 +355,32 @@ END
 $$;
 COMMENT ON FUNCTION tickq.calendar_count(tickq.calendar, timestamptz, timestamptz) IS
 'How many slots of a calendar fall in (p_since, p_now], at most 100,000.';
+
+CREATE OR REPLACE FUNCTION tickq.calendar_last(
+    p_calendar tickq.calendar,
+    p_since timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_day date := (p_now AT TIME ZONE p_calendar.timezone)::date + 1;
+    v_first date := (p_since AT TIME ZONE p_calendar.timezone)::date - 1;
+    v_slot timestamptz;
+BEGIN
+    -- Walked back from p_now's local day: the latest slot is on the first day that has one.
+    WHILE v_day >= v_first LOOP
+        IF tickq.calendar_day(p_calendar, v_day) THEN
+            v_slot := (SELECT max(s.slot) FROM tickq.calendar_day_slots(p_calendar, v_day) AS s (slot)
+                WHERE s.slot > p_since AND s.slot <= p_now);
+            IF v_slot IS NOT NULL THEN
+                RETURN v_slot;
+            END IF;
+        END IF;
+        v_day := v_day - 1;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tickq.calendar_last(tickq.calendar, timestamptz, timestamptz) IS
+'The latest slot of a calendar in (p_since, p_now], or NULL when none.';

@@ -169,13 +169,13 @@ BEGIN
             slot_at, first_slot_at, slots_covered)
         SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
             v_slots[array_position(v_picked, k.name)],
-            -- The slots covered: from the kind's due time to the last one by now, or a retry's
-            -- first try's (the kind's last run not started by hand).
-            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
+            -- The slots covered: from the kind's due time to the last one by now; a retry's are
+            -- its first try's, which the kind row keeps (set below).
+            CASE WHEN k.n > 0 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
                     k.months, k.cron, k.timezone, k.due_at, p_now)
-                WHEN k.n = 1 THEN k.due_at ELSE p.slot_at END,
-            CASE WHEN k.n > 0 THEN k.due_at ELSE p.first_slot_at END,
-            CASE WHEN k.n > 0 THEN k.n ELSE coalesce(p.slots_covered, 0) END
+                WHEN k.next_trigger = 'retry' THEN k.slot_at END,
+            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
+            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END
         FROM (
             SELECT k.*, CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
@@ -185,11 +185,6 @@ BEGIN
             FROM tickq.job_kind AS k WHERE k.name = ANY(v_picked)
             OFFSET 0  -- slots_between once per kind, not once per use of n
         ) AS k
-        LEFT JOIN LATERAL (
-            SELECT r.slot_at, r.first_slot_at, r.slots_covered FROM tickq.job_run AS r
-            WHERE k.next_trigger = 'retry' AND r.kind = k.name AND r.run_trigger <> 'manual'
-            ORDER BY r.id DESC LIMIT 1
-        ) AS p ON true
         RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
     ),
     slots AS (
@@ -207,6 +202,9 @@ BEGIN
             leased_by = p_dispatcher,
             leased_until = p_now + v_lease,
             attempts = r.attempt,
+            slot_at = r.slot_at,
+            first_slot_at = r.first_slot_at,
+            slots_covered = r.slots_covered,
             updated_at = p_now
         FROM runs AS r
         INNER JOIN slots AS sl ON r.id = sl.run_id

@@ -125,6 +125,12 @@ DECLARE
     v_item jsonb;
     v_key text;
 BEGIN
+    -- When a kind new to the queue first runs (tickq.write_kind reads it).
+    IF p_entry ? 'first_run' AND (jsonb_typeof(p_entry -> 'first_run') <> 'string'
+        OR NOT p_entry ->> 'first_run' IN ('now', 'next_slot')) THEN
+        PERFORM tickq.registry_error(p_name, 'first_run',
+            format('must be "now" or "next_slot", got %s', p_entry -> 'first_run'));
+    END IF;
     IF p_entry ? 'cron' THEN
         IF p_entry ?| ARRAY['every', 'at'] THEN
             PERFORM tickq.registry_error(p_name, 'cron', 'give exactly one of "every", "at" or "cron"');
@@ -210,7 +216,8 @@ COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text, timestamptz) IS
 'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
 'optional offset; or at ("HH:MM" or a list, no repeats) with on, days and months (tickq.parse_days) '
 'and timezone (p_default_timezone when absent); or cron (five fields or an @ form, tickq.cron_calendar) '
-'with timezone. Returns a job_kind row holding only the schedule columns; raises TQ002 naming '
+'with timezone; first_run ("now" or "next_slot") checked. Returns a job_kind row holding only the '
+'schedule columns; raises TQ002 naming '
 'p_name and the key.';
 
 CREATE OR REPLACE FUNCTION tickq.write_kind(
@@ -234,8 +241,10 @@ BEGIN
         p_kind.at_times, p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone,
         p_kind.timeout, p_kind.priority, p_kind.retries,
         p_kind.enabled, coalesce(p_kind.irreversible, false), p_now,
-        -- New to the queue: an every cadence is due at once, a calendar one at its next slot.
-        CASE WHEN p_kind.every IS NOT NULL THEN p_now ELSE v_next END,
+        -- New to the queue: as its first_run says, else an every cadence is due at once and a
+        -- calendar one at its next slot.
+        CASE p_kind.registry ->> 'first_run' WHEN 'now' THEN p_now WHEN 'next_slot' THEN v_next
+            ELSE CASE WHEN p_kind.every IS NOT NULL THEN p_now ELSE v_next END END,
         p_now, p_now
     )
     ON CONFLICT (name) DO UPDATE SET
@@ -279,6 +288,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.write_kind(tickq.job_kind, boolean, boolean, timestamptz) IS
-'The one writer of a job_kind row (registry kinds and agents'' kinds): inserts it (an every '
-'cadence due at once, a calendar one at its next slot) or overwrites it, un-retiring it; '
+'The one writer of a job_kind row (registry kinds and agents'' kinds): inserts it (due as its '
+'first_run says: now, or next_slot; without one an every cadence at once, a calendar one at its '
+'next slot) or overwrites it, un-retiring it; '
 'p_reschedule moves it to its next slot after p_now, p_new_command disarms it.';

@@ -17,6 +17,7 @@ AS $$
         'cwd', p_kind.registry -> 'cwd',
         'env', p_kind.registry -> 'env',
         'ping_url', p_kind.registry -> 'ping_url',
+        'first_run', p_kind.registry -> 'first_run',
         'every', extract(EPOCH FROM p_kind.every)::bigint,
         'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
         'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
@@ -64,7 +65,8 @@ BEGIN
     FOR v_key IN SELECT jsonb_object_keys(p_entry) LOOP
         IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'days', 'months', 'cron',
             'timezone',
-            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url']) THEN
+            'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url',
+            'first_run']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -100,7 +102,9 @@ BEGIN
                 ELSE e.step END ORDER BY e.n)
             FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_entry -> 'steps') = 'array'
                 THEN p_entry -> 'steps' END) WITH ORDINALITY AS e (step, n)),
-        'resume', CASE WHEN p_entry -> 'resume' = 'true' THEN true END));
+        'resume', CASE WHEN p_entry -> 'resume' = 'true' THEN true END,
+        -- read once, by the insert of a kind new to the queue (tickq.write_kind)
+        'first_run', p_entry -> 'first_run'));
     v_kind.irreversible := coalesce(p_entry -> 'irreversible', 'false') = 'true';
     IF p_entry ? 'irreversible' AND jsonb_typeof(p_entry -> 'irreversible') <> 'boolean' THEN
         PERFORM tickq.registry_error(p_name, 'irreversible',
@@ -190,7 +194,7 @@ BEGIN
                 ELSE v_entry #- v_step END;
         ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
             OR v_key IN ('cwd', 'env', 'ping_url', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
-                'priority', 'retries', 'enabled') THEN
+                'priority', 'retries', 'enabled', 'first_run') THEN
             v_entry := v_entry - v_key;
         ELSIF v_key = 'timeout' THEN
             -- a chain's own timeout may be left out (the sum of its steps')

@@ -14,6 +14,18 @@ COMMENT ON COLUMN tickq.job_run.slots_covered IS
 'How many scheduled slots this run covers (TICKQ_SLOTS): slots for a schedule run, the retried '
 'run''s for a retry (whose slots is 0: it takes no slot of its own), 0 for a manual run.';
 
+-- The kind keeps the slots of its latest claimed run, which a retry carries: the claim reads
+-- them from the kind row it locks anyway, not from the run history.
+ALTER TABLE tickq.job_kind ADD COLUMN IF NOT EXISTS slot_at timestamptz;
+ALTER TABLE tickq.job_kind ADD COLUMN IF NOT EXISTS first_slot_at timestamptz;
+ALTER TABLE tickq.job_kind ADD COLUMN IF NOT EXISTS slots_covered integer NOT NULL DEFAULT 0;
+COMMENT ON COLUMN tickq.job_kind.slot_at IS
+'The slot_at of the kind''s latest run claimed by tickq.claim_jobs (a retry carries it on).';
+COMMENT ON COLUMN tickq.job_kind.first_slot_at IS
+'The first_slot_at of the kind''s latest run claimed by tickq.claim_jobs.';
+COMMENT ON COLUMN tickq.job_kind.slots_covered IS
+'The slots_covered of the kind''s latest run claimed by tickq.claim_jobs.';
+
 -- The claims and the history return the three columns: CREATE OR REPLACE cannot change a
 -- return type, so the API files create these anew.
 DROP FUNCTION IF EXISTS tickq.claim_kind(text, text, timestamptz);

@@ -171,6 +171,7 @@ class Kind:
     steps: tuple[Step, ...] = ()
     resume: bool = False  # a retry of a failed chain starts at the failed step
     ping_url: str | None = None  # each run checks in here; the database gets only its digest
+    first_run: str | None = None  # "now" or "next_slot": when a newly synced kind first runs
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -181,6 +182,8 @@ class Kind:
             out["resume"] = True
         if self.irreversible:
             out["irreversible"] = True
+        if self.first_run is not None:
+            out["first_run"] = self.first_run
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
                     "days": self.days, "months": self.months, "cron": self.cron,
                     "timezone": self.timezone}
