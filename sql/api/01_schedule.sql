@@ -151,9 +151,9 @@ AS $$
     -- One expression, so that a claim inlines it: an every cadence costs no function call.
     SELECT CASE
         WHEN p_since >= p_now THEN p_since
-        WHEN p_every IS NOT NULL THEN greatest(p_since, to_timestamp(
-            floor((extract(EPOCH FROM p_now) - coalesce(extract(EPOCH FROM p_offset), 0)) / extract(EPOCH FROM p_every))
-            * extract(EPOCH FROM p_every) + coalesce(extract(EPOCH FROM p_offset), 0)))
+        -- next_slot's clock alignment (Unix epoch, shifted by the offset), in whole microseconds
+        WHEN p_every IS NOT NULL THEN greatest(p_since,
+            date_bin(p_every, p_now, '1970-01-01 00:00:00+00'::timestamptz + coalesce(p_offset, '0 seconds'::interval)))
         ELSE coalesce(tickq.calendar_last(
             tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone), p_since, p_now), p_since)
     END
