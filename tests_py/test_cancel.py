@@ -215,3 +215,36 @@ def test_a_run_whose_dispatcher_is_not_seen_is_said_to_be_lost_after_its_lease(
     row = run_row(url, run_id)
     assert row["outcome"] == "running" and row["cancel_reason"] == "stuck"
 
+
+
+def test_an_agent_run_is_stopped_during_its_turn(tmp_path: Path, db_url: str) -> None:
+    import uuid
+
+    from chat_server import ChatServer, stall
+    from test_agents import KEY, KEY_ENV, last_run, marked_processes, save_agent, write_registry
+
+    marker = uuid.uuid4().hex
+    with ChatServer([stall(40)]) as server:
+        registry = write_registry(tmp_path, server.base_url)
+        save_agent(db_url, registry, "slowpoke", timeout=50)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(registry),
+             "--database-url", db_url], cwd=tmp_path,
+            env={**env(), KEY_ENV: KEY, "TEST_MARKER": marker}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            run_id = wait_for("the agent claimed", lambda: live_run(db_url, "agent.slowpoke"))
+            wait_for("its turn asked the model", lambda: server.requests)
+            result = tickq("cancel", "agent.slowpoke", "--reason", "wrong prompt",
+                           "--database-url", db_url)
+            assert result.returncode == 0, result.stderr
+            row = wait_for("the run ended", lambda: ended(db_url, run_id), POLL_BOUND)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert row["outcome"] == "cancelled" and row["cancel_reason"] == "wrong prompt"
+    assert row["next_trigger"] == "schedule" and row["failure_streak"] == 0
+    assert last_run(db_url, "slowpoke")["outcome"] == "cancelled"
+    assert marked_processes(marker) == []
