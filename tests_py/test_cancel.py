@@ -248,3 +248,38 @@ def test_an_agent_run_is_stopped_during_its_turn(tmp_path: Path, db_url: str) ->
     assert row["next_trigger"] == "schedule" and row["failure_streak"] == 0
     assert last_run(db_url, "slowpoke")["outcome"] == "cancelled"
     assert marked_processes(marker) == []
+
+
+def test_a_cancelled_run_checks_in_as_a_log_entry_not_a_failure(
+    db_url: str, tmp_path: Path
+) -> None:
+    import uuid
+
+    from test_pings import Receiver
+
+    receiver, secret = Receiver(), uuid.uuid4().hex
+    try:
+        registry = tmp_path / "pinged.toml"
+        registry.write_text(f"""\
+[kinds.pinged]
+command = ["sh", "-c", "echo working; exec sleep 300"]
+every = "1h"
+timeout = "200s"
+ping_url = "{receiver.base}/ok/{secret}"
+""")
+        queue = {"url": db_url, "registry": registry, "ticks": []}
+        assert tickq("sync", "--registry", str(registry), "--database-url", db_url).returncode == 0
+        tick = start_tick(queue, "pinged")
+        run_id = wait_for("pinged claimed", lambda: live_run(db_url, "pinged"))
+        wait_for("its start checked in", lambda: receiver.paths(secret))
+        assert tickq("cancel", "pinged", "--database-url", db_url).returncode == 0
+        wait_for("the run ended", lambda: ended(db_url, run_id), POLL_BOUND)
+        tick.wait(timeout=30)
+        assert receiver.paths(secret) == ["/start", "/log"]
+        assert "cancelled by" in receiver.requests[-1][1]
+    finally:
+        for proc in queue["ticks"]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        receiver.close()
