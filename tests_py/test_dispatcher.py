@@ -387,6 +387,8 @@ def test_the_next_tick_stops_a_command_whose_dispatcher_was_sigkilled(
 ) -> None:
     tick, run_id, pid = _start_long_run(tmp_path, db_url, conn, stop_later)
     kill_later.append(pid)
+    # The dispatcher writes the ledger entry just after the command starts: kill it after that.
+    wait_for("the ledger entry", lambda: (own_ledger_folder / f"{pid}.json").exists())
     tick.kill()
     tick.communicate(timeout=10)
     time.sleep(0.5)

@@ -290,3 +290,42 @@ def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_
     assert rejected, out
     check = tickq_cli("status", "--check", url=pair.url, run_dir=folder / "run")
     assert check.returncode != 0 and "rejected" in check.stdout + check.stderr, check
+
+
+def test_a_report_an_asynchronous_failover_lost_is_loud_and_the_run_lost_after_its_lease(
+    folder: Path,
+) -> None:
+    """The claim reached the standby, the report did not: the new primary holds the run as
+    `running`. Nothing can bring that report back (the dispatcher saw it committed); what tickq
+    promises is that it is loud: once the lease ends, `status --check` names the run, and the
+    next tick records it `lost` (a failure, retried if the kind has retries)."""
+    pair = build_pair(folder, synchronous=False)
+    registry = write_registry(folder)
+    text = registry.read_text().replace('timeout = "2m"', 'timeout = "10s"')
+    registry.write_text(text.replace("[settings]\n", '[settings]\nlease_margin = "1s"\n'
+                                     'housekeeping_timeout = "3s"\n'))
+    first = tick(registry, pair.url, folder / "run")
+    wait_for("the command to start", lambda: (folder / "started").exists(), 60)
+    wait_for("the standby to replay the claim", lambda: replayed(pair), 30)
+    cut_replication(pair)
+    (folder / "go").touch()
+    out, _ = first.communicate(timeout=60)
+    assert first.returncode == 0 and "run.finished kind=work" in out, out
+
+    pair.primary.stop("immediate")  # the report never reached the standby
+    pair.standby.promote()
+    with psycopg.connect(pair.standby.admin_url, autocommit=True) as conn:
+        [(run_id, outcome, until)] = conn.execute(
+            "SELECT r.id, r.outcome::text, k.leased_until FROM tickq.job_run AS r"
+            " JOIN tickq.job_kind AS k ON k.run_id = r.id WHERE r.kind = 'work'").fetchall()
+        assert outcome == "running"
+        wait_for("the lease to end", lambda: conn.execute(
+            "SELECT now() > %s", (until,)).fetchone()[0], 30)
+    check = tickq_cli("status", "--check", url=pair.url, run_dir=folder / "run")
+    assert check.returncode == 1 and f"run {run_id}" in check.stdout + check.stderr, check
+    after = tickq_cli("tick", "--registry", str(registry), url=pair.url, run_dir=folder / "run")
+    assert after.returncode == 0, after
+    with psycopg.connect(pair.standby.admin_url) as conn:
+        [(outcome,)] = conn.execute("SELECT outcome::text FROM tickq.job_run WHERE id = %s",
+                                    (run_id,)).fetchall()
+    assert outcome == "lost"

@@ -400,6 +400,11 @@ def test_status_fits_80_columns_with_relative_times_and_wide_shows_everything(
         "every_five": {"command": ["true"], "every": "5m", "timeout": "30s"},
     }, {"timezone": "Europe/London"})
     assert run_tickq("tick", registry, db_url).returncode == 0
+    # Next due in a few minutes whenever the tick fell (a tick just before a 5-minute boundary
+    # would leave it due "now").
+    conn.execute("UPDATE tickq.job_kind SET due_at = now() + interval '4 minutes'"
+                 " WHERE name = 'every_five'")
+    conn.commit()
 
     # A terminal of 80 columns (COLUMNS as a shell exports it; through a pipe without it the
     # table keeps whole names, for grep).

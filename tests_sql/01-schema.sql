@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick', 'queue_registry', 'run_total'
+    'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
 SELECT domains_are('tickq', ARRAY[
@@ -22,7 +22,7 @@ SELECT functions_are('tickq', ARRAY[
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
     'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
-    'start_run', 'report_run', 'release_dead_lease', 'next_due_at',
+    'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
@@ -53,7 +53,8 @@ SELECT functions_are('tickq', ARRAY[
     'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
-SELECT enum_has_labels('tickq', 'outcome', ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost']);
+SELECT enum_has_labels('tickq', 'outcome',
+    ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost', 'cancelled']);
 SELECT enum_has_labels('tickq', 'run_trigger', ARRAY['schedule', 'retry', 'manual']);
 
 SELECT is_empty(
@@ -84,7 +85,8 @@ SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
     'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
-    'late_report_at', 'run_by', 'slot_at', 'first_slot_at', 'slots_covered'
+    'late_report_at', 'run_by', 'cancel_requested_at', 'cancel_by', 'cancel_role', 'cancel_reason',
+    'slot_at', 'first_slot_at', 'slots_covered'
 ]);
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_proc AS p

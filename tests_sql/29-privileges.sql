@@ -9,14 +9,14 @@ SELECT is(
         WHERE p.pronamespace = 'tickq'::regnamespace AND p.prosecdef) AS f),
     ARRAY[
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
-        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
+        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
         'claim_kind', 'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
         'kind_history', 'load_agent', 'metrics_text', 'next_due_at', 'pause_agent', 'pause_kind', 'queue_status_at',
         'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
         'release_dead_lease', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
         'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
-        'report_timeline_at', 'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at',
+        'report_timeline_at', 'report_waiting_at', 'request_cancel', 'resume_agent', 'resume_kind', 'retired_kinds_at',
         'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'stale_due_at', 'start_run',
         'sync_registry', 'take_alerts', 'upcoming_at'
     ],
@@ -61,7 +61,7 @@ SELECT is(
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_dispatcher', p.oid, 'EXECUTE')),
     ARRAY[
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
-        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'capacity_at',
+        'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
         'explain_kind', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'load_agent',
         'metrics_text', 'next_due_at',
@@ -69,7 +69,8 @@ SELECT is(
         'registry_mirror', 'registry_problems', 'release_dead_lease', 'remove_agent',
         'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
         'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
-        'report_waiting_at', 'resume_agent', 'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
+        'report_waiting_at', 'request_cancel', 'resume_agent',
+        'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
         'schedule_slots', 'schedule_warnings',
         'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],

@@ -11,6 +11,9 @@
 --   TQ031 unknown_step     a step report names no step of the run's chain
 --   TQ032 step_reported    a step report for a step already reported
 --   TQ060 invalid_pause    a pause that would end by now, or a reason over 500 characters
+--   TQ100 unknown_target   a cancel names no run or kind of the queue (28_cancel)
+--   TQ101 not_running      a cancel of a run that is not running, or a kind with no live run
+--   TQ102 invalid_cancel   a cancel's reason over 500 characters
 --   TQ090 other_registry   a sync from another registry would retire kinds of the queue (25_queue_registry)
 --   TQ091 not_retired      forget_kind of a kind that is not retired, or still leased
 --   TQ080 no_window        a simulation window that is not positive (tickq.simulate)

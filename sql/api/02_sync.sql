@@ -105,6 +105,7 @@ BEGIN
         agents = excluded.agents;
     -- Older than any run of any registry could last (a 7-day timeout plus a 1-day margin).
     DELETE FROM tickq.dispatcher AS d WHERE d.synced_at < p_now - interval '8 days';
+    DELETE FROM tickq.dispatcher_poll AS dp WHERE dp.polled_at < p_now - interval '8 days';
     RETURN v_drift;
 END
 $$;

@@ -40,7 +40,7 @@ DECLARE
     v_finished timestamptz;
 BEGIN
     IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
-        RAISE EXCEPTION 'a run is reported as ok, failed, timeout or interrupted, not %',
+        RAISE EXCEPTION 'a run is reported as ok, failed, timeout, interrupted or cancelled, not %',
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;

@@ -95,7 +95,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz) IS
 'Internal: records how a live run ended, releases its lease and reschedules its kind (success: next '
-'slot after now; failure while retries remain: exponential backoff; otherwise the next slot).';
+'slot after now; failure while retries remain: exponential backoff; otherwise the next slot). '
+'Cancelled is no failure: the streak is kept, no retry, the next slot after now.';
 
 CREATE OR REPLACE FUNCTION tickq.expire_leases(
     p_now timestamptz DEFAULT now()
@@ -226,7 +227,7 @@ DECLARE
     v_done record;
 BEGIN
     IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
-        RAISE EXCEPTION 'a run is reported as ok, failed, timeout or interrupted, not %',
+        RAISE EXCEPTION 'a run is reported as ok, failed, timeout, interrupted or cancelled, not %',
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;

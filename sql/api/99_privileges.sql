@@ -41,6 +41,9 @@ AS $$
         ('dispatcher', 'EXECUTE', 'record_tick'),
         ('dispatcher', 'EXECUTE', 'next_due_at'),
         ('dispatcher', 'EXECUTE', 'release_dead_lease'),
+        -- cancel (sql/api/28_cancel.sql)
+        ('dispatcher', 'EXECUTE', 'request_cancel'),
+        ('dispatcher', 'EXECUTE', 'cancels_requested'),
         ('dispatcher', 'EXECUTE', 'registry_mirror'),
         -- retired kinds, listed and forgotten (sql/api/25_queue_registry.sql)
         ('dispatcher', 'EXECUTE', 'retired_kinds_at'),

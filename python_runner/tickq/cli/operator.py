@@ -1,6 +1,7 @@
 """The `tickq pause|resume` commands: an operator's state kept in the database beside the
-registry's `enabled` (which still wins), honoured by every claim; and `tickq forget`, which
-deletes a retired kind and its runs."""
+registry's `enabled` (which still wins), honoured by every claim; `tickq cancel`, which asks
+the dispatcher holding a run to stop it; and `tickq forget`, which deletes a retired kind and
+its runs."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import argparse
 import difflib
 import getpass
 import socket
+import sys
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from tickq.cli import common
 from tickq.db.api import operator, status
 from tickq.db.api.session import Connection
-from tickq.db.errors import EXIT_OK, UNKNOWN_KIND, InvalidInput, NoAnswer
+from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, InvalidInput, NoAnswer
 from tickq.registry.durations import parse_duration
 
 
@@ -88,6 +90,28 @@ def cmd_resume(args: argparse.Namespace) -> int:
             raise _unknown(conn, args.kind, exc) from None
     print(f"resumed {args.kind}" if was else f"{args.kind} was not paused")
     return EXIT_OK
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Record the cancel; say who holds the run and whether it was seen lately. A dispatcher not
+    seen cannot stop anything: exit 1, saying the run is lost when its lease ends."""
+    with common.open_queue(args) as conn:
+        by = f"{getpass.getuser()}@{socket.gethostname()}"
+        asked = operator.request_cancel(conn, args.target, args.reason, by)
+        zone = ZoneInfo(status.timezone(conn))
+    run = f"run {asked['run_id']} of {asked['kind']}"
+    if asked["dispatcher_seen"]:
+        print(f"asked dispatcher {asked['leased_by']} to cancel {run}: it stops the run within "
+              "seconds and records it as cancelled")
+        return EXIT_OK
+    seen = ("never asked for cancels" if asked["polled_at"] is None
+            else f"last seen {_local(asked['polled_at'], zone)}")
+    print(f"tickq: cancel of {run} recorded, but dispatcher {asked['leased_by']} is not seen "
+          f"({seen}): it may be dead or cut off. If it is, nothing can stop the run from here; "
+          f"the run is recorded as lost when its lease ends at "
+          f"{_local(asked['leased_until'], zone)} (if it is alive, it stops the run as soon as it "
+          "asks)", file=sys.stderr)
+    return EXIT_NO
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

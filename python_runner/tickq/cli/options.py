@@ -30,7 +30,7 @@ The command's output streams to stdout as it comes; tickq's log and the outcome 
 GROUPS = {
     **dict.fromkeys(("tick", "run", "sync", "migrate", "psql", "demo"), "queue"),
     "status": "status", "check": "check", "simulate": "check",
-    "pause": "operator", "resume": "operator",
+    "pause": "operator", "resume": "operator", "cancel": "operator",
     **dict.fromkeys(("report", "serve", "history", "upcoming"), "page"),
     "legacy": "legacy", "agent": "agent",
     **dict.fromkeys(("server", "launchd", "systemd", "cron", "roles", "completion"), "machine"),
@@ -193,6 +193,12 @@ def operator(add: Add) -> None:
                       help='"2026-12-01 09:00" or "18:00" (the registry\'s zone unless given)')
     pause.add_argument("--reason", help="why, shown in tickq status")
     add("resume", "operator:cmd_resume", "claim a paused kind again").add_argument("kind")
+    cancel = add("cancel", "operator:cmd_cancel",
+                 "ask the dispatcher holding a run (on any host) to stop it: its process tree "
+                 "is stopped within seconds and the run ends `cancelled` (no retry, not a "
+                 "failure; the kind's next slot as after a normal finish)")
+    cancel.add_argument("target", metavar="RUN_ID|KIND", help="a run id, or a kind: its live run")
+    cancel.add_argument("--reason", help="why, recorded on the run with who asked")
     add("forget", "operator:cmd_forget", "delete a retired kind and its runs (`tickq status "
         "--retired` lists them); a kind still in the registry is refused").add_argument("kind")
 

@@ -20,10 +20,10 @@ DEFAULT_LANE: Final = "normal"
 WEEKDAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 # tickq.outcome. "running" is a run in progress and "lost" one whose lease ran out; the runner
-# reports only the others.
-OUTCOMES: Final = ("running", "ok", "failed", "timeout", "interrupted", "lost")
-REPORTED_OUTCOMES: Final = ("ok", "failed", "timeout", "interrupted")
-Outcome = Literal["ok", "failed", "timeout", "interrupted"]
+# reports only the others ("cancelled": stopped at an operator's request, `tickq cancel`).
+OUTCOMES: Final = ("running", "ok", "failed", "timeout", "interrupted", "lost", "cancelled")
+REPORTED_OUTCOMES: Final = ("ok", "failed", "timeout", "interrupted", "cancelled")
+Outcome = Literal["ok", "failed", "timeout", "interrupted", "cancelled"]
 
 # tickq.run_trigger: why a run was claimed.
 TRIGGERS: Final = ("schedule", "retry", "manual")

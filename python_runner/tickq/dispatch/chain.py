@@ -3,7 +3,8 @@
 Each step runs under its own watchdog (its `timeout`), and the chain's timeout bounds the whole:
 a step never gets more time than the chain has left. The chain stops at the first step that
 fails or times out, unless the step says `continue_on_failure`; a step cut short by the chain's
-own timeout always stops it. Each step's result is recorded through `tickq.report_step`, and
+own timeout always stops it, and so does a cancel (`tickq cancel`): the current step is stopped
+and the later ones are not started. Each step's result is recorded through `tickq.report_step`, and
 where a retry starts is the database's answer (`tickq.chain_start`), on a connection of the
 chain's own: the dispatcher's connection belongs to its main thread.
 """
@@ -20,7 +21,7 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import MAX_TAIL_CHARS, RunResult, run_command
+from tickq.host.process import MAX_TAIL_CHARS, RunResult, RunStop, run_command
 from tickq.registry import Kind, Step
 
 Output = Callable[[bytes], None] | None
@@ -56,6 +57,12 @@ def _steps(
                          "after it]\n")
             continue
         left = deadline - time.monotonic()
+        stop = ctx.stop_of(claim)
+        if isinstance(stop, RunStop) and stop.cancelled:
+            parts.append(f"[tickq: {stop.note()} before step {n} {step.name}; later steps not "
+                         "started]\n")
+            outcome, exit_code = "cancelled", None
+            break
         if ctx.stop_event.is_set():
             parts.append(f"[tickq: interrupted by dispatcher shutdown before step {n} "
                          f"{step.name}; later steps not started]\n")
@@ -78,8 +85,11 @@ def _steps(
             break
         if result.outcome == "ok":
             continue
-        if result.outcome == "interrupted":
-            outcome, exit_code = "interrupted", result.exit_code
+        if result.outcome in ("interrupted", "cancelled"):
+            outcome, exit_code = result.outcome, result.exit_code
+            if result.outcome == "cancelled" and n < len(kind.steps):
+                parts.append(f"[tickq: chain stopped at step {n} {step.name}; later steps not "
+                             "started]\n")
             break
         if step.continue_on_failure and not (result.outcome == "timeout" and cut_by_chain):
             continue
@@ -105,7 +115,7 @@ def _run_step(
     return run_command(
         start.argv, cwd=start.cwd,
         env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
-        timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_event,
+        timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_of(claim),
         ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name), on_output=on_output,
     )
 

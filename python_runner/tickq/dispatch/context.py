@@ -8,7 +8,7 @@ room needs the Dispatcher itself (and none imports tick.py).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from tickq.db.api.tick import Claim
 from tickq.db.connect import Link, Timeouts
 from tickq.dispatch.pings import Pinger, end_suffix, tail_body
 from tickq.host.ledger import Ledger
-from tickq.host.process import RunResult
+from tickq.host.process import RunResult, RunStop, Stop
 from tickq.host.spool import Spool
 from tickq.log import EventLog
 from tickq.registry import Registry
@@ -36,6 +36,21 @@ class Context:
     report_attempts: int = 8  # connections tried before a report goes to the spool
     reconnect_delay: float = 0.5
     pinger: Pinger | None = None  # check-ins (dispatch/pings.py): each run's, the tick's
+    # The stop of each run this dispatcher holds, by run id: its shutdown or an operator's
+    # cancel of that run (tickq.dispatch.cancel polls for them).
+    stops: dict[int, RunStop] = field(default_factory=dict)
+
+    def hold(self, claim: Claim) -> RunStop:
+        """The stop of a run starting now, kept until `release`."""
+        stop = self.stops[claim.run_id] = RunStop(self.stop_event)
+        return stop
+
+    def release(self, claim: Claim) -> None:
+        self.stops.pop(claim.run_id, None)
+
+    def stop_of(self, claim: Claim) -> Stop:
+        """What stops `claim`'s command: its own stop when held, else the dispatcher's."""
+        return self.stops.get(claim.run_id) or self.stop_event
 
     def ping_run(self, claim: Claim, suffix: str, body: bytes = b"") -> None:
         """Check a run of `claim`'s kind in at the kind's ping_url, if it has one."""

@@ -78,7 +78,7 @@ def execute(
     start = programs.resolve(kind.command, ctx.folder, kind.cwd, kind.env)
     return run_command(
         start.argv, cwd=start.cwd, env=env, timeout=kind.timeout, grace=ctx.grace,
-        stop_event=ctx.stop_event, ledger=ctx.ledger, labels=ctx.labels(claim),
+        stop_event=ctx.stop_of(claim), ledger=ctx.ledger, labels=ctx.labels(claim),
         on_output=on_output,
     )
 
@@ -107,7 +107,7 @@ def agent(ctx: Context, claim: Claim) -> RunResult:
         env[agents.api_key_env] = os.environ[agents.api_key_env]
     return run_command(
         [*agents.runner, str(agent_id)], cwd=ctx.folder, env=env, timeout=timeout,
-        grace=ctx.grace, stop_event=ctx.stop_event, ledger=ctx.ledger, labels=ctx.labels(claim),
+        grace=ctx.grace, stop_event=ctx.stop_of(claim), ledger=ctx.ledger, labels=ctx.labels(claim),
     )
 
 

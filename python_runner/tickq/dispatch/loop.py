@@ -1,7 +1,8 @@
 """The claim-run-report loop of one tick (tickq.dispatch.tick.Dispatcher.tick): claims at the
 start, each time a run finishes, every `refill_every` seconds while runs go on, and stays for a
-retry due before the next tick. It drives the Dispatcher it is given (`d`, typed Any so this
-room does not import the one that imports it)."""
+retry due before the next tick; while runs go on it asks for their cancels (dispatch/cancel.py).
+It drives the Dispatcher it is given (`d`, typed Any so this room does not import the one that
+imports it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from tickq.db.api.tick import Claim
 from tickq.db.errors import DatabaseUnavailable
 from tickq.dispatch import upkeep
+from tickq.dispatch.cancel import Poller
 from tickq.host.process import RunResult
 
 
@@ -32,6 +34,7 @@ class Loop:
         # run id was reissued is never reported under that id (its result is kept aside).
         self.twins: dict[int, Claim] = {}
         self.reissued: set[int] = set()
+        self.cancels = Poller(d.ctx, d.link)  # an operator's `tickq cancel` of a held run
 
     def run(self) -> None:
         d, summary, running = self.d, self.summary, self.running
@@ -51,6 +54,7 @@ class Loop:
                     continue
                 summary.interrupted = summary.interrupted or d.stop_event.is_set()
                 return
+            self.cancels.maybe()
             try:
                 claim, result = self.results.get(timeout=0.2)
             except queue.Empty:

@@ -34,9 +34,12 @@ def shown(url: str) -> str:
 
 def end_suffix(outcome: str, exit_code: int | None) -> str:
     """How a run's end is checked in: `` for ok, `/<exit status>` for a command that exited
-    non-zero, `/fail` for a timeout, an interruption or a command that never started."""
+    non-zero, `/fail` for a timeout, an interruption or a command that never started, `/log`
+    (an entry in the check's log that changes nothing) for a run an operator cancelled."""
     if outcome == "ok":
         return ""
+    if outcome == "cancelled":
+        return "/log"
     if outcome == "failed" and exit_code is not None and 0 < exit_code < 256:
         return f"/{exit_code}"
     return "/fail"

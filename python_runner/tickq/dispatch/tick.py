@@ -10,6 +10,7 @@ alerts are rooms of their own; what they share is a Context, not this class.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import socket
@@ -34,6 +35,7 @@ from tickq.db.errors import (
     InvalidInput,
 )
 from tickq.dispatch import alerts, upkeep
+from tickq.dispatch.cancel import Poller
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.execute import execute
@@ -282,10 +284,12 @@ class Dispatcher:
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
+            self.ctx.release(claim)
             self.ctx.ping_end(claim, result)
             results.put((claim, result))
 
         self.ctx.ping_run(claim, "/start")
+        self.ctx.hold(claim)
         threading.Thread(target=work, name=f"run-{claim.kind}", daemon=True).start()
         try:
             self.link.call(api.start_run, claim.run_id, self.name)
@@ -379,7 +383,12 @@ class Dispatcher:
             claim = self.claim_kind(kind, run_by=confirm(str(exc)))
         results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
         self._start(claim, results, on_output)
-        _claim, result = results.get()
+        cancels, done = Poller(self.ctx, self.link), None
+        while done is None:  # a manual run may be cancelled too
+            cancels.maybe()
+            with contextlib.suppress(queue.Empty):
+                done = results.get(timeout=0.2)
+        result = done[1]
         self.report(claim, result)
         return claim, result
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from tickq.host import descendants
 from tickq.host.ledger import Ledger, group_alive, signal_group, wait_group_gone
 
-Outcome = Literal["ok", "failed", "timeout", "interrupted"]
+Outcome = Literal["ok", "failed", "timeout", "interrupted", "cancelled"]
 
 READ_CHUNK = 65536
 MAX_TAIL_CHARS = 65536  # job_run.output_tail's bound (domain tickq.output_tail)
@@ -41,6 +41,44 @@ class StopEvent(threading.Event):
     def stop(self, signum: int) -> None:
         self.signum = signal.Signals(signum)
         self.set()
+
+
+class RunStop:
+    """One run's stop: the dispatcher's own (a shutdown: the run is interrupted) or an
+    operator's cancel of this run alone (`tickq cancel`: the run is cancelled). Watched by
+    run_command as a stop event is; a cancel sends SIGTERM, then SIGKILL after the grace."""
+
+    def __init__(self, dispatcher: threading.Event) -> None:
+        self.dispatcher = dispatcher
+        self._cancel = threading.Event()
+        self.by: str | None = None
+        self.reason: str | None = None
+
+    def cancel(self, by: str | None, reason: str | None) -> None:
+        self.by, self.reason = by, reason
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set() and not self.dispatcher.is_set()
+
+    @property
+    def signum(self) -> signal.Signals:
+        return getattr(self.dispatcher, "signum", signal.SIGTERM) if self.dispatcher.is_set() \
+            else signal.SIGTERM
+
+    def is_set(self) -> bool:
+        return self._cancel.is_set() or self.dispatcher.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        return self._cancel.wait(timeout) or self.dispatcher.is_set()
+
+    def note(self) -> str:
+        why = f": {self.reason}" if self.reason else ""
+        return f"cancelled by {self.by or 'an operator'}{why}"
+
+
+Stop = threading.Event | RunStop
 
 
 # What a command inherits from the dispatcher's environment: enough to find programs, write
@@ -74,7 +112,7 @@ def run_command(
     timeout: float,
     grace: float = 5.0,
     tail_bytes: int = 65536,
-    stop_event: threading.Event | None = None,
+    stop_event: Stop | None = None,
     stdin_data: bytes | None = None,
     ledger: Ledger | None = None,
     labels: Mapping[str, Any] | None = None,
@@ -94,6 +132,9 @@ def run_command(
     started = time.monotonic()
     descendants.become_subreaper()
     token = secrets.token_hex(16)
+    if isinstance(stop_event, RunStop) and stop_event.cancelled:
+        note = f"[tickq: not started: {stop_event.note()}]\n"
+        return RunResult("cancelled", None, note, time.monotonic() - started, None)
     if stop_event is not None and stop_event.is_set():
         note = "[tickq: not started: dispatcher is shutting down]\n"
         return RunResult("interrupted", None, note, time.monotonic() - started, None)
@@ -149,7 +190,7 @@ def _spawn(
 
 def _supervise(
     proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, timeout: float,
-    grace: float, stop_event: threading.Event | None, notes: list[str],
+    grace: float, stop_event: Stop | None, notes: list[str],
 ) -> Outcome:
     """Watch the command until it ends, times out or is interrupted; then make sure nothing of
     it is left: its group, and any process of its tree that left the group. Notes what it did."""
@@ -157,11 +198,14 @@ def _supervise(
     if outcome == "timeout":
         notes.append(f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]")
     sent = signal.SIGTERM
-    if outcome == "interrupted":
+    if outcome == "interrupted" and isinstance(stop_event, RunStop) and stop_event.cancelled:
+        outcome = "cancelled"
+        notes.append(f"[tickq: {stop_event.note()}; sent SIGTERM to its process group]")
+    elif outcome == "interrupted":
         sent = getattr(stop_event, "signum", signal.SIGTERM)
         notes.append(f"[tickq: interrupted by dispatcher shutdown ({sent.name})]")
     escaped: dict[int, descendants.Proc] = {}
-    if outcome in ("timeout", "interrupted"):
+    if outcome in ("timeout", "interrupted", "cancelled"):
         signal_group(proc.pid, sent)
         escaped.update(_outside(tree.signal(sent), proc.pid))
         if not _wait_all_gone(proc, tree, grace):
@@ -231,7 +275,7 @@ def _wait_all_gone(proc: subprocess.Popen[bytes], tree: descendants.Tree, second
 def _watch(
     proc: subprocess.Popen[bytes],
     deadline: float,
-    stop_event: threading.Event | None,
+    stop_event: Stop | None,
     tree: descendants.Tree,
 ) -> Outcome | None:
     """Wait until the child exits (None), the deadline passes or the stop event is set. Looks

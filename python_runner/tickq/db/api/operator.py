@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tickq.db.api.session import Connection, one, rows
+from tickq.db.api.session import Connection, Row, one, rows
 
 
 def kind_names(conn: Connection) -> list[str]:
@@ -36,3 +36,12 @@ def forget_kind(conn: Connection, kind: str) -> int:
     found = one(conn, "forget_kind", {"kind": kind})
     assert found is not None
     return int(found["runs"])
+
+
+def request_cancel(conn: Connection, target: str, reason: str | None, by: str) -> Row:
+    """Ask the dispatcher holding run `target` (a run id, or a kind: its live run) to stop it:
+    the run, its kind, the dispatcher holding it, its lease, when it last asked for cancels and
+    whether it was seen lately. InvalidInput (TQ100-TQ102) for an unknown or ended target."""
+    found = one(conn, "request_cancel", {"target": target, "reason": reason, "by": by})
+    assert found is not None
+    return found

@@ -203,6 +203,27 @@ def report_step(
         "exit_code": exit_code, "output_tail": output_tail, "duration": duration})
 
 
+@dataclass(frozen=True)
+class CancelAsked:
+    """A cancel asked of a run the dispatcher holds (tickq.cancels_requested)."""
+
+    run_id: int
+    cancel_by: str | None
+    cancel_reason: str | None
+
+
+def _asked(_: Any = None, **row: Any) -> CancelAsked:
+    return CancelAsked(row["run_id"], row["cancel_by"], row["cancel_reason"])
+
+
+def cancels_requested(
+    conn: psycopg.Connection, dispatcher: str, run_ids: list[int]
+) -> list[CancelAsked]:
+    """The cancels asked of the runs `run_ids` this dispatcher holds; records that it asked."""
+    return _rows(conn, kwargs_row(_asked), "cancels_requested",
+                 {"dispatcher": dispatcher, "run_ids": run_ids})
+
+
 def agent_for_kind(conn: psycopg.Connection, kind: str) -> AgentOfKind | None:
     """The agent a claim of `kind` runs; None when the kind has none (the agent was removed)."""
     try:

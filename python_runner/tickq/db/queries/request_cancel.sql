@@ -1,0 +1,8 @@
+SELECT
+    c.run_id,
+    c.kind,
+    c.leased_by,
+    c.leased_until,
+    c.polled_at,
+    c.dispatcher_seen
+FROM tickq.request_cancel(%(target)s, %(reason)s, %(by)s) AS c
