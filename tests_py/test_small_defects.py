@@ -279,3 +279,29 @@ def test_status_names_the_outcome_of_a_streak_an_interruption_ended(
     assert status.returncode == 0, status.stderr
     row = next(ln for ln in status.stdout.splitlines() if ln.startswith("slow "))
     assert "interrupted after timeout x3" in row, status.stdout
+
+
+def test_a_due_time_of_infinity_is_shown_as_never_not_a_traceback(
+    tmp_path: Path, db_url: str
+) -> None:
+    """An operator parks a kind with `UPDATE tickq.job_kind SET due_at = 'infinity'`: status,
+    explain and upcoming still answer (in a zone east of UTC too, where converting the latest
+    datetime would overflow)."""
+    registry = registry_file(tmp_path, """\
+        [settings]
+        timezone = "Europe/Berlin"
+
+        [kinds.parked]
+        command = ["true"]
+        every = "5m"
+        timeout = "30s"
+        """)
+    assert tickq("sync", "--registry", str(registry), "--database-url", db_url).returncode == 0
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'parked'")
+    for args in (["status"], ["explain", "parked"], ["upcoming"], ["history", "parked"]):
+        done = tickq(*args, "--registry", str(registry), "--database-url", db_url)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, (args, done)
+    status = tickq("status", "--registry", str(registry), "--database-url", db_url)
+    [row] = [ln for ln in status.stdout.splitlines() if ln.startswith("parked")]
+    assert "never" in row, status.stdout

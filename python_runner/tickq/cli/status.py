@@ -212,6 +212,8 @@ def _at(when: datetime | None, now: datetime, zone: ZoneInfo, full: bool = False
     """A time in the registry's zone: HH:MM today, "Dec 01 06:00" otherwise."""
     if when is None:
         return "-"
+    if when.year in (1, 9999):  # 'infinity' or '-infinity' (tickq.db.connect's loader)
+        return "never" if when.year == 9999 else "-"
     local = when.astimezone(zone)
     if full:
         return f"{local:%Y-%m-%d %H:%M:%S}"
@@ -221,7 +223,7 @@ def _at(when: datetime | None, now: datetime, zone: ZoneInfo, full: bool = False
 
 def _rel(when: datetime | None, now: datetime) -> str:
     """"in 3m", "12m ago", "now", like systemctl list-timers."""
-    if when is None:
+    if when is None or when.year in (1, 9999):
         return "-"
     seconds = (when - now).total_seconds()
     if abs(seconds) < 1:

@@ -35,7 +35,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
+    """An ISO time of the JSON, or None; PostgreSQL's 'infinity' (a due time an operator set so
+    that a kind never runs) is None too: "-", never an error."""
+    if value is None or value in ("infinity", "-infinity"):
+        return None
+    return datetime.fromisoformat(value)
 
 
 def _at(value: str | None, now: datetime, zone: str = "UTC") -> str:

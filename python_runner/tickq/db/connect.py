@@ -10,10 +10,13 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 import psycopg
 from psycopg import conninfo, sql
+from psycopg.abc import Buffer
+from psycopg.types.datetime import TimestamptzLoader
 
 from tickq.db.errors import (
     CannotConnect,
@@ -81,6 +84,18 @@ class Timeouts:
 DEFAULT_TIMEOUTS = Timeouts()
 
 
+class _TimestamptzLoader(TimestamptzLoader):
+    """timestamptz with PostgreSQL's infinities (a due time an operator set to 'infinity'):
+    the latest and earliest datetimes Python has, instead of an error that ends the command."""
+
+    def load(self, data: Buffer) -> datetime:
+        if bytes(data) == b"infinity":
+            return datetime.max.replace(tzinfo=UTC)
+        if bytes(data) == b"-infinity":
+            return datetime.min.replace(tzinfo=UTC)
+        return super().load(data)
+
+
 def connect(
     url: str, autocommit: bool = True, timeouts: Timeouts = DEFAULT_TIMEOUTS
 ) -> psycopg.Connection:
@@ -89,9 +104,11 @@ def connect(
     options = conninfo.conninfo_to_dict(url).get("options") or ""
     options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
                f" -c lock_timeout={timeouts.lock * 1000}").strip()
-    return psycopg.connect(
+    conn = psycopg.connect(
         url, autocommit=autocommit, connect_timeout=timeouts.connect, options=options
     )
+    conn.adapters.register_loader("timestamptz", _TimestamptzLoader)
+    return conn
 
 
 def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection:
