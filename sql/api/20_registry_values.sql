@@ -1,6 +1,54 @@
 -- Registry values: each number of the registry file judged against tickq.registry_limits (the
 -- one table of bounds), the settings parsed, and the refusal that names the key the user wrote.
 
+-- The one table of bounds. Migrations 0012-0027 each wrote a whole copy of it; from here on a
+-- new bound is one row of this definition, applied with the API like every other function.
+CREATE OR REPLACE FUNCTION tickq.registry_limits(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (key text, low numeric, high numeric, unit text)
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- Durations in seconds (unit 's'); counts and fractions as they are. A key of the [agents]
+    -- section is spelled as in the file ("agents.max_turns"); a tool's key stands for every
+    -- tool ("agents.tools.timeout" bounds agents.tools.NAME.timeout). days and months bound the
+    -- calendar fields (a day 0 is refused apart: -31..-1 count from the month's end), on.nth the
+    -- n of an nth weekday ("5th mon").
+    VALUES
+        ('slots', 1, 1000, ''),
+        ('retries', 0, 100, ''),
+        ('keep_runs', 1, 100000, ''),
+        ('alert_after', 1, 1000, ''),
+        ('capacity_margin', 0, 0.9, ''),
+        ('tick', 1, 86400, 's'),
+        ('stale_after', 1, 30 * 86400, 's'),
+        ('lease_margin', 1, 86400, 's'),
+        ('retry_base', 1, 86400, 's'),
+        ('retry_max', 1, 7 * 86400, 's'),
+        ('housekeeping_every', 1, 86400, 's'),
+        ('housekeeping_timeout', 1, 7 * 86400, 's'),
+        ('retention', 1, 3650 * 86400, 's'),
+        ('alert_timeout', 1, 3600, 's'),
+        ('ping_timeout', 1, 30, 's'),
+        ('db_connect_timeout', 1, 600, 's'),
+        ('db_statement_timeout', 1, 86400, 's'),
+        ('db_lock_timeout', 1, 3600, 's'),
+        ('every', 1, 366 * 86400, 's'),
+        ('timeout', 1, 7 * 86400, 's'),
+        ('days', -31, 31, ''),
+        ('months', 1, 12, ''),
+        ('on.nth', 1, 5, ''),
+        ('agents.max_turns', 1, 6, ''),
+        ('agents.timeout', 1, 600, 's'),
+        ('agents.retries', 0, 10, ''),
+        ('agents.deliver_timeout', 1, 300, 's'),
+        ('agents.request_timeout', 1, 600, 's'),
+        ('agents.http_attempts', 1, 10, ''),
+        ('agents.tools.timeout', 1, 300, 's')
+$$;
+COMMENT ON FUNCTION tickq.registry_limits(timestamptz) IS
+'The bounds of every number in the registry (durations in seconds): the one place they are '
+'written (here, not in a migration: a new bound is one more row). p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.registry_where(
     p_kind text,
     p_key text,
