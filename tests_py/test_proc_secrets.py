@@ -18,10 +18,12 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 import pytest
 from chat_server import ChatServer, answer, tool_call
+from psycopg import conninfo
 from test_agents import KEY, KEY_ENV, everything_stored, last_run, save_agent, write_registry
 from test_secrets import PASSWORD, with_password
 
@@ -129,3 +131,32 @@ def test_a_tickq_process_is_not_dumpable_and_its_secret_is_wiped(tmp_path: Path)
                           text=True, timeout=30, check=True)
     assert done.stdout.splitlines() == ["['TEST_SECRET']", "0", "True False",
                                         "hunter2 hunter2"]
+
+
+def test_a_password_typed_on_the_command_line_is_hidden_from_the_process_list(
+    tmp_path: Path, db_url: str
+):
+    """`tickq tick --database-url postgresql://user:PASSWORD@...`: /proc/PID/cmdline is world
+    readable (ps shows it to every user); the kind reads its dispatcher's and finds the
+    arguments with the password overwritten, while the tick still connected with it."""
+    params = conninfo.conninfo_to_dict(db_url)
+    typed = (f"postgresql://{params['user']}:{PASSWORD}@/{params['dbname']}"
+             f"?host={quote(str(params['host']), safe='')}")
+    registry = tmp_path / "registry.toml"
+    registry.write_text(
+        '[kinds.ps]\ncommand = ["sh", "-c", "tr \'\\\\0\' \' \' < /proc/$PPID/cmdline"]\n'
+        'every = "1h"\ntimeout = "30s"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    env["PYTHONPATH"] = str(REPO / "python_runner")
+    done = subprocess.run(
+        [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(registry),
+         "--database-url", typed], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=90)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        [tail] = conn.execute(
+            "SELECT output_tail FROM tickq.job_run WHERE kind = 'ps'").fetchone()
+    assert "tickq.cli tick" in tail and "--database-url" in tail, tail
+    assert PASSWORD not in tail, tail
+    assert "*" * len(PASSWORD) in tail, tail
+    assert PASSWORD not in done.stdout + done.stderr

@@ -9,6 +9,7 @@ but the answer is "no" (a manual run found no free slot, `check` found too littl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import os
@@ -134,13 +135,30 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace,
                  + (f" ({'; '.join(hints)})" if hints else ""))
 
 
+def _typed_passwords(argv: Sequence[str]) -> list[str]:
+    """The password of each --database-url URL typed on the command line (to hide from
+    /proc/PID/cmdline: tickq.host.private)."""
+    words = list(argv)
+    urls = [w.partition("=")[2] for w in words if w.startswith("--database-url=")]
+    urls += [nxt for word, nxt in zip(words, words[1:], strict=False) if word == "--database-url"]
+    if not urls:
+        return []
+    from tickq.db.connect import split_password
+
+    passwords = []
+    for url in urls:
+        with contextlib.suppress(ValueError):
+            passwords.append(split_password(url)[1])
+    return [p for p in passwords if p]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"tickq {__version__}")  # what the parser would print, without building it
         return 0
     from tickq.host.private import keep_private  # here, so --version imports nothing more
 
-    keep_private(SECRET_VARIABLES)
+    keep_private(SECRET_VARIABLES, _typed_passwords(sys.argv[1:] if argv is None else argv))
     parser = build_parser(argv)
     # `tickq psql -c 'select 1'`: options tickq does not know go on to psql.
     args, extra = parser.parse_known_args(argv)

@@ -15,8 +15,14 @@ DATABASE_URL. On Linux, two things close that:
   process with CAP_SYS_PTRACE) still can: a command run as root can read anything of a
   dispatcher run as root, and tickq cannot keep a secret from it (README: "Security").
 
+A password typed on the command line (`--database-url postgresql://u:PASSWORD@...`) is in the
+block /proc/PID/cmdline reads, which every user of the machine may read (ps shows it): its
+bytes are overwritten there with `*` once tickq starts (Python keeps its own copy of the
+arguments). Until then, for the few milliseconds of the interpreter's start, it is visible:
+DATABASE_URL or a passfile keep it out of the process list altogether (README: "Security").
+
 Elsewhere (macOS: no /proc; another user's environment is not shown by ps) nothing is done.
-The block is found from /proc/self/stat (env_start, env_end), not guessed.
+The blocks are found from /proc/self/stat (arg_start, arg_end, env_start, env_end), not guessed.
 """
 
 from __future__ import annotations
@@ -29,19 +35,50 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _PR_SET_DUMPABLE = 4  # linux/prctl.h
-# Fields of /proc/PID/stat after "pid (comm)": the state is the first; env_start and env_end
-# are fields 50 and 51 of proc(5), so 47 and 48 here.
-_ENV_START, _ENV_END = 47, 48
+# Fields of /proc/PID/stat after "pid (comm)": the state is the first; arg_start, arg_end,
+# env_start and env_end are fields 48 to 51 of proc(5), so 45 to 48 here.
+_ARG_START, _ARG_END, _ENV_START, _ENV_END = 45, 46, 47, 48
 
 
-def keep_private(names: Iterable[str | None]) -> list[str]:
-    """Make this process non-dumpable and wipe the values of `names` from the environment
-    block /proc shows (keeping them in os.environ and the C environment); return the names
-    wiped. Does nothing, and returns [], where this is not Linux."""
+def keep_private(names: Iterable[str | None], in_arguments: Iterable[str] = ()) -> list[str]:
+    """Make this process non-dumpable, wipe the values of `names` from the environment
+    block /proc shows (keeping them in os.environ and the C environment) and each string of
+    `in_arguments` from its command line; return the names wiped. Does nothing, and returns
+    [], where this is not Linux."""
     if not sys.platform.startswith("linux"):
         return []
     make_undumpable()
+    hide_in_arguments(in_arguments)
     return wipe_environment_block({n for n in names if n})
+
+
+def _block(start_field: int, end_field: int) -> tuple[int, int] | None:
+    """The (start, end) addresses of a block of this process's memory /proc/self/stat names."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rpartition(")")[2].split()
+        start, end = int(fields[start_field]), int(fields[end_field])
+    except (OSError, ValueError, IndexError):
+        return None
+    return (start, end) if 0 < start < end else None
+
+
+def hide_in_arguments(secrets: Iterable[str]) -> int:
+    """Overwrite with `*` every occurrence of each of `secrets` in the command line block
+    /proc/PID/cmdline reads; return how many were hidden. sys.argv, a copy, keeps them."""
+    wanted = {s.encode("utf-8", "surrogateescape") for s in secrets if s}
+    where = _block(_ARG_START, _ARG_END) if wanted else None
+    if where is None:
+        return 0
+    start, end = where
+    block = ctypes.string_at(start, end - start)
+    hidden = 0
+    for secret in wanted:
+        at = block.find(secret)
+        while at >= 0:
+            ctypes.memset(start + at, ord("*"), len(secret))
+            hidden += 1
+            at = block.find(secret, at + len(secret))
+    return hidden
 
 
 def make_undumpable() -> bool:
@@ -56,13 +93,10 @@ def make_undumpable() -> bool:
 def wipe_environment_block(names: set[str]) -> list[str]:
     """Overwrite with NULs the value of each of `names` in the block the process started with;
     each still in os.environ is set again in the C environment (a copy on the heap)."""
-    try:
-        fields = Path("/proc/self/stat").read_text().rpartition(")")[2].split()
-        start, end = int(fields[_ENV_START]), int(fields[_ENV_END])
-    except (OSError, ValueError, IndexError):
+    where = _block(_ENV_START, _ENV_END) if names else None
+    if where is None:
         return []
-    if not names or start <= 0 or end <= start:
-        return []
+    start, end = where
     block = ctypes.string_at(start, end - start)
     wiped = []
     offset = 0
