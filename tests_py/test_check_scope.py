@@ -11,13 +11,11 @@ Real `tickq` subprocesses against a real PostgreSQL (tests_py/conftest.py).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import psycopg
+from processes import tickq
 
 from tickq import db
 from tickq.db import scratch
@@ -53,14 +51,6 @@ timeout = "1m"
 """
 
 
-def tickq(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120)
-
-
 def with_three_agents(tmp_path: Path, db_url: str) -> Path:
     """A queue holding three agents of the project whose registry is returned (lane low), each
     every 5 minutes with a 10-minute watchdog: far more than one slot holds."""
@@ -68,7 +58,7 @@ def with_three_agents(tmp_path: Path, db_url: str) -> Path:
     registry.write_text(WITH_AGENTS)
     for name in ("brief", "digest", "triage"):
         done = tickq("agent", "add", name, "--prompt", "-", "--every", "5m", "--registry",
-                     str(registry), "--database-url", db_url, stdin="Summarise the day")
+                     str(registry), "--database-url", db_url, input="Summarise the day")
         assert done.returncode == 0, done.stderr
     return registry
 

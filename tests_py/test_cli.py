@@ -4,14 +4,12 @@ JSON log format."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import psycopg
 import pytest
+from processes import tickq
 
 REPO = Path(__file__).resolve().parent.parent
 NOWHERE = "postgresql://nobody@127.0.0.1:1/x"  # nothing listens on port 1
@@ -25,16 +23,6 @@ command = ["sh", "-c", "echo hello from $TICKQ_KIND trigger=$TICKQ_TRIGGER"]
 every = "1h"
 timeout = "30s"
 """
-
-
-def tickq(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
-    )
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def registry_file(folder: Path, text: str) -> Path:

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from processes import tickq
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,13 +74,6 @@ every = "1h"
 timeout = "5m"
 priority = "urgent"
 """
-
-
-def tickq(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

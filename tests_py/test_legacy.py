@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from processes import tickq
 
 from tickq.host.programs import resolve
 from tickq.legacy import importing
@@ -30,16 +31,6 @@ import json, os, sys
 print(json.dumps({{"argv": sys.argv[1:], "cwd": os.path.basename(os.getcwd()),
                   "x": os.environ.get("LEGACY_X"), "y": os.environ.get("LEGACY_Y")}}))
 """
-
-
-def tickq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
-    )
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
 
 
 @pytest.fixture

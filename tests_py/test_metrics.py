@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from processes import tickq
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,13 +54,6 @@ command = ["sh", "-c", "echo late"]
 every = "1h"
 timeout = "10s"
 """
-
-
-def tickq(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def promtool() -> str:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -21,6 +19,7 @@ from zoneinfo import ZoneInfo
 import psycopg
 import pytest
 from browser import Browser
+from processes import tickq
 
 REPO = Path(__file__).resolve().parent.parent
 ZONE = "Asia/Kolkata"  # +05:30: a time left in UTC cannot pass for local
@@ -56,13 +55,6 @@ every = "5m"
 timeout = "10s"
 priority = "low"
 """ for name in FILLERS)
-
-
-def tickq(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,6 @@ no log line, no database row and no page."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -19,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from processes import tickq
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -72,13 +70,6 @@ def receiver() -> Iterator[Receiver]:
     r = Receiver()
     yield r
     r.close()
-
-
-def tickq(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def _secret() -> str:

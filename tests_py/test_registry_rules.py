@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from processes import tickq
 from psycopg.types.json import Jsonb
 
 from tickq import db
@@ -160,16 +161,6 @@ def test_the_file_and_the_json_get_the_same_verdict(
 
 
 # ---------------------------------------------------------------- through the real CLI
-
-
-def tickq(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p
-    )
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def _one_line_failure(result: subprocess.CompletedProcess[str], status: int) -> list[str]:

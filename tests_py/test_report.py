@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from processes import tickq
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "test-output"  # screenshots for people to look at (not committed)
@@ -36,13 +37,6 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--hide-scrollbars",
 ]
-
-
-def tickq(*args: str, timeout: float = 90, **kw: Any) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
-    env["PYTHONPATH"] = str(REPO / "python_runner")
-    return subprocess.run([sys.executable, "-m", "tickq.cli", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout, **kw)
 
 
 class Beacon:
