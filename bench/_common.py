@@ -228,7 +228,8 @@ def weigh_kinds(conn: psycopg.Connection, on: bool) -> None:
     anything due always takes tickq.claim_fit's path (its dearest); or none again."""
     with conn.transaction():
         if on:
-            conn.execute("INSERT INTO tickq.pool (name, slots) VALUES ('p0', 1), ('p1', 2), ('p2', 3)")
+            conn.execute("INSERT INTO tickq.pool (name, slots)"
+                         " VALUES ('p0', 1), ('p1', 2), ('p2', 3)")
             conn.execute("INSERT INTO tickq.pool_slot (pool, n) SELECT p.name, g.n FROM tickq.pool"
                          " AS p CROSS JOIN LATERAL generate_series(1, p.slots) AS g (n)")
             conn.execute("UPDATE tickq.job_kind SET weight = 2 + substr(name, 2)::bigint % 2,"

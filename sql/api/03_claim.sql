@@ -352,10 +352,10 @@ END
 $$;
 COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'A manual run: leases the named kind now, due or not, enabled or not, paused or not (a person may '
-'run a disabled or paused kind by hand), counted against the slots (its weight) and its pools. p_run_by is the person who started it from a '
-'terminal; an unarmed irreversible kind needs one, and its successful run arms the kind. Raises '
-'TQ003 unknown kind, TQ006 already running, TQ005 no free slot (or a full pool, named), TQ030 unarmed irreversible kind '
-'without a person.';
+'run a disabled or paused kind by hand), counted against the slots (its weight) and its pools. '
+'p_run_by is the person who started it from a terminal; an unarmed irreversible kind needs one, '
+'and its successful run arms the kind. Raises TQ003 unknown kind, TQ006 already running, TQ005 '
+'no free slot (or a full pool, named), TQ030 unarmed irreversible kind without a person.';
 
 CREATE OR REPLACE FUNCTION tickq.claim_kind(
     p_kind text,

@@ -313,11 +313,12 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) IS
-'Internal, for tickq.claim_jobs once any kind has a weight or pools: locks the free slot rows and '
-'the candidates'' kind rows (FOR UPDATE SKIP LOCKED) and gives, in claim order, each kind that fits '
-'its weight in those rows and a free row of each of its pools (SKIP LOCKED), at most p_limit '
-'kinds; a kind that has waited half of stale_after (p_stale: now less stale_after) and does not '
-'fit has its weight or pools held from the candidates after it. Returns picked (a kind once per slot row), slots (the rows, in the same order), kinds (how '
-'many) and pooled ([{kind, pool, n}]).';
+'Internal, for tickq.claim_jobs once a candidate has a weight or pools: locks the free slot rows '
+'and the candidates'' kind rows (FOR UPDATE SKIP LOCKED) and gives, in claim order, each kind '
+'that fits its weight in those rows and a free row of each of its pools (SKIP LOCKED), at most '
+'p_limit kinds; a kind that has waited half of stale_after (p_stale: now less stale_after) and '
+'does not fit has its weight or pools held from the candidates after it. Returns picked (a kind '
+'once per slot row), slots (the rows, in the same order), kinds (how many) and pooled '
+'([{kind, pool, n}]).';
 
 REVOKE ALL ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) FROM public;

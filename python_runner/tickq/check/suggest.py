@@ -177,12 +177,14 @@ def render(suggestion: Suggestion) -> str:
             lines += ["", f"[kinds.{name}]", f'offset = "{value}"']
         return "\n".join(lines)
     if suggestion.pools:
-        lines.append("  no offsets make every kind wait less than stale_after; a larger pool does:")
+        lines.append("  no offsets make every kind wait less than stale_after;"
+                     " a larger pool does:")
         for name, slots in sorted(suggestion.pools.items()):
             lines += ["", f"[pools.{name}]", f"slots = {slots}"]
         return "\n".join(lines)
     if suggestion.weights:
-        lines.append("  no offsets make every kind wait less than stale_after; a lower weight does:")
+        lines.append("  no offsets make every kind wait less than stale_after;"
+                     " a lower weight does:")
         for name, weight in sorted(suggestion.weights.items()):
             lines += ["", f"[kinds.{name}]", f"weight = {weight}"]
         return "\n".join(lines)
