@@ -272,7 +272,7 @@ DECLARE
     v_slots integer[];
     v_pool text;
     v_n integer;
-    v_pool_ns integer[] := '{}';
+    v_pool_ns integer[] := '{}'::integer[];
     v_run_id bigint;
     v_lease interval;
 BEGIN

@@ -236,19 +236,19 @@ AS $$
 DECLARE
     v_free integer[];  -- slot rows locked by this claim and given to no kind yet
     v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
-    v_held_pools text[] := '{}';  -- pools held for waiting kinds: no later candidate takes them
-    v_taken text[] := '{}';  -- the pool rows given to kinds, as 'pool/n'
-    v_taken_pools text[] := '{}';  -- their pools, once per row
+    v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
+    v_taken text[] := '{}'::text[];  -- the pool rows given to kinds, as 'pool/n'
+    v_taken_pools text[] := '{}'::text[];  -- their pools, once per row
     v_keys text[];  -- the pool rows of the kind at hand
     v_kind record;
     v_pool text;
     v_n integer;
     v_rows jsonb;
 BEGIN
-    picked := '{}';
-    slots := '{}';
+    picked := '{}'::text[];
+    slots := '{}'::integer[];
     kinds := 0;
-    pooled := '[]';
+    pooled := '[]'::jsonb;
     -- Every free slot row this claim may take (fewer while runs hold slots past a lowered limit).
     v_free := ARRAY(SELECT sl.n FROM tickq.slot AS sl WHERE sl.run_id IS NULL AND sl.n <= p_slots ORDER BY sl.n
         LIMIT CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) END
@@ -277,8 +277,8 @@ BEGIN
         END IF;
         -- One free row of each pool it names, within the pool's limit (counted, as
         -- tickq.pool_slots_left does, only while runs hold rows past a lowered one).
-        v_rows := '[]';
-        v_keys := '{}';
+        v_rows := '[]'::jsonb;
+        v_keys := '{}'::text[];
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
             v_n := NULL;
             SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
