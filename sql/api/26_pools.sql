@@ -202,12 +202,13 @@ COMMENT ON FUNCTION tickq.pool_slots_left(text, timestamptz) IS
 REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
 
 -- The claim of kinds with a weight or pools: claim_jobs hands its candidates (in claim order)
--- here once any kind has either. The free slot rows this claim may take are locked first (FOR
--- UPDATE SKIP LOCKED, as claim_jobs takes them), then the candidates' kind rows (SKIP LOCKED);
--- each kind in turn is given its weight in those rows and one free row of each pool it names
--- (SKIP LOCKED too), or passed over when it does not fit. The rows enforce every limit: no
--- count is ever read without them. A kind with neither weight nor pools costs no statement of
--- its own, so a claim costs two statements and one per pool of a pooled kind.
+-- here once a candidate has either. Free slot rows are locked first (FOR UPDATE SKIP LOCKED, as
+-- claim_jobs takes them: as many as p_limit light kinds need, more when a heavier kind needs
+-- them), then the candidates' kind rows (SKIP LOCKED); each kind in turn is given its weight in
+-- those rows and one free row of each pool it names (SKIP LOCKED too), or passed over when it
+-- does not fit. The rows enforce every limit: no count is ever read without them. A light kind
+-- costs no statement of its own: a claim costs two, one more per heavy kind short of locked
+-- rows, and one per pool of a pooled kind.
 --
 -- Starvation: a heavy or pooled kind among light kinds that always fit would wait for ever,
 -- since a free slot is taken by the next light kind before enough are free at once. So a
@@ -234,6 +235,8 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
+    -- How many slot rows this claim may take (fewer while runs hold slots past a lowered limit).
+    v_budget integer := CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) ELSE p_slots END;
     v_free integer[];  -- slot rows locked by this claim and given to no kind yet
     v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
     v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
@@ -249,10 +252,10 @@ BEGIN
     slots := '{}'::integer[];
     kinds := 0;
     pooled := '[]'::jsonb;
-    -- Every free slot row this claim may take (fewer while runs hold slots past a lowered limit).
+    -- Free slot rows, as many as p_limit kinds of weight 1 take (more are locked below when a
+    -- heavier kind needs them); none free, and nothing is locked.
     v_free := ARRAY(SELECT sl.n FROM tickq.slot AS sl WHERE sl.run_id IS NULL AND sl.n <= p_slots ORDER BY sl.n
-        LIMIT CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) END
-        FOR UPDATE SKIP LOCKED);
+        LIMIT least(p_limit, v_budget) FOR UPDATE SKIP LOCKED);
     IF cardinality(v_free) = 0 THEN
         RETURN NEXT;
         RETURN;
@@ -266,8 +269,13 @@ BEGIN
         ORDER BY array_position(p_candidates, k.name)
         FOR UPDATE SKIP LOCKED
     LOOP
-        EXIT WHEN kinds >= p_limit OR cardinality(v_free) <= v_held;
+        EXIT WHEN kinds >= p_limit;
         -- Its weight in the free rows past those held for the waiting kinds before it.
+        IF cardinality(v_free) < v_held + v_kind.weight AND cardinality(slots) + v_held + v_kind.weight <= v_budget THEN
+            v_free := v_free || ARRAY(SELECT sl.n FROM tickq.slot AS sl
+                WHERE sl.run_id IS NULL AND sl.n <= p_slots AND sl.n <> ALL(v_free) AND sl.n <> ALL(slots)
+                ORDER BY sl.n LIMIT v_held + v_kind.weight - cardinality(v_free) FOR UPDATE SKIP LOCKED);
+        END IF;
         IF cardinality(v_free) - v_held < v_kind.weight THEN
             IF v_kind.held THEN
                 v_held := v_held + v_kind.weight;
