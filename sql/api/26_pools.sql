@@ -203,8 +203,8 @@ REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
 
 -- The claim of kinds with a weight or pools: claim_jobs hands its candidates (in claim order)
 -- here once a candidate has either. Free slot rows are locked first (FOR UPDATE SKIP LOCKED, as
--- claim_jobs takes them: as many as p_limit light kinds need, more when a heavier kind needs
--- them), then the candidates' kind rows (SKIP LOCKED); each kind in turn is given its weight in
+-- claim_jobs takes them: as many as p_limit kinds need with the candidates' weights, more when
+-- a kind needs them), then the candidates' kind rows (SKIP LOCKED); each kind in turn is given its weight in
 -- those rows and one free row of each pool it names (SKIP LOCKED too), or passed over when it
 -- does not fit. The rows enforce every limit: no count is ever read without them. A light kind
 -- costs no statement of its own: a claim costs two, one more per heavy kind short of locked
@@ -252,10 +252,12 @@ BEGIN
     slots := '{}'::integer[];
     kinds := 0;
     pooled := '[]'::jsonb;
-    -- Free slot rows, as many as p_limit kinds of weight 1 take (more are locked below when a
-    -- heavier kind needs them); none free, and nothing is locked.
+    -- Free slot rows, as many as p_limit kinds take if the heavy candidates are among them (more
+    -- are locked below when a kind needs them); none free, and nothing is locked.
     v_free := ARRAY(SELECT sl.n FROM tickq.slot AS sl WHERE sl.run_id IS NULL AND sl.n <= p_slots ORDER BY sl.n
-        LIMIT least(p_limit, v_budget) FOR UPDATE SKIP LOCKED);
+        LIMIT least(v_budget, p_limit + (SELECT coalesce(sum(k.weight - 1), 0) FROM tickq.job_kind AS k
+            WHERE k.name = ANY(p_candidates) AND k.weight > 1))
+        FOR UPDATE SKIP LOCKED);
     IF cardinality(v_free) = 0 THEN
         RETURN NEXT;
         RETURN;
