@@ -4,7 +4,7 @@ SELECT plan(14);
 
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
-    'job_step',
+    'job_step', 'pool', 'pool_slot',
     'agent', 'agent_settings', 'agent_turn',
     'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll'
 ]);
@@ -21,7 +21,8 @@ SELECT functions_are('tickq', ARRAY[
     'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
-    'finish_run', 'expire_leases', 'slots_left', 'claim_jobs', 'claim_kind', 'live_run',
+    'finish_run', 'expire_leases', 'slots_left', 'claim_fit', 'parse_pools', 'pool_slots_left', 'pools_problems',
+    'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'claim_kind', 'live_run',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
@@ -86,7 +87,7 @@ SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
     'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
     'late_report_at', 'run_by', 'cancel_requested_at', 'cancel_by', 'cancel_role', 'cancel_reason',
-    'slot_at', 'first_slot_at', 'slots_covered'
+    'slot_at', 'first_slot_at', 'slots_covered', 'weight', 'pools'
 ]);
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_proc AS p

@@ -8,7 +8,8 @@ SELECT results_eq($$SELECT l.key, l.low, l.high FROM tickq.registry_limits() AS 
     WHERE l.key LIKE 'agents.%' OR l.key LIKE 'db_%' OR l.key = 'housekeeping_timeout' ORDER BY 1$$,
     $$VALUES ('agents.deliver_timeout', 1::numeric, 300::numeric), ('agents.http_attempts', 1, 10),
         ('agents.max_turns', 1, 6), ('agents.request_timeout', 1, 600), ('agents.retries', 0, 10),
-        ('agents.timeout', 1, 600), ('agents.tools.timeout', 1, 300), ('db_connect_timeout', 1, 600),
+        ('agents.timeout', 1, 600), ('agents.tools.timeout', 1, 300), ('agents.weight', 1, 1000),
+        ('db_connect_timeout', 1, 600),
         ('db_lock_timeout', 1, 3600), ('db_statement_timeout', 1, 86400), ('housekeeping_timeout', 1, 604800)$$,
     'the caps of agents, the database timeouts and housekeeping_timeout are rows of the one table');
 

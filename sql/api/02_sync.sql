@@ -1,7 +1,8 @@
 -- Registry sync: the registry file wins on every field; each difference is recorded as drift and
 -- returned classified (an edit of the file, or a row changed behind its back). The steps are
 -- functions of their own: settings (20_registry_values.sql), kinds (22_kinds.sql), agents
--- (23_agent_settings.sql), then the lease, the dispatcher's record and the slot rows here.
+-- (23_agent_settings.sql), then the lease, the dispatcher's record and the slot rows here, and
+-- the pools (26_pools.sql).
 
 CREATE OR REPLACE FUNCTION tickq.settings_drift(
     p_old tickq.settings,
@@ -159,7 +160,9 @@ BEGIN
     -- Only a sync that left the queue matching its registry may let the next one be skipped: a
     -- kind whose row another session held, or a busy slot past the limit, waits for a later sync.
     IF jsonb_path_exists(p_drift, '$[*] ? (@.field == "locked")')
-        OR EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > p_slots) THEN
+        OR EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > p_slots)
+        OR EXISTS (SELECT FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name WHERE ps.n > p.slots)
+        OR EXISTS (SELECT FROM tickq.pool AS p WHERE p.slots = 0) THEN
         p_digest := NULL;
     END IF;
     INSERT INTO tickq.queue_registry AS q ("only", digest) VALUES (true, p_digest)
@@ -168,7 +171,7 @@ END
 $$;
 COMMENT ON FUNCTION tickq.keep_registry_digest(text, jsonb, integer, timestamptz) IS
 'Records the digest of the registry a sync just applied (NULL when it left work for a later '
-'sync: a locked kind, a busy slot past p_slots), after every write of that sync.';
+'sync: a locked kind, a busy slot past p_slots or past a pool''s limit), after every write of that sync.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_registry(
     p_registry jsonb,
@@ -189,6 +192,7 @@ DECLARE
     -- Differences found, as a JSON array of {kind, field, stored_value, registry_value, registry_edit}.
     v_drift jsonb;
     v_digest text;
+    v_problem record;
 BEGIN
     IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', 'the registry must be a JSON object');
@@ -207,6 +211,11 @@ BEGIN
     SELECT * INTO STRICT v_old FROM tickq.settings FOR UPDATE;
     v_new := tickq.parse_settings(v_settings, v_old);
     v_drift := tickq.settings_drift(v_old, v_new, p_now);
+    -- The rules between keys (a weight at most slots, pools that exist: sql/api/26_pools.sql).
+    SELECT w.kind, w.key, w.problem INTO v_problem FROM tickq.weight_problems(p_registry, v_new.slots) AS w LIMIT 1;
+    IF FOUND THEN
+        PERFORM tickq.registry_error(v_problem.kind, v_problem.key, v_problem.problem);
+    END IF;
 
     -- The built-in housekeeping kind goes through the same claim path as any other kind, so it
     -- counts in capacity. Its name is reserved. Its timeout counts in the lease like any kind's:
@@ -232,6 +241,7 @@ BEGIN
     -- The fingerprint is the registry's content: where the file sits is not part of it.
     v_drift := v_drift || tickq.sync_dispatcher(p_registry - 'source' - 'replace_queue', v_new, p_now);
     PERFORM tickq.sync_slots(v_new.slots, p_now);
+    v_drift := v_drift || tickq.sync_pools(p_registry -> 'pools', p_now);
     PERFORM tickq.keep_registry_digest(v_digest, v_drift, v_new.slots, p_now);
 
     RETURN QUERY
@@ -263,7 +273,7 @@ $$;
 COMMENT ON FUNCTION tickq.sync_registry(jsonb, timestamptz) IS
 'Makes the queue match the registry (JSON, durations in seconds): the settings, the kinds '
 '(retiring those that left it), the agents'' caps, the lease (longest timeout + lease_margin), '
-'the dispatcher''s record and the slots; writes nothing when tickq.queue_registry holds this '
+'the dispatcher''s record, the slots and the pools; writes nothing when tickq.queue_registry holds this '
 'registry''s digest (synced last, nothing written behind its back since). The registry wins on '
 'every field; each difference is '
 'recorded in tickq.drift and returned classified: registry_edit (an edit of the registry file, '
@@ -343,6 +353,12 @@ BEGIN
     END LOOP;
     IF v_agents IS NOT NULL THEN
         RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.agents_problems(v_agents) AS p;
+    END IF;
+    RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.pools_problems(p_registry -> 'pools') AS p;
+    -- The rules between keys, once the slots they are judged against are fine.
+    IF v_settings_ok THEN
+        RETURN QUERY SELECT w.kind, w.key, w.problem
+            FROM tickq.weight_problems(p_registry, coalesce((v_settings ->> 'slots')::integer, v_defaults.slots)) AS w;
     END IF;
 END
 $$;

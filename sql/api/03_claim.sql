@@ -61,6 +61,19 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- schedule never runs it, whatever its other columns say.
 -- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
 -- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
+--
+-- Free slots, each locked by this claim alone; another claim skips them and takes others. They
+-- are locked only once something is due: a claim that finds nothing locks (writes) nothing.
+--
+-- Weights and pools: while no kind has a weight or pools (one probe of the empty index
+-- job_kind_weighted, in the settings statement), or none of the candidates has, the claim is
+-- the one above (its pick takes only kinds of weight 1 without pools, as a sync may have given
+-- one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
+-- rows, their weight in slot rows and a row of each pool, all SKIP LOCKED, with capacity held
+-- for a kind waiting half of stale_after that does not fit (a stale one is always among the
+-- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the
+-- pool rows are written after the runs. The plain path's statements keep their indentation
+-- inside the ELSE, so that they read (and merge) as before.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -86,16 +99,20 @@ DECLARE
     v_candidates text[];
     v_picked text[];
     v_leased integer;
+    v_weighted boolean;
+    v_kinds integer;
+    v_pooled jsonb;
 BEGIN
     IF p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- Settings, the claimer's lease and the two rare cases (see above the function).
+    -- Settings, the claimer's lease, the two rare cases and weights (see above the function).
     SELECT s.slots, greatest(s.lease, d.lease), coalesce(d.agents, s.agents, true), p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
-        EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL)
-    INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit
+        EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL),
+        EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.weight > 1 OR w.pools <> '{}')
+    INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit, v_weighted
     FROM tickq.settings AS s LEFT JOIN tickq.dispatcher AS d ON d.name = p_dispatcher;
     IF v_expired THEN
         PERFORM tickq.expire_leases(p_now);
@@ -134,10 +151,11 @@ BEGIN
     );
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
-    END IF;
-
-    -- Free slots, each locked by this claim alone; another claim skips them and takes others.
-    -- Locked only once something is due: a claim that finds nothing locks (writes) nothing.
+    ELSIF v_weighted AND EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.name = ANY(v_candidates)
+        AND (w.weight > 1 OR w.pools <> '{}')) THEN  -- a candidate has a weight or pools
+        SELECT f.picked, f.slots, f.kinds, f.pooled INTO v_picked, v_slots, v_kinds, v_pooled
+        FROM tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now) AS f;
+    ELSE  -- free slots (see above the function), then the kinds
     v_slots := ARRAY(
         SELECT sl.n FROM tickq.slot AS sl
         WHERE sl.run_id IS NULL AND sl.n <= v_limit
@@ -148,25 +166,25 @@ BEGIN
     IF cardinality(v_slots) = 0 THEN
         RETURN;
     END IF;
-
     -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
-    -- A pause is checked again here: pause_kind may have committed since the candidates were read.
+    -- Pause and weight are checked again: pause_kind or a sync may have committed since.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
         WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-            AND k.run_id IS NULL AND k.due_at <= p_now
+            AND k.run_id IS NULL AND k.due_at <= p_now AND k.weight = 1 AND k.pools = '{}'
             AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY array_position(v_candidates, k.name)
         LIMIT cardinality(v_slots)
         FOR UPDATE SKIP LOCKED
     );
     v_slots := v_slots[1:cardinality(v_picked)];
+    END IF;
     -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
     -- one statement, so one executor start for all the writes.
     RETURN QUERY
     WITH runs AS (
         INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
-            slot_at, first_slot_at, slots_covered)
+            slot_at, first_slot_at, slots_covered, weight, pools)
         SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
             v_slots[array_position(v_picked, k.name)],
             -- The slots covered: from the kind's due time to the last one by now; a retry's are
@@ -175,7 +193,7 @@ BEGIN
                     k.months, k.cron, k.timezone, k.due_at, p_now)
                 WHEN k.next_trigger = 'retry' THEN k.slot_at END,
             CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
-            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END
+            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
         FROM (
             SELECT k.*, CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
@@ -188,8 +206,8 @@ BEGIN
         RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
     ),
     slots AS (
-        -- v_picked[i] goes into slot v_slots[i]. Slot rows are found by primary key (a join
-        -- with the arrays unnested would hash the whole slot table in a generic plan).
+        -- v_picked[i] goes into slot v_slots[i] (a kind of weight w is w times in v_picked). Slot
+        -- rows are found by primary key (unnested arrays would hash the slot table in a generic plan).
         UPDATE tickq.slot AS sl SET
             run_id = (SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]),
             leased_until = p_now + v_lease
@@ -216,10 +234,15 @@ BEGIN
         l.slots_covered FROM leased AS l
     ORDER BY array_position(v_picked, l.name);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
-    IF v_leased <> cardinality(v_picked) THEN
+    IF v_leased <> coalesce(v_kinds, cardinality(v_picked)) THEN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
-        RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', cardinality(v_picked), v_leased
+        RAISE EXCEPTION 'claim_jobs: % kinds picked but % leased', coalesce(v_kinds, cardinality(v_picked)), v_leased
             USING ERRCODE = 'internal_error';
+    ELSIF v_pooled <> '[]' THEN  -- each pooled run into the pool rows claim_fit locked for it
+        UPDATE tickq.pool_slot AS ps SET run_id = k.run_id, leased_until = k.leased_until
+        FROM jsonb_to_recordset(v_pooled) AS p (kind text, pool text, n integer)
+        INNER JOIN tickq.job_kind AS k ON p.kind = k.name
+        WHERE ps.pool = p.pool AND ps.n = p.n;
     END IF;
 END
 $$;
@@ -247,7 +270,10 @@ AS $$
 DECLARE
     v_settings tickq.settings;
     v_kind tickq.job_kind;
-    v_slot integer;
+    v_slots integer[];
+    v_pool text;
+    v_n integer;
+    v_pool_ns integer[] := '{}'::integer[];
     v_run_id bigint;
     v_lease interval;
 BEGIN
@@ -273,23 +299,46 @@ BEGIN
             HINT = 'Run tickq run KIND from a terminal and type the kind''s name back, '
                 'or pass --yes-i-ran-this-by-hand.';
     END IF;
-    SELECT sl.n INTO v_slot FROM tickq.slot AS sl
-    WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
-    ORDER BY sl.n
-    LIMIT least(1, tickq.slots_left(v_settings.slots, p_now))
-    FOR UPDATE SKIP LOCKED;
-    IF v_slot IS NULL THEN
-        RAISE EXCEPTION 'all % slots are in use', v_settings.slots
+    -- Its weight in free slot rows and a free row of each pool it names, as a claim takes them
+    -- (no capacity is held for stale kinds against a person's run).
+    v_slots := ARRAY(SELECT sl.n FROM tickq.slot AS sl
+        WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
+        ORDER BY sl.n
+        LIMIT least(v_kind.weight, tickq.slots_left(v_settings.slots, p_now))
+        FOR UPDATE SKIP LOCKED);
+    IF cardinality(v_slots) < v_kind.weight THEN
+        RAISE EXCEPTION '%', CASE WHEN v_kind.weight = 1 THEN format('all %s slots are in use', v_settings.slots)
+            ELSE format('kind "%s" needs %s of the %s slots and %s are free', p_kind, v_kind.weight,
+                v_settings.slots, cardinality(v_slots)) END
             USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.';
     END IF;
+    FOREACH v_pool IN ARRAY v_kind.pools LOOP
+        v_n := NULL;
+        SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
+        WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots
+        ORDER BY ps.n LIMIT least(1, tickq.pool_slots_left(v_pool, p_now))
+        FOR UPDATE OF ps SKIP LOCKED;
+        IF v_n IS NULL THEN
+            RAISE EXCEPTION 'pool "%" is full: all % of its slots are in use', v_pool,
+                (SELECT p.slots FROM tickq.pool AS p WHERE p.name = v_pool)
+                USING ERRCODE = 'TQ005', HINT = 'Try again when a run finishes.',
+                DETAIL = coalesce('Held by ' || (SELECT string_agg(format('run %s of kind "%s"', r.id, r.kind), ', '
+                    ORDER BY r.id) FROM tickq.pool_slot AS ps INNER JOIN tickq.job_run AS r ON ps.run_id = r.id
+                    WHERE ps.pool = v_pool) || '.', 'Its slots are held by claims not yet committed.');
+        END IF;
+        v_pool_ns := v_pool_ns || v_n;
+    END LOOP;
     -- A manual run stands for no scheduled slot, and the kind keeps its due time.
     INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
-        run_by)
-    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slot,
-        nullif(btrim(p_run_by), ''))
+        run_by, weight, pools)
+    VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slots[1],
+        nullif(btrim(p_run_by), ''), v_kind.weight, v_kind.pools)
     RETURNING r.id INTO v_run_id;
     UPDATE tickq.slot AS sl SET run_id = v_run_id, leased_until = p_now + v_lease
-    WHERE sl.n = v_slot;
+    WHERE sl.n = ANY(v_slots);
+    UPDATE tickq.pool_slot AS ps SET run_id = v_run_id, leased_until = p_now + v_lease
+    FROM unnest(v_kind.pools, v_pool_ns) AS t (pool, n)
+    WHERE ps.pool = t.pool AND ps.n = t.n;
     RETURN QUERY
     UPDATE tickq.job_kind AS k SET
         run_id = v_run_id,
@@ -304,10 +353,10 @@ END
 $$;
 COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'A manual run: leases the named kind now, due or not, enabled or not, paused or not (a person may '
-'run a disabled or paused kind by hand), counted against the slots. p_run_by is the person who started it from a '
-'terminal; an unarmed irreversible kind needs one, and its successful run arms the kind. Raises '
-'TQ003 unknown kind, TQ006 already running, TQ005 no free slot, TQ030 unarmed irreversible kind '
-'without a person.';
+'run a disabled or paused kind by hand), counted against the slots (its weight) and its pools. '
+'p_run_by is the person who started it from a terminal; an unarmed irreversible kind needs one, '
+'and its successful run arms the kind. Raises TQ003 unknown kind, TQ006 already running, TQ005 '
+'no free slot (or a full pool, named), TQ030 unarmed irreversible kind without a person.';
 
 CREATE OR REPLACE FUNCTION tickq.claim_kind(
     p_kind text,

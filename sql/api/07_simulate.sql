@@ -215,6 +215,7 @@ BEGIN
     -- once because it was just synced, and nothing is running.
     UPDATE tickq.job_run AS r SET outcome = 'lost', finished_at = p_now WHERE r.outcome = 'running';
     UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id IS NOT NULL;
+    UPDATE tickq.pool_slot AS ps SET run_id = NULL, leased_until = NULL WHERE ps.run_id IS NOT NULL;
     UPDATE tickq.job_kind AS k SET
         run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
         last_run_id = NULL,

@@ -85,8 +85,18 @@ BEGIN
     FROM tickq.settings AS s
     WHERE k.name = v_run.kind
     RETURNING k.failure_streak, k.due_at, k.next_trigger INTO STRICT failure_streak, next_due_at, next_trigger;
-    UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
-    WHERE sl.n = v_run.slot AND sl.run_id = p_run_id;
+    -- A run of weight 1 frees its one slot row by primary key; a heavier one every row it holds,
+    -- and a pooled one its row of each pool.
+    IF v_run.weight > 1 THEN
+        UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id = p_run_id;
+    ELSE
+        UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
+        WHERE sl.n = v_run.slot AND sl.run_id = p_run_id;
+    END IF;
+    IF cardinality(v_run.pools) > 0 THEN
+        UPDATE tickq.pool_slot AS ps SET run_id = NULL, leased_until = NULL
+        WHERE ps.pool = ANY(v_run.pools) AND ps.run_id = p_run_id;
+    END IF;
 
     run_id := v_run.id;
     kind := v_run.kind;
@@ -109,10 +119,11 @@ DECLARE
     v_error text;
 BEGIN
     FOR v_kind IN
-        -- Expired leases are found among the slot rows; the kind's own lease decides.
+        -- Expired leases are found among the slot rows (a heavy run's first one: it holds
+        -- several); the kind's own lease decides.
         SELECT k.name, k.run_id, k.leased_by, k.leased_until
         FROM tickq.slot AS sl
-        INNER JOIN tickq.job_run AS r ON sl.run_id = r.id
+        INNER JOIN tickq.job_run AS r ON sl.run_id = r.id AND sl.n = r.slot
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
         WHERE sl.leased_until < p_now AND k.run_id = sl.run_id AND k.leased_until < p_now
         ORDER BY k.leased_until
@@ -140,6 +151,7 @@ BEGIN
             FROM tickq.settings AS s
             WHERE k.name = v_kind.name;
             UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id = v_kind.run_id;
+            UPDATE tickq.pool_slot AS ps SET run_id = NULL, leased_until = NULL WHERE ps.run_id = v_kind.run_id;
         END;
         RETURN QUERY SELECT v_kind.run_id, v_kind.name, v_kind.leased_by, v_kind.leased_until;
     END LOOP;

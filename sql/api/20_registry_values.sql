@@ -12,9 +12,14 @@ AS $$
     -- section is spelled as in the file ("agents.max_turns"); a tool's key stands for every
     -- tool ("agents.tools.timeout" bounds agents.tools.NAME.timeout). days and months bound the
     -- calendar fields (a day 0 is refused apart: -31..-1 count from the month's end), on.nth the
-    -- n of an nth weekday ("5th mon").
+    -- n of an nth weekday ("5th mon"). A pool's key stands for every pool ("pools.slots" bounds
+    -- pools.NAME.slots); a kind's weight and [agents] weight are also at most settings.slots
+    -- (tickq.weight_problems).
     VALUES
         ('slots', 1, 1000, ''),
+        ('weight', 1, 1000, ''),
+        ('agents.weight', 1, 1000, ''),
+        ('pools.slots', 1, 1000, ''),
         ('retries', 0, 100, ''),
         ('keep_runs', 1, 100000, ''),
         ('alert_after', 1, 1000, ''),
@@ -56,10 +61,10 @@ CREATE OR REPLACE FUNCTION tickq.registry_where(
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
-    -- A key of the [agents] section is named as the file spells it (agents.max_turns); any
-    -- other key without a kind is one of [settings].
+    -- A key of the [agents] section or of a pool is named as the file spells it (agents.max_turns,
+    -- pools.NAME.slots); any other key without a kind is one of [settings].
     SELECT 'registry: ' || CASE WHEN p_kind IS NOT NULL THEN 'kind "' || p_kind || '", '
-            WHEN p_key ~ '^agents(\.|$)' THEN '' ELSE 'settings, ' END
+            WHEN p_key ~ '^(agents|pools)(\.|$)' THEN '' ELSE 'settings, ' END
         || 'key "' || p_key || '": '
 $$;
 COMMENT ON FUNCTION tickq.registry_where(text, text, timestamptz) IS
@@ -78,13 +83,13 @@ BEGIN
     RAISE EXCEPTION '%', tickq.registry_where(p_kind, p_key) || p_message
         USING ERRCODE = 'TQ002', COLUMN = p_key,
         DETAIL = format('at %s', CASE WHEN p_kind IS NOT NULL THEN 'kinds.' || p_kind || '.' || p_key
-            WHEN p_key ~ '^agents(\.|$)' THEN p_key ELSE 'settings.' || p_key END),
+            WHEN p_key ~ '^(agents|pools)(\.|$)' THEN p_key ELSE 'settings.' || p_key END),
         HINT = 'Fix the registry file; nothing was changed.';
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_error(text, text, text, timestamptz) IS
-'Raises TQ002 naming the kind (or settings, or the agents key) and the key of a refused registry '
-'value.';
+'Raises TQ002 naming the kind (or settings, or the agents or pools key) and the key of a refused '
+'registry value.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_problem(
     p_message text,
@@ -108,10 +113,12 @@ CREATE OR REPLACE FUNCTION tickq.registry_limit(
 LANGUAGE sql IMMUTABLE
 AS $$
     -- A nested key of a kind (a chain's steps[2].timeout) has the bounds of its last part; a
-    -- tool's key (agents.tools.NAME.timeout) those of agents.tools.timeout.
+    -- tool's key (agents.tools.NAME.timeout) those of agents.tools.timeout, a pool's
+    -- (pools.NAME.slots) those of pools.slots.
     SELECT l.low, l.high FROM tickq.registry_limits() AS l
     WHERE l.key = CASE
         WHEN p_key ~ '^agents\.tools\.[^.]+\.' THEN 'agents.tools.' || substring(p_key FROM '[^.]*$')
+        WHEN p_key ~ '^pools\.' THEN 'pools.' || substring(p_key FROM '[^.]*$')
         WHEN p_key LIKE 'agents.%' THEN p_key
         ELSE substring(p_key FROM '[^.]*$')
     END

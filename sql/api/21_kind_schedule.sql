@@ -234,13 +234,14 @@ DECLARE
 BEGIN
     INSERT INTO tickq.job_kind AS k (
         name, registry, registry_digest, every, every_offset, at_times, on_days, days, months, cron,
-        timezone, timeout, priority, retries, enabled, irreversible, command_since, due_at,
+        timezone, timeout, priority, retries, enabled, irreversible, weight, pools, command_since, due_at,
         created_at, updated_at
     ) VALUES (
         p_kind.name, p_kind.registry, md5(p_kind.registry::text), p_kind.every, p_kind.every_offset,
         p_kind.at_times, p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone,
         p_kind.timeout, p_kind.priority, p_kind.retries,
-        p_kind.enabled, coalesce(p_kind.irreversible, false), p_now,
+        p_kind.enabled, coalesce(p_kind.irreversible, false), coalesce(p_kind.weight, 1),
+        coalesce(p_kind.pools, '{}'), p_now,
         -- New to the queue: as its first_run says, else an every cadence is due at once and a
         -- calendar one at its next slot.
         CASE p_kind.registry ->> 'first_run' WHEN 'now' THEN p_now WHEN 'next_slot' THEN v_next
@@ -263,6 +264,8 @@ BEGIN
         retries = excluded.retries,
         enabled = excluded.enabled,
         irreversible = excluded.irreversible,
+        weight = excluded.weight,
+        pools = excluded.pools,
         -- A new command (or steps, cwd, env) needs a new first run by hand: disarmed.
         command_since = CASE WHEN p_new_command THEN p_now ELSE k.command_since END,
         armed_at = CASE WHEN p_new_command THEN NULL ELSE k.armed_at END,

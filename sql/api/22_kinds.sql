@@ -31,7 +31,10 @@ AS $$
         'timeout', extract(EPOCH FROM p_kind.timeout)::bigint,
         'priority', p_kind.priority,
         'retries', p_kind.retries,
-        'enabled', p_kind.enabled OR p_kind.retired_at IS NOT NULL
+        'enabled', p_kind.enabled OR p_kind.retired_at IS NOT NULL,
+        -- only when not the default, so a kind that names neither reads as before they existed
+        'weight', CASE WHEN p_kind.weight <> 1 THEN p_kind.weight END,
+        'pools', CASE WHEN cardinality(p_kind.pools) > 0 THEN to_jsonb(p_kind.pools) END
     ))
 $$;
 COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind, timestamptz) IS
@@ -66,7 +69,7 @@ BEGIN
         IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'days', 'months', 'cron',
             'timezone',
             'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url',
-            'first_run']) THEN
+            'first_run', 'weight', 'pools']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -142,12 +145,13 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'enabled', format('must be true or false, got %s', v_item));
     END IF;
     v_kind.enabled := (v_item #>> '{}')::boolean;
+    SELECT w.weight, w.pools INTO v_kind.weight, v_kind.pools FROM tickq.parse_weight(p_name, p_entry) AS w;
     RETURN v_kind;
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
 'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
-'retries, enabled, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
+'retries, enabled, weight, pools, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
 
 CREATE OR REPLACE FUNCTION tickq.kind_problems(
     p_name text,
@@ -194,7 +198,7 @@ BEGIN
                 ELSE v_entry #- v_step END;
         ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
             OR v_key IN ('cwd', 'env', 'ping_url', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
-                'priority', 'retries', 'enabled', 'first_run') THEN
+                'priority', 'retries', 'enabled', 'first_run', 'weight', 'pools') THEN
             v_entry := v_entry - v_key;
         ELSIF v_key = 'timeout' THEN
             -- a chain's own timeout may be left out (the sum of its steps')

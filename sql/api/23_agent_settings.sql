@@ -23,6 +23,7 @@ BEGIN
     v_new.max_turns := (SELECT l.high FROM tickq.registry_limit('agents.max_turns') AS l);
     v_new.max_timeout := make_interval(secs => (SELECT l.high FROM tickq.registry_limit('agents.timeout') AS l)::double precision);
     v_new.retries := 0;
+    v_new.weight := 1;
     v_new.tools := '{}';
     FOR v_key IN SELECT jsonb_object_keys(p_agents) ORDER BY 1 LOOP
         v_item := p_agents -> v_key;
@@ -40,6 +41,9 @@ BEGIN
                 v_new.max_timeout := tickq.registry_seconds(v_item, NULL, 'agents.timeout');
             WHEN 'retries' THEN
                 v_new.retries := tickq.registry_count(v_item, NULL, 'agents.retries');
+            WHEN 'weight' THEN
+                -- at most settings.slots: a rule between keys (tickq.weight_problems)
+                v_new.weight := tickq.registry_count(v_item, NULL, 'agents.weight');
             WHEN 'http_attempts' THEN
                 -- Read by the runner alone; judged here with every other bound.
                 PERFORM tickq.registry_count(v_item, NULL, 'agents.http_attempts');
@@ -70,8 +74,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_agents(jsonb, timestamptz) IS
-'The registry''s "agents" object as a tickq.agent_settings row (priority, max_turns, timeout and '
-'retries within tickq.registry_limits, tool names; absent keys take the defaults), the runner''s '
+'The registry''s "agents" object as a tickq.agent_settings row (priority, max_turns, timeout, '
+'retries and weight within tickq.registry_limits, tool names; absent keys take the defaults), the runner''s '
 'own bounds (deliver_timeout, request_timeout, http_attempts, tool_timeouts) judged too. TQ002 '
 'naming the key as the file spells it (agents.max_turns, agents.tools.NAME.timeout).';
 
@@ -128,14 +132,15 @@ BEGIN
     END IF;
     v_new := tickq.parse_agents(p_agents);
     SELECT * INTO STRICT v_old FROM tickq.agent_settings FOR UPDATE;
-    IF (v_new.priority, v_new.max_turns, v_new.max_timeout, v_new.retries, v_new.tools)
-        IS NOT DISTINCT FROM (v_old.priority, v_old.max_turns, v_old.max_timeout, v_old.retries, v_old.tools) THEN
+    IF (v_new.priority, v_new.max_turns, v_new.max_timeout, v_new.retries, v_new.tools, v_new.weight)
+        IS NOT DISTINCT FROM (v_old.priority, v_old.max_turns, v_old.max_timeout, v_old.retries, v_old.tools,
+            v_old.weight) THEN
         RETURN;
     END IF;
     UPDATE tickq.agent_settings AS s SET
         priority = v_new.priority, max_turns = v_new.max_turns, max_timeout = v_new.max_timeout,
-        retries = v_new.retries, tools = v_new.tools, updated_at = p_now;
-    -- Each agent's kind takes the new lane, retries and (capped) timeout.
+        retries = v_new.retries, tools = v_new.tools, weight = v_new.weight, updated_at = p_now;
+    -- Each agent's kind takes the new lane, retries, weight and (capped) timeout.
     FOR v_agent IN SELECT * FROM tickq.agent AS a ORDER BY a.name LOOP
         PERFORM tickq.apply_agent_kind(v_agent, false, p_now);
     END LOOP;
@@ -175,6 +180,7 @@ BEGIN
     v_kind.timeout := least(p_agent.timeout, v_caps.max_timeout);
     v_kind.priority := v_caps.priority;
     v_kind.retries := v_caps.retries;
+    v_kind.weight := v_caps.weight;
     v_kind.enabled := NOT p_agent.paused;
     v_kind.irreversible := false;
     -- The lease must cover the new timeout before the kind carries it (checked at commit).

@@ -36,7 +36,8 @@ _DURATIONS = frozenset({
     "db_statement_timeout", "db_lock_timeout", "ping_timeout", "every", "offset", "timeout",
     "deliver_timeout", "request_timeout",
 })  # fmt: skip
-_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on", "days", "months"})
+_TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on", "days", "months",
+                     "pools"})
 
 
 class _Builder:
@@ -156,4 +157,7 @@ def build_registry(doc: Mapping[str, Any], file: str, base_dir: Path,
     built = {name: b.kind(name, table) for name, table in kinds.items()
              if isinstance(table, dict) and (name, None) not in b.refused}
     agents = b.agents(doc["agents"]) if isinstance(doc.get("agents"), dict) else None
-    return Registry(Path(file), settings, MappingProxyType(built), agents)
+    pools = doc.get("pools") if isinstance(doc.get("pools"), dict) else {}
+    slots = {name: b.values(table, None, f"pools.{name}.").get("slots")
+             for name, table in pools.items() if isinstance(table, dict)}
+    return Registry(Path(file), settings, MappingProxyType(built), agents, MappingProxyType(slots))

@@ -172,6 +172,8 @@ class Kind:
     resume: bool = False  # a retry of a failed chain starts at the failed step
     ping_url: str | None = None  # each run checks in here; the database gets only its digest
     first_run: str | None = None  # "now" or "next_slot": when a newly synced kind first runs
+    weight: int = 1  # how many of the global slots each run takes
+    pools: tuple[str, ...] = ()  # the pools ([pools.NAME]) each run takes one slot of
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -202,6 +204,10 @@ class Kind:
                           for name, value in self.env.items()}
         if self.ping_url:  # as secret as an env value
             out["ping_url"] = env_digest(self.name, "ping_url", self.ping_url)
+        if self.weight != 1:  # the defaults go unsaid, so a kind without them reads as before
+            out["weight"] = self.weight
+        if self.pools:
+            out["pools"] = list(self.pools)
         return out
 
 
@@ -258,6 +264,7 @@ class Agents:
     deliver_timeout: int = 30
     request_timeout: int = 120  # one model call, within the agent's own watchdog
     http_attempts: int = 4  # tries of one model call on 429, 5xx, timeouts, malformed JSON
+    weight: int = 1  # how many of the global slots each agent run takes
     tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
 
     def to_sync_json(self) -> dict[str, Any]:
@@ -274,6 +281,7 @@ class Agents:
             "deliver_timeout": self.deliver_timeout,
             "request_timeout": self.request_timeout,
             "http_attempts": self.http_attempts,
+            **({"weight": self.weight} if self.weight != 1 else {}),
         }
 
 
@@ -283,6 +291,8 @@ class Registry:
     settings: Settings
     kinds: Mapping[str, Kind]  # in file order
     agents: Agents | None = None
+    # [pools.NAME] slots = N: name -> slots (None where the file gave no slots)
+    pools: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
 
     def to_sync_json(self) -> dict[str, Any]:
         """The JSON `tickq.sync_registry` takes (see ARCHITECTURE.md)."""
@@ -292,6 +302,9 @@ class Registry:
         }
         if self.agents is not None:
             doc["agents"] = self.agents.to_sync_json()
+        if self.pools:
+            doc["pools"] = {name: {} if slots is None else {"slots": slots}
+                            for name, slots in self.pools.items()}
         return _without_nul(doc)
 
 

@@ -48,7 +48,7 @@ def file_key(kind: str | None, key: str | None) -> str | None:
     """The key as the registry file spells it: a setting is "settings.<key>"."""
     if key in (None, "*", "name"):
         return None
-    if kind is not None or key == "agents" or key.startswith("agents."):
+    if kind is not None or key in ("agents", "pools") or key.startswith(("agents.", "pools.")):
         return key
     return f"settings.{key}"
 
