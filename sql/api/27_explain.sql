@@ -27,6 +27,10 @@ AS $$
     ),
     me AS (
         SELECT o.* FROM ordered AS o WHERE o.name = p_kind
+    ),
+    mine AS MATERIALIZED (
+        SELECT o.* FROM tickq.pool_occupancy_at(p_now) AS o
+        WHERE o.pool = ANY(SELECT unnest(k.pools) FROM tickq.job_kind AS k WHERE k.name = p_kind)
     )
     SELECT jsonb_build_object(
         'place', me.place,
@@ -37,24 +41,38 @@ AS $$
             SELECT jsonb_agg(o.name ORDER BY o.place)
             FROM ordered AS o WHERE o.place < me.place AND o.place >= me.place - 5
         ), '[]'),
-        'slots', s.slots,
-        'slots_free', greatest(s.slots - (SELECT count(*) FROM tickq.slot AS t WHERE t.run_id IS NOT NULL), 0),
-        'holders', coalesce((
+        'slots', g.slots,
+        'slots_free', g.free,
+        'holders', g.holders,
+        -- What the kind takes: its weight of the global slots and a slot of each pool it
+        -- names; waits_for is each of those it cannot have now (the slots too few for its
+        -- weight, a full pool).
+        'weight', k.weight,
+        'pools', coalesce((
             SELECT jsonb_agg(jsonb_build_object(
-                'run_id', r.id, 'kind', r.kind, 'dispatcher', r.dispatcher,
-                'since', coalesce(r.started_at, r.claimed_at), 'leased_until', t.leased_until
-            ) ORDER BY t.leased_until, r.id)
-            FROM tickq.slot AS t
-            INNER JOIN tickq.job_run AS r ON t.run_id = r.id
-        ), '[]')
+                'pool', m.pool, 'slots', m.slots, 'busy', m.busy, 'free', m.free, 'holders', m.holders
+            ) ORDER BY m.pool)
+            FROM mine AS m
+        ), '[]'),
+        'waits_for', CASE WHEN k.weight > g.free THEN jsonb_build_array(jsonb_build_object(
+                'what', 'slots', 'weight', k.weight, 'free', g.free, 'slots', g.slots))
+            ELSE '[]' END
+            || coalesce((
+                SELECT jsonb_agg(jsonb_build_object('what', 'pool', 'pool', m.pool, 'slots', m.slots)
+                    ORDER BY m.pool)
+                FROM mine AS m WHERE m.free = 0
+            ), '[]')
     )
-    FROM tickq.settings AS s
+    FROM tickq.slot_occupancy_at(p_now) AS g
+    INNER JOIN tickq.job_kind AS k ON k.name = p_kind
     LEFT JOIN me ON true
 $$;
 COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
 'For tickq.explain_kind: a due kind''s place in the claim order and in its lane, the kinds just '
 'ahead of it, the slot limit, the free slots and the runs holding slots (kind, dispatcher, '
-'since, lease until).';
+'since, lease until, weight), the kind''s weight and each pool it names with its slots, busy, '
+'free and holders, and what of them it waits for (waits_for: the slots, too few free for its '
+'weight; each full pool).';
 
 CREATE OR REPLACE FUNCTION tickq.explain_kind(
     p_kind text,
@@ -92,6 +110,8 @@ BEGIN
         'schedule', tickq.describe_schedule(v_kind.every, v_kind.every_offset, v_kind.at_times,
             v_kind.on_days, v_kind.timezone, p_now),
         'timezone', v_kind.timezone,
+        'weight', v_kind.weight,
+        'pools', to_jsonb(v_kind.pools),
         'retired_at', v_kind.retired_at,
         'due_at', v_kind.due_at,
         'next_due_at', CASE WHEN v_state IN ('idle', 'waiting') OR (v_state = 'paused' AND v_due < 'infinity')
@@ -134,5 +154,6 @@ COMMENT ON FUNCTION tickq.explain_kind(text, timestamptz) IS
 'Why a kind is or is not running as of p_now, as one JSON document: its state (retired, running, '
 'disabled, unarmed, paused, waiting: due and unclaimed, or idle until its next slot), the live '
 'run and its lease, the pause (until, by, reason), the due time and whether it is stale, for a '
-'waiting kind its place in the claim order and the runs holding the slots, the last finished '
+'waiting kind its place in the claim order, the runs holding the slots and the pools it names, '
+'and what it waits for (explain_queue), its weight and pools, the last finished '
 'run, the failure streak and the last tick. TQ003 for an unknown kind.';
