@@ -292,3 +292,21 @@ def test_the_page_stays_bounded_however_many_pools(
         assert "60 more pool(s), none held or waited on" in "\n".join(status)
     finally:
         db.drop_database(pg_server_url, name)
+
+
+def test_explain_names_capacity_held_for_a_stale_kind(held: dict[str, Any]) -> None:
+    """wide (weight 2) has waited past stale_after and still does not fit the one free slot:
+    the claim holds its weight, so light, which would fit, waits for it (and is not claimed)."""
+    with psycopg.connect(held["url"], autocommit=True) as conn:
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '20 minutes' "
+                     "WHERE name = 'wide'")
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '1 minute' "
+                     "WHERE name = 'light'")
+    doc = json.loads(tickq("explain", "light", "--json", "--database-url", held["url"]).stdout)
+    assert doc["queue"]["waits_for"] == [
+        {"what": "held", "kind": "wide", "weight": 2, "pools": []}], doc["queue"]
+    text = tickq("explain", "light", "--database-url", held["url"]).stdout
+    assert ("it waits for stale wide, ahead of it: the claim holds 2 slots for it until it "
+            "fits") in text, text
+    assert "a slot is free for it" not in text
+    assert "light" not in leased(held["url"])

@@ -28,9 +28,29 @@ AS $$
     me AS (
         SELECT o.* FROM ordered AS o WHERE o.name = p_kind
     ),
-    mine AS MATERIALIZED (
+    pools_now AS MATERIALIZED (
         SELECT o.* FROM tickq.pool_occupancy_at(p_now) AS o
+    ),
+    mine AS (
+        SELECT o.* FROM pools_now AS o
         WHERE o.pool = ANY(SELECT unnest(k.pools) FROM tickq.job_kind AS k WHERE k.name = p_kind)
+    ),
+    -- Capacity the claim holds for stale kinds ahead of this one that do not fit now
+    -- (tickq.claim_fit): short of global slots, a stale kind's weight and pools are held; short
+    -- only of a pool, its pools (not its weight).
+    held AS (
+        SELECT o.name, o.place, f.short_of_slots, k.weight, k.pools,
+            CASE WHEN f.short_of_slots THEN k.weight ELSE 0 END AS weight_held
+        FROM ordered AS o
+        INNER JOIN tickq.job_kind AS k ON o.name = k.name
+        CROSS JOIN LATERAL (
+            SELECT k.weight > (SELECT g.free FROM tickq.slot_occupancy_at(p_now) AS g) AS short_of_slots,
+                EXISTS (SELECT FROM pools_now AS pn WHERE pn.pool = ANY(k.pools) AND pn.free = 0) AS short_of_pool
+        ) AS f
+        WHERE o.stale AND o.place < (SELECT me.place FROM me) AND (f.short_of_slots OR f.short_of_pool)
+    ),
+    held_total AS (
+        SELECT coalesce(sum(h.weight_held), 0) AS weight FROM held AS h
     )
     SELECT jsonb_build_object(
         'place', me.place,
@@ -62,9 +82,24 @@ AS $$
                     ORDER BY m.pool)
                 FROM mine AS m WHERE m.free = 0
             ), '[]')
+            -- a stale kind ahead holding slots it would fit in, or a pool it names (the first 5)
+            || coalesce((
+                SELECT jsonb_agg(jsonb_build_object('what', 'held', 'kind', x.name,
+                    'weight', x.weight_held, 'pools', to_jsonb(x.pools_held)) ORDER BY x.place)
+                FROM (
+                    SELECT h.*, ARRAY(SELECT unnest(h.pools) INTERSECT SELECT unnest(k.pools) ORDER BY 1)
+                        AS pools_held
+                    FROM held AS h
+                    WHERE (h.weight_held > 0 AND k.weight <= g.free AND k.weight + ht.weight > g.free)
+                        OR h.pools && k.pools
+                    ORDER BY h.place
+                    LIMIT 5
+                ) AS x
+            ), '[]')
     )
     FROM tickq.slot_occupancy_at(p_now) AS g
     INNER JOIN tickq.job_kind AS k ON k.name = p_kind
+    CROSS JOIN held_total AS ht
     LEFT JOIN me ON true
 $$;
 COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
@@ -72,7 +107,8 @@ COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
 'ahead of it, the slot limit, the free slots and the runs holding slots (kind, dispatcher, '
 'since, lease until, weight), the kind''s weight and each pool it names with its slots, busy, '
 'free and holders, and what of them it waits for (waits_for: the slots, too few free for its '
-'weight; each full pool).';
+'weight; each full pool; capacity held for a stale kind ahead of it that does not fit, as '
+'tickq.claim_fit holds it: that kind''s weight if short of slots, and its pools).';
 
 CREATE OR REPLACE FUNCTION tickq.explain_kind(
     p_kind text,

@@ -128,6 +128,11 @@ def _verdict(queue: dict[str, Any]) -> list[str]:
         if w["what"] == "pool":
             lines.append(f"  it waits for pool {w['pool']}: all {w['slots']} of its slot(s) "
                          "are held (by the runs above)")
+        elif w["what"] == "held":
+            what = ([f"{w['weight']} slots"] if w["weight"] else []) + [
+                f"pool {p}" for p in w["pools"]]
+            lines.append(f"  it waits for stale {w['kind']}, ahead of it: the claim holds "
+                         f"{' and '.join(what)} for it until it fits")
         else:
             lines.append(f"  it waits for {w['weight']} free slots (its weight); {w['free']} of "
                          f"{w['slots']} are free")
