@@ -61,6 +61,15 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- schedule never runs it, whatever its other columns say.
 -- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
 -- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
+--
+-- Free slots, each locked by this claim alone; another claim skips them and takes others. They
+-- are locked only once something is due: a claim that finds nothing locks (writes) nothing.
+--
+-- Weights and pools: while no kind has a weight or pools (one probe of the empty index
+-- job_kind_weighted, in the settings statement), the claim is the one above. Once any has,
+-- tickq.claim_fit (sql/api/26_pools.sql) picks: kind rows, their weight in slot rows and a row
+-- of each pool, all SKIP LOCKED, with capacity held for a stale kind that does not fit; v_picked
+-- then holds a kind once per slot row it takes, and the pool rows are written after the runs.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -141,9 +150,7 @@ BEGIN
     ELSIF v_weighted THEN  -- a kind somewhere has a weight or pools: tickq.claim_fit picks
         SELECT f.picked, f.slots, f.kinds, f.pooled INTO v_picked, v_slots, v_kinds, v_pooled
         FROM tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now) AS f;
-    ELSE
-    -- Free slots, each locked by this claim alone; another claim skips them and takes others.
-    -- Locked only once something is due: a claim that finds nothing locks (writes) nothing.
+    ELSE  -- free slots (see above the function), then the kinds
     v_slots := ARRAY(
         SELECT sl.n FROM tickq.slot AS sl
         WHERE sl.run_id IS NULL AND sl.n <= v_limit
@@ -155,8 +162,7 @@ BEGIN
         RETURN;
     END IF;
     -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
-    -- A pause is checked again here: pause_kind may have committed since the candidates were read,
-    -- and so is the weight, which a sync may have given the kind since.
+    -- Pause and weight are checked again: pause_kind or a sync may have committed since.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
         WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
@@ -167,7 +173,6 @@ BEGIN
         FOR UPDATE SKIP LOCKED
     );
     v_slots := v_slots[1:cardinality(v_picked)];
-    v_kinds := cardinality(v_picked);
     END IF;
     -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
     -- one statement, so one executor start for all the writes.
@@ -224,9 +229,9 @@ BEGIN
         l.slots_covered FROM leased AS l
     ORDER BY array_position(v_picked, l.name);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
-    IF v_leased <> v_kinds THEN
+    IF v_leased <> coalesce(v_kinds, cardinality(v_picked)) THEN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
-        RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', v_kinds, v_leased
+        RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', coalesce(v_kinds, cardinality(v_picked)), v_leased
             USING ERRCODE = 'internal_error';
     ELSIF v_weighted THEN  -- each pooled run into the pool rows tickq.claim_fit locked for it
         UPDATE tickq.pool_slot AS ps SET run_id = k.run_id, leased_until = k.leased_until

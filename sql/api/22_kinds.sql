@@ -145,20 +145,7 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'enabled', format('must be true or false, got %s', v_item));
     END IF;
     v_kind.enabled := (v_item #>> '{}')::boolean;
-
-    -- Weight and pools: their bounds here; at most settings.slots and known pools are rules
-    -- between keys of the registry (tickq.weight_problems).
-    v_kind.weight := tickq.registry_count(coalesce(p_entry -> 'weight', '1'::jsonb), p_name, 'weight');
-    v_item := coalesce(p_entry -> 'pools', '[]');
-    IF jsonb_typeof(v_item) <> 'array' OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (p)
-        WHERE jsonb_typeof(e.p) <> 'string' OR e.p #>> '{}' !~ '^[a-z0-9][a-z0-9_-]{0,62}$') THEN
-        PERFORM tickq.registry_error(p_name, 'pools', format('must be a list of pool names, got %s',
-            left(v_item::text, 200)));
-    END IF;
-    v_kind.pools := ARRAY(SELECT DISTINCT e.p FROM jsonb_array_elements_text(v_item) AS e (p) ORDER BY 1);
-    IF cardinality(v_kind.pools) <> jsonb_array_length(v_item) THEN
-        PERFORM tickq.registry_error(p_name, 'pools', format('pools must not repeat, got %s', v_item));
-    END IF;
+    SELECT w.weight, w.pools INTO v_kind.weight, v_kind.pools FROM tickq.parse_weight(p_name, p_entry) AS w;
     RETURN v_kind;
 END
 $$;

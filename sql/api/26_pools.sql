@@ -46,6 +46,36 @@ COMMENT ON FUNCTION tickq.parse_pools(jsonb, timestamptz) IS
 'within tickq.registry_limits (pools.slots); TQ002 naming the key as the file spells it '
 '(pools.NAME.slots).';
 
+CREATE OR REPLACE FUNCTION tickq.parse_weight(
+    p_name text,
+    p_entry jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.job_kind
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_kind tickq.job_kind;
+    v_item jsonb := coalesce(p_entry -> 'pools', '[]');
+BEGIN
+    -- Their bounds here; at most settings.slots and pools that exist are rules between keys of
+    -- the registry (tickq.weight_problems).
+    v_kind.weight := tickq.registry_count(coalesce(p_entry -> 'weight', '1'::jsonb), p_name, 'weight');
+    IF jsonb_typeof(v_item) <> 'array' OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (p)
+        WHERE jsonb_typeof(e.p) <> 'string' OR e.p #>> '{}' !~ '^[a-z0-9][a-z0-9_-]{0,62}$') THEN
+        PERFORM tickq.registry_error(p_name, 'pools', format('must be a list of pool names, got %s',
+            left(v_item::text, 200)));
+    END IF;
+    v_kind.pools := ARRAY(SELECT DISTINCT e.p FROM jsonb_array_elements_text(v_item) AS e (p) ORDER BY 1);
+    IF cardinality(v_kind.pools) <> jsonb_array_length(v_item) THEN
+        PERFORM tickq.registry_error(p_name, 'pools', format('pools must not repeat, got %s', v_item));
+    END IF;
+    RETURN v_kind;
+END
+$$;
+COMMENT ON FUNCTION tickq.parse_weight(text, jsonb, timestamptz) IS
+'A registry entry''s weight (default 1, within tickq.registry_limits) and pools (a list of pool '
+'names, no repeats; kept sorted), as a job_kind row holding only those two; TQ002 naming the key.';
+
 CREATE OR REPLACE FUNCTION tickq.weight_problems(
     p_registry jsonb,
     p_slots integer,
