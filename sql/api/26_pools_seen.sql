@@ -195,7 +195,7 @@ COMMENT ON FUNCTION tickq.report_slots_at(numeric, integer, timestamptz) IS
 
 CREATE OR REPLACE FUNCTION tickq.report_pools_at(
     p_hours numeric DEFAULT 24,
-    p_steps integer DEFAULT 300,
+    p_steps integer DEFAULT 600,
     p_limit integer DEFAULT 8,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (

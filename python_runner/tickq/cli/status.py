@@ -168,7 +168,6 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) 
         if k.get("steps") and not wide:  # a chain: its last run's steps, on a line of their own
             lines.append(f"chain {k['kind']}: last run {k['steps']}")
     lines.append(f"times in {zone.key}, now {now.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}")
-    lines.extend(_fit(line, width) for line in capacity_lines(snapshot))
     if wide:
         header = ["kind", "priority", "schedule", "state", "next due", "in", "streak",
                   "last", "finished", "ago", "took", "lease", "paused until", "reason", "steps",
@@ -196,6 +195,8 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) 
             k["kind"], k["schedule"], k["state"], _next(k, now, zone), _last(k, now),
         ] + ([_takes(k)] if takes else []) for k in snapshot["kinds"]]
         lines.append(table(header, rows, width=width, shrink=(0, 1)))
+    # Under the table, so the lines above it stay where scripts and eyes expect them.
+    lines.extend(_fit(line, width) for line in capacity_lines(snapshot))
     return "\n".join(lines)
 
 

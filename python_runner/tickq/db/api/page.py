@@ -32,7 +32,7 @@ def page_data(
     """The page's data, read in one repeatable-read transaction, so every part agrees; the
     first `pools_drawn` pools (full or waited on first) carry their occupancy steps."""
     params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit,
-              "pool_steps": max(1, steps // 2), "pools_drawn": pools_drawn}
+              "pool_steps": steps, "pools_drawn": pools_drawn}
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         return PageData(
