@@ -222,6 +222,27 @@ def load_kinds(
     vacuum_analyze(conn)
 
 
+def weigh_kinds(conn: psycopg.Connection, on: bool) -> None:
+    """Weights and pools present (``on``): three pools (slots 1, 2, 3), every tenth kind of
+    weight 2 or 3 naming one of them, and so are the two kinds due first, so that a claim of
+    anything due always takes tickq.claim_fit's path (its dearest); or none again."""
+    with conn.transaction():
+        if on:
+            conn.execute("INSERT INTO tickq.pool (name, slots)"
+                         " VALUES ('p0', 1), ('p1', 2), ('p2', 3)")
+            conn.execute("INSERT INTO tickq.pool_slot (pool, n) SELECT p.name, g.n FROM tickq.pool"
+                         " AS p CROSS JOIN LATERAL generate_series(1, p.slots) AS g (n)")
+            conn.execute("UPDATE tickq.job_kind SET weight = 2 + substr(name, 2)::bigint % 2,"
+                         " pools = ARRAY['p' || substr(name, 2)::bigint % 3]"
+                         " WHERE substr(name, 2)::bigint % 10 = 0 OR name IN (SELECT k.name FROM"
+                         " tickq.job_kind AS k ORDER BY k.due_at, k.name LIMIT 2)")
+        else:
+            conn.execute("UPDATE tickq.job_kind SET weight = 1, pools = '{}'"
+                         " WHERE weight > 1 OR pools <> '{}'")
+            conn.execute("DELETE FROM tickq.pool")
+    vacuum_analyze(conn)
+
+
 def load_history(conn: psycopg.Connection, kinds: int, runs: int, clock: str = "now()") -> None:
     """``runs`` finished runs spread evenly over kinds k0000001..``kinds`` (every tenth failed),
     the newest finished at ``clock`` (an SQL expression); job_kind.last_run_id set as
@@ -256,8 +277,10 @@ def load_history(conn: psycopg.Connection, kinds: int, runs: int, clock: str = "
 
 
 def vacuum_analyze(conn: psycopg.Connection) -> None:
-    for name in ("job_kind", "job_run", "settings", "slot"):
-        conn.execute(sql.SQL("VACUUM ANALYZE tickq.{}").format(sql.Identifier(name)))
+    for name in ("job_kind", "job_run", "settings", "slot", "pool", "pool_slot"):
+        row = conn.execute("SELECT to_regclass(%s)", (f"tickq.{name}",)).fetchone()
+        if row and row[0]:  # the pools' tables exist from migration 0033 on (--sql-dir)
+            conn.execute(sql.SQL("VACUUM ANALYZE tickq.{}").format(sql.Identifier(name)))
 
 
 # ---------------------------------------------------------------- statistics

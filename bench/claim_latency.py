@@ -18,6 +18,11 @@ repetition sees the same table. Reported per cell, in ms:
 At the largest size it prints EXPLAIN (ANALYZE, BUFFERS) of the candidate and pick queries of
 claim_jobs, taken from sql/api/03_claim.sql with the settings substituted, of the bare query,
 and (auto_explain) the plans of every statement claim_jobs runs. Target: under 1 ms everywhere.
+
+Each cell is measured again with weights and pools present (bench/_common.py weigh_kinds: every
+tenth kind of weight 2 or 3 in one of three pools, so every claim takes tickq.claim_fit's path),
+and the last table gives both server times and their ratio (target: under 1 ms p95, and at most
+1.1x the claim without them).
 """
 
 from __future__ import annotations
@@ -195,6 +200,7 @@ def main() -> None:
     reps = args.reps or (100 if args.quick else 200)
     started = time.perf_counter()
     results: list[list[str]] = []
+    weights: list[list[str]] = []
     over: list[str] = []
     over_median: list[str] = []
     with (
@@ -218,7 +224,15 @@ def main() -> None:
                 ).fetchone()  # type: ignore[misc]
                 load_s = time.perf_counter() - t0
                 m = measure(conn, reps)
+                c.weigh_kinds(admin, True)  # the same queue with weights and pools present
+                weighed = measure(conn, reps)["claim_server"]
+                c.weigh_kinds(admin, False)
                 cs, cc, bs = m["claim_server"], m["claim_client"], m["bare_server"]
+                assert isinstance(weighed, c.Summary)
+                weights.append([f"{size:,}", SHAPE_LABEL[shape], f"{cs.median:.3f}",
+                                f"{cs.p95:.3f}", f"{weighed.median:.3f}", f"{weighed.p95:.3f}",
+                                f"{weighed.median / cs.median:.2f}x" if cs.median else "-",
+                                "ok" if weighed.p95 < TARGET_MS else "OVER"])
                 assert isinstance(cs, c.Summary)
                 assert isinstance(cc, c.Summary)
                 assert isinstance(bs, c.Summary)
@@ -257,6 +271,10 @@ def main() -> None:
     ]  # fmt: skip
     print("\n=== claim_jobs(3) latency, ms (srv: EXPLAIN ANALYZE execution time; cli: round trip)")
     print(c.table(headers, results))
+    print("\n=== claim_jobs(3) server time, ms, without and with weights and pools present"
+          " (every tenth kind of weight 2-3 in one of three pools: tickq.claim_fit's path)")
+    print(c.table(["kinds", "shape", "plain med", "plain p95", "weighted med", "weighted p95",
+                   "weighted/plain", "<1ms p95"], weights))
     for label, cells in (("median", over_median), ("p95", over)):
         print(f"\ntarget: {label} server time under {TARGET_MS} ms in every cell: ", end="")
         print("met" if not cells else f"NOT met in {len(cells)} cells: {'; '.join(cells)}")

@@ -101,14 +101,16 @@ UPDATE tickq.job_kind SET due_at = '2026-06-01 10:21Z' WHERE name IN ('h2', 's1'
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:22Z')$$, $$VALUES ('h2'), ('s1')$$,
     'h2 (weight 2) and s1 fill the slots and pool smb');
 UPDATE reg SET doc = jsonb_set(doc, '{pools,smb,slots}', '1');
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:23Z')$$, 'smb goes down to 1');
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:23Z')$$,
+    'smb goes down to 1');
 SELECT is((SELECT count(*)::integer FROM tickq.pool_slot WHERE pool = 'smb'), 2,
     'busy rows past the pool''s new limit stay until their runs end');
 SELECT pg_temp.done('s1', '2026-06-01 10:24Z');
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:24Z' WHERE name = 's1';
 SELECT is_empty($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:25Z')$$,
     'a row of smb is free, but h2 still holds one: the new limit of 1 is full');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('s1', 'me', '2026-06-01 10:25Z')$$, 'TQ005', NULL, 'a manual run too');
+SELECT throws_ok($$SELECT * FROM tickq.claim_kind('s1', 'me', '2026-06-01 10:25Z')$$, 'TQ005', NULL,
+    'a manual run too');
 SELECT pg_temp.done('h2', '2026-06-01 10:26Z');
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:27Z')$$, $$VALUES ('s1')$$,
     'once h2 ends, s1 fits the new limit');

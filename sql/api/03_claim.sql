@@ -66,10 +66,13 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- are locked only once something is due: a claim that finds nothing locks (writes) nothing.
 --
 -- Weights and pools: while no kind has a weight or pools (one probe of the empty index
--- job_kind_weighted, in the settings statement), the claim is the one above. Once any has,
--- tickq.claim_fit (sql/api/26_pools.sql) picks: kind rows, their weight in slot rows and a row
--- of each pool, all SKIP LOCKED, with capacity held for a stale kind that does not fit; v_picked
--- then holds a kind once per slot row it takes, and the pool rows are written after the runs.
+-- job_kind_weighted, in the settings statement), or none of the candidates has, the claim is
+-- the one above (its pick takes only kinds of weight 1 without pools, as a sync may have given
+-- one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
+-- rows, their weight in slot rows and a row of each pool, all SKIP LOCKED, with capacity held
+-- for a kind waiting half of stale_after that does not fit (a stale one is always among the
+-- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the pool rows are written
+-- after the runs.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -147,7 +150,8 @@ BEGIN
     );
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
-    ELSIF v_weighted THEN  -- a kind somewhere has a weight or pools: tickq.claim_fit picks
+    ELSIF v_weighted AND EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.name = ANY(v_candidates)
+        AND (w.weight > 1 OR w.pools <> '{}')) THEN  -- a candidate has a weight or pools
         SELECT f.picked, f.slots, f.kinds, f.pooled INTO v_picked, v_slots, v_kinds, v_pooled
         FROM tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now) AS f;
     ELSE  -- free slots (see above the function), then the kinds
@@ -233,7 +237,7 @@ BEGIN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
         RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', coalesce(v_kinds, cardinality(v_picked)), v_leased
             USING ERRCODE = 'internal_error';
-    ELSIF v_weighted THEN  -- each pooled run into the pool rows tickq.claim_fit locked for it
+    ELSIF v_kinds IS NOT NULL THEN  -- each pooled run into the pool rows claim_fit locked for it
         UPDATE tickq.pool_slot AS ps SET run_id = k.run_id, leased_until = k.leased_until
         FROM jsonb_to_recordset(v_pooled) AS p (kind text, pool text, n integer)
         INNER JOIN tickq.job_kind AS k ON p.kind = k.name
@@ -348,10 +352,10 @@ END
 $$;
 COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'A manual run: leases the named kind now, due or not, enabled or not, paused or not (a person may '
-'run a disabled or paused kind by hand), counted against the slots (its weight) and its pools. p_run_by is the person who started it from a '
-'terminal; an unarmed irreversible kind needs one, and its successful run arms the kind. Raises '
-'TQ003 unknown kind, TQ006 already running, TQ005 no free slot (or a full pool, named), TQ030 unarmed irreversible kind '
-'without a person.';
+'run a disabled or paused kind by hand), counted against the slots (its weight) and its pools. '
+'p_run_by is the person who started it from a terminal; an unarmed irreversible kind needs one, '
+'and its successful run arms the kind. Raises TQ003 unknown kind, TQ006 already running, TQ005 '
+'no free slot (or a full pool, named), TQ030 unarmed irreversible kind without a person.';
 
 CREATE OR REPLACE FUNCTION tickq.claim_kind(
     p_kind text,

@@ -52,8 +52,9 @@ AS $$
         round(d.runs_per_tick, 4),
         e.expected,
         e.source,
-        -- A kind never runs twice at once, so it never keeps more than one slot busy.
-        round(least(1, d.runs_per_tick * extract(EPOCH FROM e.expected) / extract(EPOCH FROM s.tick)), 4)
+        -- A kind never runs twice at once, so it never keeps more than one run going; each run
+        -- holds its weight in slots.
+        round(k.weight * least(1, d.runs_per_tick * extract(EPOCH FROM e.expected) / extract(EPOCH FROM s.tick)), 4)
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     CROSS JOIN LATERAL (
@@ -82,8 +83,9 @@ AS $$
     ORDER BY 7 DESC, k.priority, k.name
 $$;
 COMMENT ON FUNCTION tickq.capacity_at(timestamptz) IS
-'One row per enabled kind: runs it asks for per tick, expected duration, and the share of one '
-'slot it keeps busy (runs per tick x expected duration / tick, at most 1). Largest share first.';
+'One row per enabled kind: runs it asks for per tick, expected duration, and the slots it keeps '
+'busy on average (its weight x runs per tick x expected duration / tick, the latter at most 1). '
+'Largest share first.';
 
 CREATE OR REPLACE VIEW tickq.capacity AS
 SELECT * FROM tickq.capacity_at(now());

@@ -202,20 +202,26 @@ COMMENT ON FUNCTION tickq.pool_slots_left(text, timestamptz) IS
 REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
 
 -- The claim of kinds with a weight or pools: claim_jobs hands its candidates (in claim order)
--- here once any kind has either. Each candidate in turn: its kind row locked (SKIP LOCKED, as
--- everywhere), then its weight in free global slot rows, then one free row of each pool it
--- names, all with FOR UPDATE SKIP LOCKED: the rows enforce every limit, and a kind that does
--- not fit gives its rows to the candidates after it (none leaves this claim).
+-- here once any kind has either. The free slot rows this claim may take are locked first (FOR
+-- UPDATE SKIP LOCKED, as claim_jobs takes them), then the candidates' kind rows (SKIP LOCKED);
+-- each kind in turn is given its weight in those rows and one free row of each pool it names
+-- (SKIP LOCKED too), or passed over when it does not fit. The rows enforce every limit: no
+-- count is ever read without them. A kind with neither weight nor pools costs no statement of
+-- its own, so a claim costs two statements and one per pool of a pooled kind.
 --
 -- Starvation: a heavy or pooled kind among light kinds that always fit would wait for ever,
 -- since a free slot is taken by the next light kind before enough are free at once. So a
--- candidate due longer than stale_after (stale kinds come first in claim order) that does not
--- fit has capacity held for it: the candidates after it may only use what is left after its
--- need. Short of global slots, its weight is held (the rows this claim locked stay unused, and
--- later candidates need that many more); short of a pool, that pool is held (no later
--- candidate takes a row of it) and so are its other pools, but not its weight, which would
--- stop every other kind while the pool is busy with a long run. Every claim holds anew, so the
--- free rows gather until the stale kind fits: it waits at most for the runs in its way to end.
+-- candidate that has waited half of stale_after and does not fit has capacity held for it: the
+-- candidates after it may only use what is left after its need. Half, not all of stale_after:
+-- the held capacity gathers as the runs in its way end, so a kind held from half of stale_after
+-- on is claimed within stale_after whenever those runs are shorter than the other half, which
+-- tickq check's worst case (the same claim) proves or names the pool or weight it waited for.
+-- Past stale_after it comes first in claim order, ahead of every lane. Short of global slots,
+-- its weight is held (later candidates fit only in the free rows past it); short of a pool,
+-- that pool is held (no later candidate takes a row of it) and so are its other pools, but not
+-- its weight, which would stop every other kind while the pool is busy with a long run. Every
+-- claim holds anew, so free rows gather until the waiting kind fits: it waits at most for the
+-- runs in its way to end.
 CREATE OR REPLACE FUNCTION tickq.claim_fit(
     p_candidates text[],
     p_limit integer,
@@ -228,12 +234,12 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
-    -- How many slot rows this claim may take (fewer while runs hold slots past a lowered limit).
-    v_budget integer := CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) ELSE p_slots END;
-    v_free integer[] := '{}';  -- slot rows locked by this claim and given to no kind yet
-    v_held integer := 0;  -- of those, how many are held for stale kinds that did not fit
-    v_held_pools text[] := '{}';  -- pools held for stale kinds: no later candidate takes them
-    v_name text;
+    v_free integer[];  -- slot rows locked by this claim and given to no kind yet
+    v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
+    v_held_pools text[] := '{}';  -- pools held for waiting kinds: no later candidate takes them
+    v_taken text[] := '{}';  -- the pool rows given to kinds, as 'pool/n'
+    v_taken_pools text[] := '{}';  -- their pools, once per row
+    v_keys text[];  -- the pool rows of the kind at hand
     v_kind record;
     v_pool text;
     v_n integer;
@@ -243,67 +249,76 @@ BEGIN
     slots := '{}';
     kinds := 0;
     pooled := '[]';
-    FOREACH v_name IN ARRAY p_candidates LOOP
-        EXIT WHEN kinds >= p_limit;
-        -- As claim_jobs checks its picks again: a pause or a claim may have come since.
-        SELECT k.weight, k.pools, k.due_at <= p_stale AS stale INTO v_kind FROM tickq.job_kind AS k
-        WHERE k.name = v_name AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+    -- Every free slot row this claim may take (fewer while runs hold slots past a lowered limit).
+    v_free := ARRAY(SELECT sl.n FROM tickq.slot AS sl WHERE sl.run_id IS NULL AND sl.n <= p_slots ORDER BY sl.n
+        LIMIT CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) END
+        FOR UPDATE SKIP LOCKED);
+    IF cardinality(v_free) = 0 THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    -- As claim_jobs checks its picks again: a pause or another claim may have come since.
+    FOR v_kind IN
+        SELECT k.name, k.weight, k.pools, k.due_at <= p_stale + (p_now - p_stale) / 2 AS held
+        FROM tickq.job_kind AS k
+        WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
             AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-        FOR UPDATE SKIP LOCKED;
-        CONTINUE WHEN NOT FOUND;
-        -- Its weight in slot rows, past those held for the stale kinds before it.
-        IF cardinality(slots) + v_held + v_kind.weight > v_budget THEN
-            v_rows := NULL;
-        ELSE
-            v_free := v_free || ARRAY(SELECT sl.n FROM tickq.slot AS sl
-                WHERE sl.run_id IS NULL AND sl.n <= p_slots AND sl.n <> ALL(v_free) AND sl.n <> ALL(slots)
-                ORDER BY sl.n
-                LIMIT greatest(0, v_held + v_kind.weight - cardinality(v_free))
-                FOR UPDATE SKIP LOCKED);
-            v_rows := CASE WHEN cardinality(v_free) >= v_held + v_kind.weight THEN '[]' END;
-        END IF;
-        IF v_rows IS NULL THEN
-            IF v_kind.stale THEN
+        ORDER BY array_position(p_candidates, k.name)
+        FOR UPDATE SKIP LOCKED
+    LOOP
+        EXIT WHEN kinds >= p_limit OR cardinality(v_free) <= v_held;
+        -- Its weight in the free rows past those held for the waiting kinds before it.
+        IF cardinality(v_free) - v_held < v_kind.weight THEN
+            IF v_kind.held THEN
                 v_held := v_held + v_kind.weight;
                 v_held_pools := v_held_pools || v_kind.pools;
             END IF;
             CONTINUE;
         END IF;
-        -- One free row of each pool it names, within the pool's limit.
+        -- One free row of each pool it names, within the pool's limit (counted, as
+        -- tickq.pool_slots_left does, only while runs hold rows past a lowered one).
+        v_rows := '[]';
+        v_keys := '{}';
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
             v_n := NULL;
-            IF NOT v_pool = ANY(v_held_pools) AND tickq.pool_slots_left(v_pool, p_now) > jsonb_array_length(
-                jsonb_path_query_array(pooled, '$[*] ? (@.pool == $p)', jsonb_build_object('p', v_pool))) THEN
-                SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
-                WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots
-                    AND NOT pooled @> jsonb_build_array(jsonb_build_object('pool', v_pool, 'n', ps.n))
-                ORDER BY ps.n LIMIT 1
-                FOR UPDATE OF ps SKIP LOCKED;
-            END IF;
+            SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
+            WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT v_pool = ANY(v_held_pools)
+                AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
+            ORDER BY ps.n
+            LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b INNER JOIN tickq.pool AS q ON b.pool = q.name
+                    WHERE b.pool = v_pool AND b.n > q.slots AND b.run_id IS NOT NULL) THEN 1
+                ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
+                END
+            FOR UPDATE OF ps SKIP LOCKED;
             EXIT WHEN v_n IS NULL;
-            v_rows := v_rows || jsonb_build_object('kind', v_name, 'pool', v_pool, 'n', v_n);
+            v_rows := v_rows || jsonb_build_object('kind', v_kind.name, 'pool', v_pool, 'n', v_n);
+            v_keys := v_keys || (v_pool || '/' || v_n);
         END LOOP;
         IF jsonb_array_length(v_rows) < cardinality(v_kind.pools) THEN
-            IF v_kind.stale THEN
+            IF v_kind.held THEN
                 v_held_pools := v_held_pools || v_kind.pools;
             END IF;
             CONTINUE;
         END IF;
-        -- It fits: the next free rows past the held ones are its.
-        picked := picked || array_fill(v_name, ARRAY[v_kind.weight]);
-        slots := slots || v_free[v_held + 1:v_held + v_kind.weight];
-        v_free := v_free[1:v_held] || v_free[v_held + v_kind.weight + 1:];
+        -- It fits: rows are alike, so it takes the first free ones and the held count stays.
+        picked := picked || array_fill(v_kind.name, ARRAY[v_kind.weight]);
+        slots := slots || v_free[1:v_kind.weight];
+        v_free := v_free[v_kind.weight + 1:];
         kinds := kinds + 1;
         pooled := pooled || v_rows;
+        v_taken := v_taken || v_keys;
+        v_taken_pools := v_taken_pools || v_kind.pools;
     END LOOP;
     RETURN NEXT;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) IS
-'Internal, for tickq.claim_jobs once any kind has a weight or pools: walks p_candidates in claim '
-'order and takes (FOR UPDATE SKIP LOCKED) each kind that fits, with its weight in free slot rows '
-'and a free row of each of its pools, at most p_limit kinds; a stale kind that does not fit has '
-'its weight or pools held from the candidates after it. Returns picked (a kind once per slot row), '
-'slots (the rows, in the same order), kinds (how many) and pooled ([{kind, pool, n}]).';
+'Internal, for tickq.claim_jobs once a candidate has a weight or pools: locks the free slot rows '
+'and the candidates'' kind rows (FOR UPDATE SKIP LOCKED) and gives, in claim order, each kind '
+'that fits its weight in those rows and a free row of each of its pools (SKIP LOCKED), at most '
+'p_limit kinds; a kind that has waited half of stale_after (p_stale: now less stale_after) and '
+'does not fit has its weight or pools held from the candidates after it. Returns picked (a kind '
+'once per slot row), slots (the rows, in the same order), kinds (how many) and pooled '
+'([{kind, pool, n}]).';
 
 REVOKE ALL ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) FROM public;

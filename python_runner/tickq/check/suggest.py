@@ -7,8 +7,10 @@ the window's period, keeping its own offset when that is as good (tickq.spread_o
 leaves the cadences' and calendars' alignment to tickq.next_slot); then kinds get their own
 offset back while the proposal still passes. When no offsets pass, the number of slots that
 does, and the lane whose timeouts hold the slots while others starve, with how far they must
-shrink. Every proposal is run through the same worst-case simulation as the check before it is
-printed; one that fails is not offered."""
+shrink. With weights and pools, when no offsets pass: first a larger pool for each pool a starved
+kind waited for (the smallest that passes), then a lower weight for a starved heavy kind. Every
+proposal is run through the same worst-case simulation as the check before it is printed; one
+that fails is not offered."""
 
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ MOST_REVERTS = 12  # simulations spent on making an offset proposal smaller
 @dataclass(frozen=True)
 class Suggestion:
     offsets: dict[str, int] = field(default_factory=dict)  # kind -> seconds, the changed ones
+    pools: dict[str, int] = field(default_factory=dict)  # pool -> slots that pass
+    weights: dict[str, int] = field(default_factory=dict)  # kind -> a lower weight that passes
     slots: int | None = None  # slots that pass without other changes
     lane: str | None = None  # the lane whose timeouts hold the slots
     timeout_share: float | None = None  # ...and the share of them that passes (e.g. 0.5)
@@ -51,6 +55,47 @@ def with_lane_timeouts(registry: Registry, lane: str, share: float) -> Registry:
     kinds = {name: dataclasses.replace(kind, timeout=max(1, int(kind.timeout * share)))
              if kind.priority == lane else kind for name, kind in registry.kinds.items()}
     return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+
+
+def with_pools(registry: Registry, pools: dict[str, int]) -> Registry:
+    return dataclasses.replace(registry, pools=MappingProxyType({**registry.pools, **pools}))
+
+
+def with_weights(registry: Registry, weights: dict[str, int]) -> Registry:
+    kinds = {name: dataclasses.replace(kind, weight=weights.get(name, kind.weight))
+             for name, kind in registry.kinds.items()}
+    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+
+
+def larger_pools(conn: Connection, registry: Registry, durations: dict[str, float] | None,
+                 starved: list[str]) -> dict[str, int]:
+    """The smallest slots for the pools the starved kinds name that pass (each pool raised in
+    turn, up to one slot per kind naming it), or nothing when none does."""
+    wanted = sorted({p for name in starved if name in registry.kinds
+                     for p in registry.kinds[name].pools if p in registry.pools})
+    if not wanted:
+        return {}
+    naming = Counter(p for kind in registry.kinds.values() for p in kind.pools)
+    found = {p: registry.pools[p] or 1 for p in wanted}
+    for pool in wanted:
+        while found[pool] < naming[pool]:
+            found[pool] += 1
+            if passes(conn, with_pools(registry, found), durations):
+                return {p: n for p, n in found.items() if n != registry.pools[p]}
+    return {}
+
+
+def lower_weights(conn: Connection, registry: Registry, durations: dict[str, float] | None,
+                  starved: list[str]) -> dict[str, int]:
+    """The highest weights below their own, for the starved heavy kinds, that pass (all lowered
+    by one at a time), or nothing when even weight 1 does not."""
+    heavy = {n: registry.kinds[n].weight for n in starved
+             if n in registry.kinds and registry.kinds[n].weight > 1}
+    while heavy and any(w > 1 for w in heavy.values()):
+        heavy = {n: max(1, w - 1) for n, w in heavy.items()}
+        if passes(conn, with_weights(registry, heavy), durations):
+            return heavy
+    return {}
 
 
 def passes(conn: Connection, registry: Registry,
@@ -87,6 +132,13 @@ def suggest(
         return Suggestion(offsets=offsets)
     if offsets:
         tried.append(f"offsets for {len(offsets)} kind(s)")
+    starved = [k.kind for k in simulate.evaluate(conn, registry, durations).starved]
+    pools = larger_pools(conn, registry, durations, starved)
+    if pools:
+        return Suggestion(pools=pools, tried=tried)
+    weights = lower_weights(conn, registry, durations, starved)
+    if weights:
+        return Suggestion(weights=weights, tried=tried)
     # No offsets pass: how many slots do, and which lane's timeouts hold the slots.
     # A slot for every kind (and housekeeping) always passes: nothing ever waits. Search below.
     low, high = registry.settings.slots, len(registry.kinds) + 1
@@ -123,6 +175,18 @@ def render(suggestion: Suggestion) -> str:
         for name, offset in sorted(suggestion.offsets.items()):
             value = format_duration(offset) if offset else "0s"
             lines += ["", f"[kinds.{name}]", f'offset = "{value}"']
+        return "\n".join(lines)
+    if suggestion.pools:
+        lines.append("  no offsets make every kind wait less than stale_after;"
+                     " a larger pool does:")
+        for name, slots in sorted(suggestion.pools.items()):
+            lines += ["", f"[pools.{name}]", f"slots = {slots}"]
+        return "\n".join(lines)
+    if suggestion.weights:
+        lines.append("  no offsets make every kind wait less than stale_after;"
+                     " a lower weight does:")
+        for name, weight in sorted(suggestion.weights.items()):
+            lines += ["", f"[kinds.{name}]", f"weight = {weight}"]
         return "\n".join(lines)
     lines.append("  no offsets make every kind wait less than stale_after; instead:")
     if suggestion.slots:

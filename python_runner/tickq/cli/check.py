@@ -132,7 +132,7 @@ def _print_worst_case(result: simulate.WorstCase, registry: Registry, durations:
     stale = registry.settings.stale_after
     if result.starved:
         print(f"\nworst case STARVES {len(result.starved)} kind(s):")
-        for line in starved_lines(result, stale):
+        for line in starved_lines(result, stale, registry=registry):
             print(f"  {line}")
     else:
         print("\nworst case fits: no kind waits longer than stale_after "
@@ -172,8 +172,28 @@ def wait_rows(result: simulate.WorstCase) -> list[list[str]]:
     ]
 
 
-def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -> list[str]:
-    """One line per starved kind: the worst wait, when it began, and what it waited behind."""
+def waited_for(kind: str, behind: list[str], registry: Registry | None) -> str:
+    """What a starved kind needed beyond one free slot: a pool the kinds it waited behind held
+    (named, with its slots), its weight in slots at once."""
+    own = registry.kinds.get(kind) if registry is not None else None
+    if own is None or registry is None:
+        return ""
+    needs = []
+    for pool in own.pools:
+        holders = [b for b in behind if b in registry.kinds and pool in registry.kinds[b].pools]
+        if holders:
+            needs.append(f'pool "{pool}" (slots = {registry.pools.get(pool)}) held by '
+                         + ", ".join(holders[:3]) + (" and more" if len(holders) > 3 else ""))
+    if own.weight > 1:
+        needs.append(f"weight {own.weight}: {own.weight} of the {registry.settings.slots} slots "
+                     "free at once")
+    return "; needs " + "; ".join(needs) if needs else ""
+
+
+def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6,
+                  registry: Registry | None = None) -> list[str]:
+    """One line per starved kind: the worst wait, when it began, what it waited behind, and
+    the pool or weight it needed."""
     lines = []
     for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
         behind = k.behind or []
@@ -184,4 +204,5 @@ def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -
             if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
         if behind:
             lines[-1] += f", behind {', '.join(behind[:most])}{also}"
+        lines[-1] += waited_for(k.kind, behind, registry)
     return lines
