@@ -306,7 +306,7 @@ def test_explain_names_capacity_held_for_a_stale_kind(held: dict[str, Any]) -> N
     assert doc["queue"]["waits_for"] == [
         {"what": "held", "kind": "wide", "weight": 2, "pools": []}], doc["queue"]
     text = tickq("explain", "light", "--database-url", held["url"]).stdout
-    assert ("it waits for stale wide, ahead of it: the claim holds 2 slots for it until it "
-            "fits") in text, text
+    assert ("it waits for wide, ahead of it and due past half of stale_after: the claim holds "
+            "2 slots for it until it fits") in text, text
     assert "a slot is free for it" not in text
     assert "light" not in leased(held["url"])

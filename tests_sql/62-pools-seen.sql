@@ -76,9 +76,9 @@ SELECT results_eq($$SELECT pool, drawn, steps IS NULL FROM tickq.report_pools_at
     $$VALUES ('salesforce', true, false), ('smb', false, true)$$,
     'only the first p_limit pools carry steps: the page stays bounded');
 
--- Capacity held for stale kinds: hold and sfhold run (2 of 3 slots, pool sf full); big (weight
--- 3) and both (pools sf and smb) are stale and cannot fit, so the claim holds big's weight and
--- both's pools; tiny and small are due and would fit, but wait for what is held.
+-- Capacity held: hold and sfhold run (2 of 3 slots, pool sf full); big (weight 3) and both
+-- (pools sf and smb) have waited past half of stale_after and cannot fit, so the claim holds
+-- big's weight and both's pools; tiny and small are due and would fit, but wait for what is held.
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3, "stale_after": 900},
     "pools": {"sf": {"slots": 1}, "smb": {"slots": 2}},
@@ -89,24 +89,24 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
         "both": {"command": ["x"], "every": 86400, "timeout": 60, "pools": ["sf", "smb"]},
         "small": {"command": ["x"], "every": 86400, "timeout": 60, "pools": ["smb"]},
         "tiny": {"command": ["x"], "every": 86400, "timeout": 60}
-    }}', '2026-06-02 10:00Z')$$, 'a registry where stale kinds do not fit');
+    }}', '2026-06-02 10:00Z')$$, 'a registry where kinds waiting long do not fit');
 UPDATE tickq.job_kind SET due_at = CASE WHEN name IN ('hold', 'sfhold') THEN '2026-06-02 10:00Z'::timestamptz
     ELSE 'infinity' END;
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(3, 'host:2', '2026-06-02 10:00Z') ORDER BY kind$$,
     $$VALUES ('hold'), ('sfhold')$$, 'hold and sfhold run');
 UPDATE tickq.job_kind SET due_at = CASE WHEN name IN ('big', 'both') THEN '2026-06-02 10:00Z'::timestamptz
-    ELSE '2026-06-02 10:20Z' END
+    ELSE '2026-06-02 10:05Z' END
 WHERE name IN ('big', 'both', 'small', 'tiny');
-SELECT results_eq($$SELECT w FROM tickq.explain_kind('tiny', '2026-06-02 10:20Z') AS e,
+SELECT results_eq($$SELECT w FROM tickq.explain_kind('tiny', '2026-06-02 10:10Z') AS e,
         jsonb_array_elements(e -> 'queue' -> 'waits_for') AS w$$,
     $$VALUES ('{"what": "held", "kind": "big", "weight": 3, "pools": []}'::jsonb)$$,
-    'tiny fits the free slot, but it is held for stale big');
-SELECT results_eq($$SELECT w FROM tickq.explain_kind('small', '2026-06-02 10:20Z') AS e,
+    '10 minutes in (past half of stale_after, not stale): tiny fits the free slot, held for big');
+SELECT results_eq($$SELECT w FROM tickq.explain_kind('small', '2026-06-02 10:10Z') AS e,
         jsonb_array_elements(e -> 'queue' -> 'waits_for') AS w$$,
     $$VALUES ('{"what": "held", "kind": "big", "weight": 3, "pools": []}'::jsonb),
         ('{"what": "held", "kind": "both", "weight": 0, "pools": ["smb"]}')$$,
-    'small waits for big''s weight and for pool smb, held for stale both');
-SELECT is_empty($$SELECT * FROM tickq.claim_jobs(3, 'host:2', '2026-06-02 10:20Z')$$,
+    'small waits for big''s weight and for pool smb, held for both');
+SELECT is_empty($$SELECT * FROM tickq.claim_jobs(3, 'host:2', '2026-06-02 10:10Z')$$,
     'and the claim agrees: nothing is claimed while it holds for them');
 
 SELECT * FROM finish();

@@ -11,7 +11,8 @@ AS $$
     -- A due kind's place in the claim order (claim_jobs: stale kinds first, oldest first, then
     -- lane, due time, name) and in its lane, the kinds ahead of it, and the runs holding slots.
     WITH due AS (
-        SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale
+        SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale,
+            k.due_at <= p_now - s.stale_after / 2 AS held
         FROM tickq.job_kind AS k
         CROSS JOIN tickq.settings AS s
         WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
@@ -35,9 +36,9 @@ AS $$
         SELECT o.* FROM pools_now AS o
         WHERE o.pool = ANY(SELECT unnest(k.pools) FROM tickq.job_kind AS k WHERE k.name = p_kind)
     ),
-    -- Capacity the claim holds for stale kinds ahead of this one that do not fit now
-    -- (tickq.claim_fit): short of global slots, a stale kind's weight and pools are held; short
-    -- only of a pool, its pools (not its weight).
+    -- Capacity the claim holds for kinds ahead of this one in claim order that have waited half
+    -- of stale_after and do not fit now (tickq.claim_fit): short of global slots, such a kind's
+    -- weight and pools are held; short only of a pool, its pools (not its weight).
     held AS (
         SELECT o.name, o.place, f.short_of_slots, k.weight, k.pools,
             CASE WHEN f.short_of_slots THEN k.weight ELSE 0 END AS weight_held
@@ -47,7 +48,7 @@ AS $$
             SELECT k.weight > (SELECT g.free FROM tickq.slot_occupancy_at(p_now) AS g) AS short_of_slots,
                 EXISTS (SELECT FROM pools_now AS pn WHERE pn.pool = ANY(k.pools) AND pn.free = 0) AS short_of_pool
         ) AS f
-        WHERE o.stale AND o.place < (SELECT me.place FROM me) AND (f.short_of_slots OR f.short_of_pool)
+        WHERE o.held AND o.place < (SELECT me.place FROM me) AND (f.short_of_slots OR f.short_of_pool)
     ),
     held_total AS (
         SELECT coalesce(sum(h.weight_held), 0) AS weight FROM held AS h
@@ -82,7 +83,7 @@ AS $$
                     ORDER BY m.pool)
                 FROM mine AS m WHERE m.free = 0
             ), '[]')
-            -- a stale kind ahead holding slots it would fit in, or a pool it names (the first 5)
+            -- a kind ahead held for, holding slots it would fit in or a pool it names (the first 5)
             || coalesce((
                 SELECT jsonb_agg(jsonb_build_object('what', 'held', 'kind', x.name,
                     'weight', x.weight_held, 'pools', to_jsonb(x.pools_held)) ORDER BY x.place)
@@ -107,8 +108,9 @@ COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
 'ahead of it, the slot limit, the free slots and the runs holding slots (kind, dispatcher, '
 'since, lease until, weight), the kind''s weight and each pool it names with its slots, busy, '
 'free and holders, and what of them it waits for (waits_for: the slots, too few free for its '
-'weight; each full pool; capacity held for a stale kind ahead of it that does not fit, as '
-'tickq.claim_fit holds it: that kind''s weight if short of slots, and its pools).';
+'weight; each full pool; capacity held for a kind ahead of it that has waited half of '
+'stale_after and does not fit, as tickq.claim_fit holds it: that kind''s weight if short of '
+'slots, and its pools).';
 
 CREATE OR REPLACE FUNCTION tickq.explain_kind(
     p_kind text,

@@ -131,8 +131,8 @@ def _verdict(queue: dict[str, Any]) -> list[str]:
         elif w["what"] == "held":
             what = ([f"{w['weight']} slots"] if w["weight"] else []) + [
                 f"pool {p}" for p in w["pools"]]
-            lines.append(f"  it waits for stale {w['kind']}, ahead of it: the claim holds "
-                         f"{' and '.join(what)} for it until it fits")
+            lines.append(f"  it waits for {w['kind']}, ahead of it and due past half of "
+                         f"stale_after: the claim holds {' and '.join(what)} for it until it fits")
         else:
             lines.append(f"  it waits for {w['weight']} free slots (its weight); {w['free']} of "
                          f"{w['slots']} are free")
