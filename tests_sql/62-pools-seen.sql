@@ -2,7 +2,7 @@
 -- occupancy and holders, the occupancy plots of the page (a run counts its weight globally, one
 -- slot in each pool it names), history, the metrics, and explain naming what a kind waits for.
 BEGIN;
-SELECT plan(19);
+SELECT plan(20);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3, "stale_after": 900},
@@ -61,6 +61,11 @@ SELECT ok(tickq.metrics_text('2026-06-01 10:05Z')
       '.*\ntickq_pool_slots_used\\{pool="salesforce"\\} 1\n.*\ntickq_pool_slots_free\\{pool="smb"\\} 1\n',
     'metrics: slots used by weight, each kind''s weight, each pool''s slots, used and free');
 
+SELECT results_eq($$SELECT pool, busy, jsonb_array_length(holders)
+    FROM tickq.report_pools_at(1, 60, 8, 0, '2026-06-01 10:05Z')$$,
+    $$VALUES ('salesforce', 1, 0), ('smb', 1, 0)$$,
+    'the page''s pools name at most p_holders runs; busy counts them all');
+
 -- ingest ends at 10:30, sf_push at 10:40: the plots count ingest's weight globally.
 SELECT lives_ok($$SELECT tickq.report_run(r.id, 'host:1', 'ok', 0, '', NULL,
         CASE r.kind WHEN 'ingest' THEN '2026-06-01 10:30Z'::timestamptz ELSE '2026-06-01 10:40Z' END)
@@ -69,10 +74,10 @@ SELECT results_eq($$SELECT max(in_use), max(in_use) FILTER (WHERE step_start > '
     FROM tickq.report_slots_at(1, 60, '2026-06-01 11:00Z')$$,
     $$VALUES (3, 1)$$, 'global plot: weight 2 plus 1, then sf_push''s one alone');
 SELECT results_eq($$SELECT pool, peak, busy, drawn, jsonb_array_length(steps)
-    FROM tickq.report_pools_at(1, 60, 8, '2026-06-01 11:00Z')$$,
+    FROM tickq.report_pools_at(1, 60, 8, 3, '2026-06-01 11:00Z')$$,
     $$VALUES ('salesforce', 1, 0, true, 60), ('smb', 1, 0, true, 60)$$,
     'pool plots: one slot each at the peak, none now');
-SELECT results_eq($$SELECT pool, drawn, steps IS NULL FROM tickq.report_pools_at(1, 60, 1, '2026-06-01 11:00Z')$$,
+SELECT results_eq($$SELECT pool, drawn, steps IS NULL FROM tickq.report_pools_at(1, 60, 1, 3, '2026-06-01 11:00Z')$$,
     $$VALUES ('salesforce', true, false), ('smb', false, true)$$,
     'only the first p_limit pools carry steps: the page stays bounded');
 

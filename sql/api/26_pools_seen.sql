@@ -197,6 +197,7 @@ CREATE OR REPLACE FUNCTION tickq.report_pools_at(
     p_hours numeric DEFAULT 24,
     p_steps integer DEFAULT 600,
     p_limit integer DEFAULT 8,
+    p_holders integer DEFAULT 3,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
     pool text,
@@ -215,7 +216,8 @@ AS $$
     -- Every pool with what it holds now and its peak over the window; the first p_limit of
     -- them (those full now or waited on first, then the busiest, then by name) carry their
     -- occupancy steps for the page's plot, so the page stays bounded however many pools there
-    -- are. Steps are [step_start, in_use] pairs.
+    -- are. Steps are [step_start, in_use] pairs; holders the first p_holders runs (busy counts
+    -- them all).
     WITH now_held AS (
         SELECT o.*, row_number() OVER (
             ORDER BY o.free = 0 AND o.busy > 0 DESC, o.waiting > 0 DESC, o.busy DESC, o.pool
@@ -224,7 +226,9 @@ AS $$
     )
     SELECT n.pool, n.slots, n.busy, n.free, CASE WHEN n.place <= p_limit THEN greatest(coalesce(s.peak, 0), n.busy) END,
         n.kinds, n.waiting,
-        n.holders, n.place <= p_limit, s.steps
+        (SELECT coalesce(jsonb_agg(h.holder ORDER BY h.i), '[]')
+            FROM jsonb_array_elements(n.holders) WITH ORDINALITY AS h (holder, i) WHERE h.i <= p_holders),
+        n.place <= p_limit, s.steps
     FROM now_held AS n
     LEFT JOIN LATERAL (
         SELECT max(o.in_use) AS peak,
@@ -234,7 +238,8 @@ AS $$
     ) AS s ON true
     ORDER BY n.place
 $$;
-COMMENT ON FUNCTION tickq.report_pools_at(numeric, integer, integer, timestamptz) IS
-'The status page''s pools: each pool''s slots, held and free now, peak over the last p_hours, the kinds '
-'naming it, those waiting and the runs holding it; the first p_limit (full or waited on first, '
-'then busiest) also carry p_steps occupancy steps for the plot (drawn), the others none.';
+COMMENT ON FUNCTION tickq.report_pools_at(numeric, integer, integer, integer, timestamptz) IS
+'The status page''s pools: each pool''s slots, held and free now, peak over the last p_hours, the '
+'kinds naming it, those waiting and the first p_holders runs holding it; the first p_limit (full '
+'or waited on first, then busiest) also carry p_steps occupancy steps for the plot (drawn), the '
+'others none.';

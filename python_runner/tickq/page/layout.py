@@ -170,7 +170,7 @@ def slot_plot(frame: Frame, steps: list[dict[str, Any]], limit: int,
         parts.append(f"M{x},{y(step['in_use'])}" if i == 0 else f"H{x}V{y(step['in_use'])}")
     if parts:
         parts.append(f"H{frame.x(frame.end)}")
-    every = max(1, -(-max(limit, peak) // (5 if plot_height >= SLOT_PLOT_HEIGHT else 1)))
+    every = max(1, -(-max(limit, peak) // 5))
     ticks = [(v, y(v)) for v in range(0, max(limit, peak) + 1, every)]
     return SlotPlot(" ".join(parts), y(limit), limit, peak, base + 6, ticks)
 

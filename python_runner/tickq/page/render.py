@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from tickq.db.api.page import PageData, page_data
+from tickq.db.api.page import HOLDERS_NAMED, PageData, page_data
 from tickq.db.api.session import Connection
 from tickq.db.contract import LANES
 from tickq.db.errors import InvalidInput
@@ -54,7 +54,6 @@ def zone(name: str | None) -> ZoneInfo:
 UPCOMING_SHOWN = 10  # runs the Upcoming table shows open; the rest of the list is folded
 FAILING_NAMED = 5  # kinds the failing tile names
 POOLS_LISTED = 50  # rows of the pools table; the rest are counted under it
-HOLDERS_NAMED = 3  # runs a pool's row names
 
 
 def render(data: PageData) -> str:

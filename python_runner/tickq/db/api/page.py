@@ -8,6 +8,8 @@ from typing import Any
 
 from tickq.db.api.session import Connection, Row, rows
 
+HOLDERS_NAMED = 3  # runs the page names per pool (the rest are counted)
+
 
 @dataclass(frozen=True)
 class PageData:
@@ -32,7 +34,7 @@ def page_data(
     """The page's data, read in one repeatable-read transaction, so every part agrees; the
     first `pools_drawn` pools (full or waited on first) carry their occupancy steps."""
     params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit,
-              "pool_steps": steps, "pools_drawn": pools_drawn}
+              "pool_steps": steps, "pools_drawn": pools_drawn, "holders": HOLDERS_NAMED}
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         return PageData(
