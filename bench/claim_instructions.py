@@ -22,7 +22,9 @@ Table: 10,000 kinds due an hour and more before the fixed clock (2026-11-29 12:0
   committed (synchronous_commit off; the counts leave out waiting for the disk anyway).
 
 Needs valgrind on PATH. --sql-dir migrates from another sql/ folder (e.g. an older commit's,
-checked out with ``git worktree``), to compare two versions on the same data. --profile WORKLOAD
+checked out with ``git worktree``), to compare two versions on the same data. --weighted puts
+weights and pools on the data (bench/_common.py weigh_kinds: the two kinds due first among them),
+so every claim takes tickq.claim_fit's path. --profile WORKLOAD
 also runs that workload under callgrind and writes callgrind.WORKLOAD.out to the current folder,
 for ``callgrind_annotate --inclusive=yes`` (where the instructions go).
 """
@@ -61,10 +63,12 @@ WORKLOADS = {
 }
 
 
-def load(url: str, slots: int) -> None:
+def load(url: str, slots: int, weighted: bool = False) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         c.load_kinds(conn, KINDS, DUE, every="1 second", slots=slots)
         c.load_history(conn, KINDS, HISTORY, clock=f"timestamptz '{CLOCK}'")
+        if weighted:
+            c.weigh_kinds(conn, True)
         conn.execute("CHECKPOINT")
 
 
@@ -105,6 +109,9 @@ def main() -> None:
     p = c.parser(__doc__.split("\n\n")[0])
     p.add_argument("--slots", type=int, default=100, help="slot rows (default 100)")
     p.add_argument("--sql-dir", type=Path, help="migrate from this sql/ folder instead")
+    p.add_argument("--weighted", action="store_true",
+                   help="weights and pools present (bench/_common.py weigh_kinds): the claims"
+                   " take tickq.claim_fit's path")
     p.add_argument(
         "--profile",
         choices=sorted(WORKLOADS),
@@ -126,13 +133,14 @@ def main() -> None:
             print(f"claim_instructions: {date.today()}, {c.server_info(conn)}")
             if args.sql_dir:  # server_info names this checkout's sql/; the schema is from here
                 print(f"migrated from {args.sql_dir}")
-        load(url, args.slots)
+        load(url, args.slots, args.weighted)
         pgdata, user = Path(srv.pgdata), srv.system_user
         ctl = [str(c.bin_dir() / "pg_ctl"), "-D", str(pgdata), "stop", "-w", "-m", "fast"]
         subprocess.run(ctl, user=user, check=True, capture_output=True)
         snapshot = folder / "snapshot"
         copy_tree(pgdata, snapshot)
-        print(f"{KINDS:,} kinds, {HISTORY:,} runs, {args.slots} slots, clock {CLOCK}\n")
+        print(f"{KINDS:,} kinds, {HISTORY:,} runs, {args.slots} slots, clock {CLOCK}"
+              + (", weights and pools present" if args.weighted else "") + "\n")
         per_op: dict[str, float] = {}
         for name, statements in WORKLOADS.items():
             counts = {}

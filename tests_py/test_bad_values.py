@@ -46,6 +46,12 @@ CASES = {
     "agents timeout 11m": (AGENTS + 'timeout = "11m"\n', "agents.timeout"),
     "agents retries -1": (AGENTS + "retries = -1\n", "agents.retries"),
     "tool timeout 6m": (AGENTS + TOOL + 'timeout = "6m"\n', "agents.tools.t.timeout"),
+    # weights and pools: the rules between keys, from the file as from JSON
+    "unknown pool": ('[kinds.b]\n' + KIND + 'pools = ["gpu"]\n', "pools"),
+    "weight over slots": ('[settings]\nslots = 2\n[kinds.b]\n' + KIND + "weight = 3\n", "weight"),
+    "agents weight over slots": ("[settings]\nslots = 2\n" + AGENTS + "weight = 3\n",
+                                 "agents.weight"),
+    "pool slots 0": ("[pools.gpu]\nslots = 0\n", "pools.gpu.slots"),
 }
 # A kind name the user wrote with a control character in it: named, escaped, in the message.
 NAMES = {"NUL in a kind name": "a\\u0000b", "control character in a kind name": "a\\u0001b"}
@@ -133,7 +139,7 @@ Limit = tuple[str, Decimal, Decimal, str]
 def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
     """A registry holding every bound of `rows` crossed on `side` (one kind per kind key, each
     setting on its own), and the keys the user wrote for them."""
-    settings, agents, tool, kinds, keys = [], [], [], [], []
+    settings, agents, tool, kinds, pools, keys = [], [], [], [], [], []
     for key, low, high, unit in rows:
         fraction = low != int(low) or high != int(high)
         step = Decimal("0.01") if fraction else Decimal(1)
@@ -144,6 +150,9 @@ def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
         if key.startswith("agents.tools."):
             tool.append(f"{key.rsplit('.', 1)[1]} = {text}")
             keys.append(f"agents.tools.t.{key.rsplit('.', 1)[1]}")
+        elif key.startswith("pools."):  # a pool's key stands for every pool
+            pools.append(f"[pools.p]\n{key.rsplit('.', 1)[1]} = {text}\n")
+            keys.append(f"pools.p.{key.rsplit('.', 1)[1]}")
         elif key.startswith("agents."):
             agents.append(f"{key.split('.', 1)[1]} = {text}")
             keys.append(key)
@@ -164,7 +173,7 @@ def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
         else:
             raise AssertionError(f"bound {key} is on no key of the registry file")
     text = "[settings]\n" + "\n".join(settings) + "\n\n" + AGENTS + "\n".join(agents) + "\n\n"
-    text += TOOL + "\n".join(tool) + "\n\n" + "\n".join(kinds)
+    text += TOOL + "\n".join(tool) + "\n\n" + "\n".join(kinds) + "\n" + "\n".join(pools)
     return text, keys
 
 
@@ -199,6 +208,8 @@ def test_the_bounds_themselves_are_taken(tmp_path: Path, db_url: str) -> None:
                                 f"{CALENDAR[key](int(value))}\n")
     # Settings at their upper bounds must also agree with each other: retry_base <= retry_max.
     settings = [s for s in settings if not s.startswith(("retry_base", "slots", "keep_runs"))]
+    # ...and a weight is at most slots (tickq.weight_problems): the agents' stays at its default.
+    agents = [a for a in agents if not a.startswith("weight")]
     path = tmp_path / "registry.toml"
     path.write_text("[settings]\n" + "\n".join(settings) + "\n\n" + AGENTS + "\n".join(agents)
                     + "\n\n" + TOOL + "\n".join(tool) + "\n\n[kinds.a]\n" + KIND + "\n"

@@ -129,7 +129,7 @@ def test_the_loader_reports_the_schemas_problems_in_one_line_each() -> None:
         env = { "A=B" = "x" }
     """))
     assert [str(p) for p in shape_problems(doc, "r.toml")] == [
-        'r.toml: key "colour": unknown key; expected one of settings, kinds, agents',
+        'r.toml: key "colour": unknown key; expected one of settings, kinds, agents, pools',
         'r.toml: kind "a", key "command": command[1] must be a non-empty string, got 3',
         "r.toml: kind \"a\", key \"env\": env name 'A=B' must be non-empty, without '=' or NUL",
     ]

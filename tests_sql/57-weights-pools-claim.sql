@@ -3,7 +3,7 @@
 -- does not fit has capacity held for it; lowering a pool's slots behaves like lowering slots;
 -- reports and expired leases free every row.
 BEGIN;
-SELECT plan(32);
+SELECT plan(37);
 
 CREATE TEMPORARY TABLE reg (doc jsonb);
 INSERT INTO reg VALUES ('{
@@ -127,6 +127,24 @@ SELECT results_eq($$SELECT kind, outcome::text FROM tickq.job_run WHERE kind IN 
     $$VALUES ('p1', 'lost'), ('h2', 'lost')$$, 'both runs are lost');
 SELECT ok((SELECT count(*) FROM tickq.slot WHERE run_id IS NOT NULL) = 0
     AND (SELECT count(*) FROM tickq.pool_slot WHERE run_id IS NOT NULL) = 0, 'every slot and pool row is free again');
+
+-- A kind waiting on a full pool has its other pools held once it has waited half of stale_after.
+UPDATE tickq.job_kind SET due_at = '2026-06-01 12:00Z' WHERE name = 'p1';
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 12:00Z')$$, $$VALUES ('p1')$$,
+    'p1 holds sf');
+UPDATE tickq.job_kind SET due_at = '2026-06-01 11:58Z' WHERE name = 'p2';
+UPDATE tickq.job_kind SET due_at = '2026-06-01 11:59Z' WHERE name = 's1';
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 12:01Z')$$, $$VALUES ('s1')$$,
+    'p2 (sf and smb) has waited 3 minutes: s1 takes smb');
+SELECT pg_temp.done('s1', '2026-06-01 12:02Z');
+UPDATE tickq.job_kind SET due_at = '2026-06-01 11:50Z' WHERE name = 'p2';
+UPDATE tickq.job_kind SET due_at = '2026-06-01 12:01Z' WHERE name = 's1';
+SELECT is_empty($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 12:02Z')$$,
+    'p2 has waited 12 minutes (half of stale_after is 7m30s): smb is held for it while sf is busy');
+SELECT pg_temp.done('p1', '2026-06-01 12:03Z');
+SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 12:03Z')$$, $$VALUES ('p2')$$,
+    'once p1 ends, p2 takes sf and smb before s1');
+SELECT ok(pg_temp.rows_match(), 'rows match the live runs');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -237,7 +237,7 @@ BEGIN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
         RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', coalesce(v_kinds, cardinality(v_picked)), v_leased
             USING ERRCODE = 'internal_error';
-    ELSIF v_kinds IS NOT NULL THEN  -- each pooled run into the pool rows claim_fit locked for it
+    ELSIF v_pooled <> '[]' THEN  -- each pooled run into the pool rows claim_fit locked for it
         UPDATE tickq.pool_slot AS ps SET run_id = k.run_id, leased_until = k.leased_until
         FROM jsonb_to_recordset(v_pooled) AS p (kind text, pool text, n integer)
         INNER JOIN tickq.job_kind AS k ON p.kind = k.name
@@ -272,7 +272,7 @@ DECLARE
     v_slots integer[];
     v_pool text;
     v_n integer;
-    v_pool_ns integer[] := '{}';
+    v_pool_ns integer[] := '{}'::integer[];
     v_run_id bigint;
     v_lease interval;
 BEGIN

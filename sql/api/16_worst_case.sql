@@ -283,9 +283,11 @@ DECLARE
     v_kind record;
     v_best integer;
     v_cell integer;
+    v_weight integer;
 BEGIN
     -- Over the period of the first planned window, each kind's runs hold whole ticks
-    -- (tickq.held_ticks); v_load[t + 1] counts the runs holding tick t.
+    -- (tickq.held_ticks); v_load[t + 1] counts the slots the runs holding tick t take (their
+    -- weights).
     SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
     SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
     FROM tickq.simulation_windows(p_now) AS w
@@ -295,9 +297,9 @@ BEGIN
         ARRAY[greatest(1, ceil(extract(EPOCH FROM v_period) / extract(EPOCH FROM v_tick)))::integer]);
     -- What no offset moves: calendar slots, the housekeeping kind, cadences at or below the tick
     -- (claimed at every tick, whatever their offset).
-    FOR v_cells IN
+    FOR v_cells, v_weight IN
         SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick,
-            v_start)
+            v_start), k.weight
         FROM tickq.job_kind AS k
         CROSS JOIN LATERAL tickq.calendar_slots_in(k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
             v_start + v_period, v_start) AS c (slot)
@@ -305,12 +307,13 @@ BEGIN
         UNION ALL
         SELECT tickq.held_ticks(
             tickq.next_slot(k.every, k.every_offset, NULL, NULL, k.timezone, v_start - interval '1 microsecond'),
-            greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
+            greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start),
+            k.weight
         FROM tickq.job_kind AS k
         WHERE k.enabled AND k.every IS NOT NULL AND (k.every <= v_tick OR k.name = 'tickq.housekeeping')
     LOOP
         FOREACH v_cell IN ARRAY v_cells LOOP
-            v_load[v_cell + 1] := v_load[v_cell + 1] + 1;
+            v_load[v_cell + 1] := v_load[v_cell + 1] + v_weight;
         END LOOP;
     END LOOP;
     -- The movable kinds, longest holders first as in bin packing, then by lane and name for a
@@ -318,7 +321,7 @@ BEGIN
     -- fullest tick, then the sum), its own offset when that is as good.
     FOR v_kind IN
         SELECT k.name, k.every, k.timezone, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
-            coalesce(extract(EPOCH FROM k.every_offset), 0)::integer AS own
+            coalesce(extract(EPOCH FROM k.every_offset), 0)::integer AS own, k.weight
         FROM tickq.job_kind AS k
         WHERE k.enabled AND k.every > v_tick AND k.name <> 'tickq.housekeeping'
         ORDER BY 4 DESC, k.priority, k.name
@@ -340,7 +343,7 @@ BEGIN
             o.seconds <> v_kind.own, o.seconds
         LIMIT 1;
         FOREACH v_cell IN ARRAY v_cells LOOP
-            v_load[v_cell + 1] := v_load[v_cell + 1] + 1;
+            v_load[v_cell + 1] := v_load[v_cell + 1] + v_kind.weight;
         END LOOP;
         IF v_best <> v_kind.own THEN
             kind := v_kind.name;

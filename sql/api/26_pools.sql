@@ -202,12 +202,13 @@ COMMENT ON FUNCTION tickq.pool_slots_left(text, timestamptz) IS
 REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
 
 -- The claim of kinds with a weight or pools: claim_jobs hands its candidates (in claim order)
--- here once any kind has either. The free slot rows this claim may take are locked first (FOR
--- UPDATE SKIP LOCKED, as claim_jobs takes them), then the candidates' kind rows (SKIP LOCKED);
--- each kind in turn is given its weight in those rows and one free row of each pool it names
--- (SKIP LOCKED too), or passed over when it does not fit. The rows enforce every limit: no
--- count is ever read without them. A kind with neither weight nor pools costs no statement of
--- its own, so a claim costs two statements and one per pool of a pooled kind.
+-- here once a candidate has either. Free slot rows are locked first (FOR UPDATE SKIP LOCKED, as
+-- claim_jobs takes them: as many as p_limit kinds need with the candidates' weights, more when
+-- a kind needs them), then the candidates' kind rows (SKIP LOCKED); each kind in turn is given its weight in
+-- those rows and one free row of each pool it names (SKIP LOCKED too), or passed over when it
+-- does not fit. The rows enforce every limit: no count is ever read without them. A light kind
+-- costs no statement of its own: a claim costs two, one more per heavy kind short of locked
+-- rows, and one per pool of a pooled kind.
 --
 -- Starvation: a heavy or pooled kind among light kinds that always fit would wait for ever,
 -- since a free slot is taken by the next light kind before enough are free at once. So a
@@ -234,24 +235,28 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
+    -- How many slot rows this claim may take (fewer while runs hold slots past a lowered limit).
+    v_budget integer := CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) ELSE p_slots END;
     v_free integer[];  -- slot rows locked by this claim and given to no kind yet
     v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
-    v_held_pools text[] := '{}';  -- pools held for waiting kinds: no later candidate takes them
-    v_taken text[] := '{}';  -- the pool rows given to kinds, as 'pool/n'
-    v_taken_pools text[] := '{}';  -- their pools, once per row
+    v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
+    v_taken text[] := '{}'::text[];  -- the pool rows given to kinds, as 'pool/n'
+    v_taken_pools text[] := '{}'::text[];  -- their pools, once per row
     v_keys text[];  -- the pool rows of the kind at hand
     v_kind record;
     v_pool text;
     v_n integer;
     v_rows jsonb;
 BEGIN
-    picked := '{}';
-    slots := '{}';
+    picked := '{}'::text[];
+    slots := '{}'::integer[];
     kinds := 0;
-    pooled := '[]';
-    -- Every free slot row this claim may take (fewer while runs hold slots past a lowered limit).
+    pooled := '[]'::jsonb;
+    -- Free slot rows, as many as p_limit kinds take if the heavy candidates are among them (more
+    -- are locked below when a kind needs them); none free, and nothing is locked.
     v_free := ARRAY(SELECT sl.n FROM tickq.slot AS sl WHERE sl.run_id IS NULL AND sl.n <= p_slots ORDER BY sl.n
-        LIMIT CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) END
+        LIMIT least(v_budget, p_limit + (SELECT coalesce(sum(k.weight - 1), 0) FROM tickq.job_kind AS k
+            WHERE k.name = ANY(p_candidates) AND k.weight > 1))
         FOR UPDATE SKIP LOCKED);
     IF cardinality(v_free) = 0 THEN
         RETURN NEXT;
@@ -266,8 +271,13 @@ BEGIN
         ORDER BY array_position(p_candidates, k.name)
         FOR UPDATE SKIP LOCKED
     LOOP
-        EXIT WHEN kinds >= p_limit OR cardinality(v_free) <= v_held;
+        EXIT WHEN kinds >= p_limit;
         -- Its weight in the free rows past those held for the waiting kinds before it.
+        IF cardinality(v_free) < v_held + v_kind.weight AND cardinality(slots) + v_held + v_kind.weight <= v_budget THEN
+            v_free := v_free || ARRAY(SELECT sl.n FROM tickq.slot AS sl
+                WHERE sl.run_id IS NULL AND sl.n <= p_slots AND sl.n <> ALL(v_free) AND sl.n <> ALL(slots)
+                ORDER BY sl.n LIMIT v_held + v_kind.weight - cardinality(v_free) FOR UPDATE SKIP LOCKED);
+        END IF;
         IF cardinality(v_free) - v_held < v_kind.weight THEN
             IF v_kind.held THEN
                 v_held := v_held + v_kind.weight;
@@ -277,8 +287,8 @@ BEGIN
         END IF;
         -- One free row of each pool it names, within the pool's limit (counted, as
         -- tickq.pool_slots_left does, only while runs hold rows past a lowered one).
-        v_rows := '[]';
-        v_keys := '{}';
+        v_rows := '[]'::jsonb;
+        v_keys := '{}'::text[];
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
             v_n := NULL;
             SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
