@@ -29,6 +29,9 @@ AS $$
     me AS (
         SELECT o.* FROM ordered AS o WHERE o.name = p_kind
     ),
+    slots_now AS MATERIALIZED (
+        SELECT g.* FROM tickq.slot_occupancy_at(p_now) AS g
+    ),
     pools_now AS MATERIALIZED (
         SELECT o.* FROM tickq.pool_occupancy_at(p_now) AS o
     ),
@@ -39,16 +42,18 @@ AS $$
     -- Capacity the claim holds for kinds ahead of this one in claim order that have waited half
     -- of stale_after and do not fit now (tickq.claim_fit): short of global slots, such a kind's
     -- weight and pools are held; short only of a pool, its pools (not its weight).
+    -- (Only kinds ahead of this one, due past half of stale_after: the others cost nothing.)
     held AS (
         SELECT o.name, o.place, f.short_of_slots, k.weight, k.pools,
             CASE WHEN f.short_of_slots THEN k.weight ELSE 0 END AS weight_held
-        FROM ordered AS o
+        FROM (SELECT a.* FROM ordered AS a WHERE a.held AND a.place < (SELECT me.place FROM me)) AS o
         INNER JOIN tickq.job_kind AS k ON o.name = k.name
+        CROSS JOIN slots_now AS g
         CROSS JOIN LATERAL (
-            SELECT k.weight > (SELECT g.free FROM tickq.slot_occupancy_at(p_now) AS g) AS short_of_slots,
+            SELECT k.weight > g.free AS short_of_slots,
                 EXISTS (SELECT FROM pools_now AS pn WHERE pn.pool = ANY(k.pools) AND pn.free = 0) AS short_of_pool
         ) AS f
-        WHERE o.held AND o.place < (SELECT me.place FROM me) AND (f.short_of_slots OR f.short_of_pool)
+        WHERE f.short_of_slots OR f.short_of_pool
     ),
     held_total AS (
         SELECT coalesce(sum(h.weight_held), 0) AS weight FROM held AS h
@@ -98,7 +103,7 @@ AS $$
                 ) AS x
             ), '[]')
     )
-    FROM tickq.slot_occupancy_at(p_now) AS g
+    FROM slots_now AS g
     INNER JOIN tickq.job_kind AS k ON k.name = p_kind
     CROSS JOIN held_total AS ht
     LEFT JOIN me ON true
