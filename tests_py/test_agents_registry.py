@@ -99,8 +99,8 @@ def test_every_problem_is_named():
     assert found == [
         'registry.toml: key "agents.model": missing; the [agents] section needs model',
         'registry.toml: key "agents.colour": unknown key; expected one of base_url, model, '
-        "api_key_env, max_turns, timeout, priority, retries, runner, deliver, deliver_timeout, "
-        "request_timeout, http_attempts, tools",
+        "api_key_env, max_turns, timeout, priority, retries, weight, runner, deliver, "
+        "deliver_timeout, request_timeout, http_attempts, tools",
         'registry.toml: key "agents.api_key": never put a key in the registry: set it in an '
         "environment variable and name that variable in agents.api_key_env",
         'registry.toml: key "agents.base_url": must be an http(s) URL such as '

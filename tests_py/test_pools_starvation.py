@@ -167,3 +167,4 @@ def test_real_ticks_claim_the_heavy_kind_within_stale_after(tmp_path: Path, db_u
     # capacity is held for it at 8s; the simulation above has none)
     assert wait < dt.timedelta(seconds=16), heavy
     assert lights > 3, lights  # and the light kinds ran on after it
+

@@ -71,8 +71,9 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
 -- rows, their weight in slot rows and a row of each pool, all SKIP LOCKED, with capacity held
 -- for a kind waiting half of stale_after that does not fit (a stale one is always among the
--- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the pool rows are written
--- after the runs.
+-- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the
+-- pool rows are written after the runs. The plain path's statements keep their indentation
+-- inside the ELSE, so that they read (and merge) as before.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -235,7 +236,7 @@ BEGIN
     GET DIAGNOSTICS v_leased = ROW_COUNT;
     IF v_leased <> coalesce(v_kinds, cardinality(v_picked)) THEN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
-        RAISE EXCEPTION 'claim_jobs: % kinds picked but % free slots taken', coalesce(v_kinds, cardinality(v_picked)), v_leased
+        RAISE EXCEPTION 'claim_jobs: % kinds picked but % leased', coalesce(v_kinds, cardinality(v_picked)), v_leased
             USING ERRCODE = 'internal_error';
     ELSIF v_pooled <> '[]' THEN  -- each pooled run into the pool rows claim_fit locked for it
         UPDATE tickq.pool_slot AS ps SET run_id = k.run_id, leased_until = k.leased_until
