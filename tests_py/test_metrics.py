@@ -201,6 +201,15 @@ tests:
         values: '0+0x50'
       - series: 'tickq_slots_free'
         values: '0+0x70'
+      # pool sf full throughout, two kinds waiting on it from minute 2; smb never full
+      - series: 'tickq_pool_slots_free{{pool="sf"}}'
+        values: '0+0x50'
+      - series: 'tickq_pool_kinds_waiting{{pool="sf"}}'
+        values: '0 0 2+0x48'
+      - series: 'tickq_pool_slots_free{{pool="smb"}}'
+        values: '1+0x50'
+      - series: 'tickq_pool_kinds_waiting{{pool="smb"}}'
+        values: '3+0x50'
     alert_rule_test:
       # at minute 20 the last tick (minute 10) is 10 minutes old: under 3 ticks (15 minutes)
       - eval_time: 20m
@@ -246,6 +255,16 @@ tests:
       - eval_time: 30m
         alertname: TickqMetricsAbsent
         exp_alerts: []
+      - eval_time: 25m
+        alertname: TickqPoolSaturated
+        exp_alerts: []
+      - eval_time: 35m
+        alertname: TickqPoolSaturated
+        exp_alerts:
+          - exp_labels: {{severity: warning, pool: sf}}
+            exp_annotations:
+              summary: "tickq: pool sf full for 30 minutes, 2 kind(s) waiting"
+              description: "`tickq status` names the runs holding it; `tickq check` sizes it."
 """
 
 

@@ -8,7 +8,7 @@ SELECT tables_are('tickq', ARRAY[
     'agent', 'agent_settings', 'agent_turn',
     'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll'
 ]);
-SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity']);
+SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity', 'pool_occupancy']);
 SELECT domains_are('tickq', ARRAY[
     'kind_attempts', 'failure_streak', 'run_attempt', 'run_slots', 'output_tail', 'slot_number',
     'agent_turn_entry'
@@ -51,7 +51,8 @@ SELECT functions_are('tickq', ARRAY[
     'describe_days',
     'parse_days',
     'parse_zone', 'schedule_slots', 'schedule_warnings',
-    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind'
+    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind',
+    'slot_holders_at', 'slot_occupancy_at', 'pool_occupancy_at', 'report_occupancy_at', 'report_pools_at'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome',

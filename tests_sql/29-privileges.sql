@@ -12,13 +12,13 @@ SELECT is(
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
         'claim_kind', 'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
-        'kind_history', 'load_agent', 'metrics_text', 'next_due_at', 'pause_agent', 'pause_kind', 'queue_status_at',
-        'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
+        'kind_history', 'load_agent', 'metrics_text', 'next_due_at', 'pause_agent', 'pause_kind', 'pool_occupancy_at',
+        'queue_status_at', 'record_agent_turn', 'record_tick', 'registry_mirror', 'registry_problems',
         'release_dead_lease', 'remove_agent', 'report_dispatchers_at', 'report_header_at',
-        'report_kinds_at', 'report_late_run', 'report_run', 'report_slots_at', 'report_step',
+        'report_kinds_at', 'report_late_run', 'report_pools_at', 'report_run', 'report_slots_at', 'report_step',
         'report_timeline_at', 'report_waiting_at', 'request_cancel', 'resume_agent', 'resume_kind', 'retired_kinds_at',
-        'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'stale_due_at', 'start_run',
-        'sync_registry', 'take_alerts', 'upcoming_at'
+        'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'slot_occupancy_at', 'stale_due_at',
+        'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -65,13 +65,13 @@ SELECT is(
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
         'explain_kind', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'load_agent',
         'metrics_text', 'next_due_at',
-        'pause_agent', 'pause_kind', 'queue_status_at', 'record_agent_turn', 'record_tick',
+        'pause_agent', 'pause_kind', 'pool_occupancy_at', 'queue_status_at', 'record_agent_turn', 'record_tick',
         'registry_mirror', 'registry_problems', 'release_dead_lease', 'remove_agent',
         'report_dispatchers_at', 'report_header_at', 'report_kinds_at', 'report_late_run',
-        'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
+        'report_pools_at', 'report_run', 'report_slots_at', 'report_step', 'report_timeline_at',
         'report_waiting_at', 'request_cancel', 'resume_agent',
         'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
-        'schedule_slots', 'schedule_warnings',
+        'schedule_slots', 'schedule_warnings', 'slot_occupancy_at',
         'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
@@ -81,7 +81,7 @@ SELECT is(
      WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('r', 'v', 'S')
        AND (has_table_privilege('tq29_dispatcher', c.oid, 'SELECT, INSERT, UPDATE, DELETE, TRUNCATE')
            OR (c.relkind = 'S' AND has_sequence_privilege('tq29_dispatcher', c.oid, 'USAGE, UPDATE')))),
-    ARRAY['api_checksum', 'capacity', 'migration', 'queue_status', 'stale_due'],
+    ARRAY['api_checksum', 'capacity', 'migration', 'pool_occupancy', 'queue_status', 'stale_due'],
     'the dispatcher reads the views and the migrator''s bookkeeping, and holds no right on the queue''s tables'
 );
 SELECT is(
@@ -90,9 +90,9 @@ SELECT is(
     ARRAY[
         'agents_at', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind', 'health_problems',
         'kind_history',
-        'metrics_text', 'queue_status_at', 'report_dispatchers_at', 'report_header_at', 'report_kinds_at',
-        'report_slots_at', 'report_timeline_at', 'report_waiting_at', 'retired_kinds_at', 'run_detail',
-        'stale_due_at', 'upcoming_at'
+        'metrics_text', 'pool_occupancy_at', 'queue_status_at', 'report_dispatchers_at', 'report_header_at',
+        'report_kinds_at', 'report_pools_at', 'report_slots_at', 'report_timeline_at', 'report_waiting_at',
+        'retired_kinds_at', 'run_detail', 'slot_occupancy_at', 'stale_due_at', 'upcoming_at'
     ],
     'the reader may call only the functions behind the views and the status page'
 );

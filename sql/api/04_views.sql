@@ -52,7 +52,9 @@ CREATE OR REPLACE FUNCTION tickq.queue_status_at(
     paused_until timestamptz,
     paused_reason text,
     paused_by text,
-    streak_outcome tickq.outcome
+    streak_outcome tickq.outcome,
+    weight integer,
+    pools text[]
 )
 LANGUAGE sql STABLE
 AS $$
@@ -101,7 +103,9 @@ AS $$
             SELECT r.outcome FROM tickq.job_run AS r
             WHERE r.kind = k.name AND r.outcome IN ('failed', 'timeout', 'lost')
             ORDER BY r.id DESC LIMIT 1)
-        ELSE last_run.outcome END
+        ELSE last_run.outcome END,
+        k.weight::integer,
+        k.pools
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- The last finished run by primary key (job_kind.last_run_id): never a scan of the history.
@@ -121,12 +125,14 @@ COMMENT ON FUNCTION tickq.queue_status_at(timestamptz) IS
 'time (a paused kind: not before its pause ends), lease, failure streak, the last finished run, '
 'who armed an irreversible kind and when, for a chain a summary of its last run''s steps, and '
 'the pause (until, reason, by) while it lasts, and the outcome of the failure streak (the last '
-'run''s, or the latest failure''s when an interrupted run left the streak standing).';
+'run''s, or the latest failure''s when an interrupted run left the streak standing); the '
+'global slots each of its runs takes (weight) and the pools it names.';
 
 CREATE OR REPLACE VIEW tickq.queue_status AS
 SELECT * FROM tickq.queue_status_at(now());
 COMMENT ON VIEW tickq.queue_status IS
-'One row per kind, now: due or not, running or not, last outcome and finish, failure streak, next due.';
+'One row per kind, now: due or not, running or not, last outcome and finish, failure streak, next '
+'due, weight and pools.';
 
 CREATE OR REPLACE FUNCTION tickq.stale_due_at(
     p_now timestamptz DEFAULT now()

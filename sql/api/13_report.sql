@@ -1,5 +1,6 @@
 -- What the status page (`tickq report`, `tickq serve`) shows; `tickq upcoming` (also on the
--- page) is sql/api/17_upcoming.sql, `tickq history` sql/api/15_history.sql. The page draws;
+-- page) is sql/api/17_upcoming.sql, `tickq history` sql/api/15_history.sql, the slot and pool
+-- plots sql/api/26_pools_seen.sql. The page draws;
 -- these functions decide. Each reads indexed ranges only: runs by job_run_finished_at (finished
 -- in the window) plus job_run_running (still running), a kind's runs by job_run_kind_id, so a
 -- page over a long history costs what its window holds.
@@ -239,67 +240,6 @@ $$;
 COMMENT ON FUNCTION tickq.report_waiting_at(timestamptz) IS
 'Enabled kinds due and unclaimed as of p_now (the waits still open, since the due time or the '
 'end of a pause), with whether each is stale; paused and unarmed kinds are not waiting for a slot.';
-
-CREATE OR REPLACE FUNCTION tickq.report_slots_at(
-    p_hours numeric DEFAULT 24,
-    p_steps integer DEFAULT 600,
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (step_start timestamptz, in_use integer)
-LANGUAGE sql STABLE
-AS $$
-    -- Slot occupancy as a step plot: runs overlapping the window counted at their claim (+1)
-    -- and finish (-1); each of p_steps equal steps shows the most slots held at any moment in
-    -- it, so a short peak is never averaged away.
-    WITH bounds AS (
-        SELECT p_now - p_hours * interval '1 hour' AS since,
-            p_hours * interval '1 hour' / p_steps AS width
-    ),
-    runs AS (
-        SELECT r.claimed_at, r.finished_at
-        FROM tickq.window_runs((SELECT b.since FROM bounds AS b), p_now) AS r
-        WHERE r.dispatcher NOT LIKE 'simulator%'
-    ),
-    events AS (
-        SELECT runs.claimed_at AS at, 1 AS delta FROM runs
-        UNION ALL
-        SELECT runs.finished_at, -1 FROM runs WHERE runs.finished_at IS NOT NULL
-    ),
-    level AS (
-        -- Finishes before claims at the same instant: a slot freed and taken again at once
-        -- is one slot, not two.
-        SELECT e.at, row_number() OVER w AS seq, sum(e.delta) OVER w AS in_use
-        FROM events AS e
-        WINDOW w AS (ORDER BY e.at, e.delta ROWS UNBOUNDED PRECEDING)
-    ),
-    per_step AS (
-        -- Each event falls in one step (those before the window in step -1): the most slots
-        -- held in the step, and the level its last event left behind.
-        SELECT
-            greatest(-1, floor(extract(EPOCH FROM l.at - b.since) / extract(EPOCH FROM b.width)))::integer
-                AS n,
-            max(l.in_use) AS peak,
-            (array_agg(l.in_use ORDER BY l.seq DESC))[1] AS level_after
-        FROM level AS l
-        CROSS JOIN bounds AS b
-        GROUP BY 1
-    ),
-    steps AS (
-        SELECT g.n, b.since + g.n * b.width AS step_start, ps.peak,
-            -- the last earlier step that had events: its level is carried into this one
-            max(ps.n) OVER (ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS carried_from
-        FROM bounds AS b
-        CROSS JOIN generate_series(-1, p_steps - 1) AS g (n)
-        LEFT JOIN per_step AS ps ON g.n = ps.n
-    )
-    SELECT st.step_start, greatest(st.peak, carried.level_after, 0)::integer
-    FROM steps AS st
-    LEFT JOIN per_step AS carried ON st.carried_from = carried.n
-    WHERE st.n >= 0
-    ORDER BY st.n
-$$;
-COMMENT ON FUNCTION tickq.report_slots_at(numeric, integer, timestamptz) IS
-'Slot occupancy over the last p_hours in p_steps equal steps: the most slots held at any moment '
-'of each step, counted from the runs'' claim and finish times.';
 
 CREATE OR REPLACE FUNCTION tickq.report_kinds_at(
     p_hours numeric DEFAULT 24,

@@ -21,7 +21,9 @@ CREATE OR REPLACE FUNCTION tickq.kind_history(
     dispatcher text,
     slot_at timestamptz,
     first_slot_at timestamptz,
-    slots_covered integer
+    slots_covered integer,
+    weight integer,
+    pools text[]
 )
 LANGUAGE plpgsql STABLE
 AS $$
@@ -34,7 +36,8 @@ BEGIN
     RETURN QUERY
     SELECT r.id, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
         r.finished_at, r.claimed_at - r.due_at, coalesce(r.duration, p_now - r.claimed_at),
-        r.outcome, r.exit_code, r.slots::integer, r.dispatcher, r.slot_at, r.first_slot_at, r.slots_covered
+        r.outcome, r.exit_code, r.slots::integer, r.dispatcher, r.slot_at, r.first_slot_at, r.slots_covered,
+        r.weight::integer, r.pools
     FROM tickq.job_run AS r
     WHERE r.kind = p_kind AND r.claimed_at <= p_now
     ORDER BY r.id DESC
@@ -44,7 +47,8 @@ $$;
 COMMENT ON FUNCTION tickq.kind_history(text, integer, timestamptz) IS
 'The last p_limit runs of a kind, newest first: trigger, attempt, due/claimed/started/finished, '
 'wait, duration (so far, for a running one), outcome, exit code, slots merged, and the slots it '
-'covers (latest, earliest, how many; a retry its first try''s). TQ003 for an unknown kind.';
+'covers (latest, earliest, how many; a retry its first try''s), the global slots it took '
+'(weight) and the pools it held a slot of. TQ003 for an unknown kind.';
 
 CREATE OR REPLACE FUNCTION tickq.run_detail(
     p_run_id bigint,
@@ -66,15 +70,19 @@ CREATE OR REPLACE FUNCTION tickq.run_detail(
     output_tail text,
     slot_at timestamptz,
     first_slot_at timestamptz,
-    slots_covered integer
+    slots_covered integer,
+    weight integer,
+    pools text[]
 )
 LANGUAGE sql STABLE
 AS $$
     SELECT r.id, r.kind, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,
         r.finished_at, coalesce(r.duration, p_now - r.claimed_at), r.outcome, r.exit_code,
-        r.slots::integer, r.dispatcher, r.output_tail::text, r.slot_at, r.first_slot_at, r.slots_covered
+        r.slots::integer, r.dispatcher, r.output_tail::text, r.slot_at, r.first_slot_at, r.slots_covered,
+        r.weight::integer, r.pools
     FROM tickq.job_run AS r
     WHERE r.id = p_run_id
 $$;
 COMMENT ON FUNCTION tickq.run_detail(bigint, timestamptz) IS
-'One run with its whole output tail (tickq history --run ID); no row for an unknown id.';
+'One run with its whole output tail, its weight and pools (tickq history --run ID); no row for '
+'an unknown id.';

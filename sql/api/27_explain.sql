@@ -11,7 +11,8 @@ AS $$
     -- A due kind's place in the claim order (claim_jobs: stale kinds first, oldest first, then
     -- lane, due time, name) and in its lane, the kinds ahead of it, and the runs holding slots.
     WITH due AS (
-        SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale
+        SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale,
+            k.due_at <= p_now - s.stale_after / 2 AS held
         FROM tickq.job_kind AS k
         CROSS JOIN tickq.settings AS s
         WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
@@ -27,6 +28,35 @@ AS $$
     ),
     me AS (
         SELECT o.* FROM ordered AS o WHERE o.name = p_kind
+    ),
+    slots_now AS MATERIALIZED (
+        SELECT g.* FROM tickq.slot_occupancy_at(p_now) AS g
+    ),
+    pools_now AS MATERIALIZED (
+        SELECT o.* FROM tickq.pool_occupancy_at(p_now) AS o
+    ),
+    mine AS (
+        SELECT o.* FROM pools_now AS o
+        WHERE o.pool = ANY(SELECT unnest(k.pools) FROM tickq.job_kind AS k WHERE k.name = p_kind)
+    ),
+    -- Capacity the claim holds for kinds ahead of this one in claim order that have waited half
+    -- of stale_after and do not fit now (tickq.claim_fit): short of global slots, such a kind's
+    -- weight and pools are held; short only of a pool, its pools (not its weight).
+    -- (Only kinds ahead of this one, due past half of stale_after: the others cost nothing.)
+    held AS (
+        SELECT o.name, o.place, f.short_of_slots, k.weight, k.pools,
+            CASE WHEN f.short_of_slots THEN k.weight ELSE 0 END AS weight_held
+        FROM (SELECT a.* FROM ordered AS a WHERE a.held AND a.place < (SELECT me.place FROM me)) AS o
+        INNER JOIN tickq.job_kind AS k ON o.name = k.name
+        CROSS JOIN slots_now AS g
+        CROSS JOIN LATERAL (
+            SELECT k.weight > g.free AS short_of_slots,
+                EXISTS (SELECT FROM pools_now AS pn WHERE pn.pool = ANY(k.pools) AND pn.free = 0) AS short_of_pool
+        ) AS f
+        WHERE f.short_of_slots OR f.short_of_pool
+    ),
+    held_total AS (
+        SELECT coalesce(sum(h.weight_held), 0) AS weight FROM held AS h
     )
     SELECT jsonb_build_object(
         'place', me.place,
@@ -37,24 +67,55 @@ AS $$
             SELECT jsonb_agg(o.name ORDER BY o.place)
             FROM ordered AS o WHERE o.place < me.place AND o.place >= me.place - 5
         ), '[]'),
-        'slots', s.slots,
-        'slots_free', greatest(s.slots - (SELECT count(*) FROM tickq.slot AS t WHERE t.run_id IS NOT NULL), 0),
-        'holders', coalesce((
+        'slots', g.slots,
+        'slots_free', g.free,
+        'holders', g.holders,
+        -- What the kind takes: its weight of the global slots and a slot of each pool it
+        -- names; waits_for is each of those it cannot have now (the slots too few for its
+        -- weight, a full pool).
+        'weight', k.weight,
+        'pools', coalesce((
             SELECT jsonb_agg(jsonb_build_object(
-                'run_id', r.id, 'kind', r.kind, 'dispatcher', r.dispatcher,
-                'since', coalesce(r.started_at, r.claimed_at), 'leased_until', t.leased_until
-            ) ORDER BY t.leased_until, r.id)
-            FROM tickq.slot AS t
-            INNER JOIN tickq.job_run AS r ON t.run_id = r.id
-        ), '[]')
+                'pool', m.pool, 'slots', m.slots, 'busy', m.busy, 'free', m.free, 'holders', m.holders
+            ) ORDER BY m.pool)
+            FROM mine AS m
+        ), '[]'),
+        'waits_for', CASE WHEN k.weight > g.free THEN jsonb_build_array(jsonb_build_object(
+                'what', 'slots', 'weight', k.weight, 'free', g.free, 'slots', g.slots))
+            ELSE '[]' END
+            || coalesce((
+                SELECT jsonb_agg(jsonb_build_object('what', 'pool', 'pool', m.pool, 'slots', m.slots)
+                    ORDER BY m.pool)
+                FROM mine AS m WHERE m.free = 0
+            ), '[]')
+            -- a kind ahead held for, holding slots it would fit in or a pool it names (the first 5)
+            || coalesce((
+                SELECT jsonb_agg(jsonb_build_object('what', 'held', 'kind', x.name,
+                    'weight', x.weight_held, 'pools', to_jsonb(x.pools_held)) ORDER BY x.place)
+                FROM (
+                    SELECT h.*, ARRAY(SELECT unnest(h.pools) INTERSECT SELECT unnest(k.pools) ORDER BY 1)
+                        AS pools_held
+                    FROM held AS h
+                    WHERE (h.weight_held > 0 AND k.weight <= g.free AND k.weight + ht.weight > g.free)
+                        OR h.pools && k.pools
+                    ORDER BY h.place
+                    LIMIT 5
+                ) AS x
+            ), '[]')
     )
-    FROM tickq.settings AS s
+    FROM slots_now AS g
+    INNER JOIN tickq.job_kind AS k ON k.name = p_kind
+    CROSS JOIN held_total AS ht
     LEFT JOIN me ON true
 $$;
 COMMENT ON FUNCTION tickq.explain_queue(text, timestamptz) IS
 'For tickq.explain_kind: a due kind''s place in the claim order and in its lane, the kinds just '
 'ahead of it, the slot limit, the free slots and the runs holding slots (kind, dispatcher, '
-'since, lease until).';
+'since, lease until, weight), the kind''s weight and each pool it names with its slots, busy, '
+'free and holders, and what of them it waits for (waits_for: the slots, too few free for its '
+'weight; each full pool; capacity held for a kind ahead of it that has waited half of '
+'stale_after and does not fit, as tickq.claim_fit holds it: that kind''s weight if short of '
+'slots, and its pools).';
 
 CREATE OR REPLACE FUNCTION tickq.explain_kind(
     p_kind text,
@@ -92,6 +153,8 @@ BEGIN
         'schedule', tickq.describe_schedule(v_kind.every, v_kind.every_offset, v_kind.at_times,
             v_kind.on_days, v_kind.timezone, p_now),
         'timezone', v_kind.timezone,
+        'weight', v_kind.weight,
+        'pools', to_jsonb(v_kind.pools),
         'retired_at', v_kind.retired_at,
         'due_at', v_kind.due_at,
         'next_due_at', CASE WHEN v_state IN ('idle', 'waiting') OR (v_state = 'paused' AND v_due < 'infinity')
@@ -134,5 +197,6 @@ COMMENT ON FUNCTION tickq.explain_kind(text, timestamptz) IS
 'Why a kind is or is not running as of p_now, as one JSON document: its state (retired, running, '
 'disabled, unarmed, paused, waiting: due and unclaimed, or idle until its next slot), the live '
 'run and its lease, the pause (until, by, reason), the due time and whether it is stale, for a '
-'waiting kind its place in the claim order and the runs holding the slots, the last finished '
+'waiting kind its place in the claim order, the runs holding the slots and the pools it names, '
+'and what it waits for (explain_queue), its weight and pools, the last finished '
 'run, the failure streak and the last tick. TQ003 for an unknown kind.';

@@ -35,7 +35,7 @@ CREATE OR REPLACE FUNCTION tickq.metrics_text(
 LANGUAGE sql STABLE
 AS $$
     WITH kinds AS (
-        SELECT k.name, k.failure_streak, k.run_id IS NOT NULL AS running,
+        SELECT k.name, k.failure_streak, k.run_id IS NOT NULL AS running, k.weight,
             coalesce(k.paused_until > p_now, false) AS paused,
             CASE
                 WHEN k.enabled AND k.run_id IS NULL AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
@@ -86,8 +86,7 @@ AS $$
         FROM kinds AS k CROSS JOIN bounds AS b
     ),
     slots AS (
-        SELECT s.slots AS total, (SELECT count(*) FROM tickq.slot AS t WHERE t.run_id IS NOT NULL) AS used
-        FROM tickq.settings AS s
+        SELECT o.slots AS total, o.busy AS used, o.free FROM tickq.slot_occupancy_at(p_now) AS o
     ),
     families (family, ord, kind, help) AS (
         VALUES
@@ -105,13 +104,18 @@ AS $$
             ('tickq_kind_running', 8, 'gauge', '1 while a run of the kind holds a lease.'),
             ('tickq_kind_paused', 9, 'gauge', '1 while an operator''s pause of the kind lasts.'),
             ('tickq_slots', 10, 'gauge', 'The slot limit: how many runs may go on at once.'),
-            ('tickq_slots_used', 11, 'gauge', 'Slots held by live runs.'),
+            ('tickq_slots_used', 11, 'gauge', 'Slots held by live runs (a run holds its kind''s weight).'),
             ('tickq_slots_free', 12, 'gauge', 'Slots a claim could take now.'),
-            ('tickq_last_tick_timestamp_seconds', 13, 'gauge',
+            ('tickq_kind_weight', 13, 'gauge', 'The slots each run of a kind takes (its weight).'),
+            ('tickq_pool_slots', 14, 'gauge', 'A pool''s limit: how many runs of the kinds naming it may go on at once.'),
+            ('tickq_pool_slots_used', 15, 'gauge', 'Slots of a pool held by live runs.'),
+            ('tickq_pool_slots_free', 16, 'gauge', 'Slots of a pool a claim could take now.'),
+            ('tickq_pool_kinds_waiting', 17, 'gauge', 'Kinds naming a pool that are due and unclaimed.'),
+            ('tickq_last_tick_timestamp_seconds', 18, 'gauge',
                 'When the last tick on each dispatcher host ended (Unix time).'),
-            ('tickq_tick_seconds', 14, 'gauge', 'The registry''s tick: how often the timer should fire.'),
-            ('tickq_stale_after_seconds', 15, 'gauge', 'How long a due kind may wait before it is stale.'),
-            ('tickq_alert_after', 16, 'gauge', 'The failure streak at which a kind is alerted as failing.')
+            ('tickq_tick_seconds', 19, 'gauge', 'The registry''s tick: how often the timer should fire.'),
+            ('tickq_stale_after_seconds', 20, 'gauge', 'How long a due kind may wait before it is stale.'),
+            ('tickq_alert_after', 21, 'gauge', 'The failure streak at which a kind is alerted as failing.')
     ),
     samples (family, sample, labels, value, who, sub) AS (
         SELECT 'tickq_runs_total', 'tickq_runs_total',
@@ -148,7 +152,8 @@ AS $$
             ('tickq_kind_stale', k.stale::integer::text),
             ('tickq_kind_failure_streak', k.failure_streak::text),
             ('tickq_kind_running', k.running::integer::text),
-            ('tickq_kind_paused', k.paused::integer::text)
+            ('tickq_kind_paused', k.paused::integer::text),
+            ('tickq_kind_weight', k.weight::text)
         ) AS x (family, value)
         UNION ALL
         SELECT x.family, x.family, '', x.value, '', ''
@@ -156,7 +161,16 @@ AS $$
         CROSS JOIN LATERAL (VALUES
             ('tickq_slots', s.total::text),
             ('tickq_slots_used', s.used::text),
-            ('tickq_slots_free', greatest(s.total - s.used, 0)::text)
+            ('tickq_slots_free', s.free::text)
+        ) AS x (family, value)
+        UNION ALL
+        SELECT x.family, x.family, format('pool=%s', tickq.metrics_label(o.pool)), x.value, o.pool, ''
+        FROM tickq.pool_occupancy_at(p_now) AS o
+        CROSS JOIN LATERAL (VALUES
+            ('tickq_pool_slots', o.slots::text),
+            ('tickq_pool_slots_used', o.busy::text),
+            ('tickq_pool_slots_free', o.free::text),
+            ('tickq_pool_kinds_waiting', o.waiting::text)
         ) AS x (family, value)
         UNION ALL
         SELECT 'tickq_last_tick_timestamp_seconds', 'tickq_last_tick_timestamp_seconds',
@@ -188,5 +202,6 @@ $$;
 COMMENT ON FUNCTION tickq.metrics_text(timestamptz) IS
 'The queue as Prometheus metrics in the text exposition format, as of p_now: per kind its runs by '
 'outcome, merged slots and a duration histogram (counters: pruned runs stay counted through '
-'run_total), last success, lateness, stale, failure streak, running and paused; the slots used '
-'and free; each host''s last tick; the tick, stale_after and alert_after the rules compare with.';
+'run_total), last success, lateness, stale, failure streak, running, paused and weight; the '
+'slots used and free, and each pool''s with the kinds waiting on it; each host''s last tick; the tick, stale_after and '
+'alert_after the rules compare with.';

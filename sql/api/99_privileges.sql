@@ -82,6 +82,11 @@ AS $$
         -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
         ('dispatcher', 'EXECUTE', 'metrics_text'),
         ('dispatcher', 'EXECUTE', 'explain_kind'),
+        -- weights and pools seen (sql/api/26_pools_seen.sql): status, the page
+        ('dispatcher', 'EXECUTE', 'slot_occupancy_at'),
+        ('dispatcher', 'EXECUTE', 'pool_occupancy_at'),
+        ('dispatcher', 'EXECUTE', 'report_pools_at'),
+        ('dispatcher', 'SELECT', 'pool_occupancy'),
         ('dispatcher', 'SELECT', 'queue_status'),
         ('dispatcher', 'SELECT', 'stale_due'),
         ('dispatcher', 'SELECT', 'capacity'),
@@ -106,6 +111,10 @@ AS $$
         ('reader', 'EXECUTE', 'run_detail'),
         ('reader', 'EXECUTE', 'metrics_text'),
         ('reader', 'EXECUTE', 'explain_kind'),
+        ('reader', 'EXECUTE', 'slot_occupancy_at'),
+        ('reader', 'EXECUTE', 'pool_occupancy_at'),
+        ('reader', 'EXECUTE', 'report_pools_at'),
+        ('reader', 'SELECT', 'pool_occupancy'),
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'EXECUTE', 'retired_kinds_at'),

@@ -25,13 +25,16 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, default=json_value, indent=2))
         return EXIT_OK
+    # A run's weight and pools get columns only when one of the runs listed had them.
+    takes = any(r["weight"] != 1 or r["pools"] for r in rows)
     print(shown(table(
         ["run", "trigger", "try", "claimed (UTC)", "waited", "duration", "outcome", "exit",
-         "slots", "slot (UTC)"],
+         "slots", "slot (UTC)"] + (["weight", "pools"] if takes else []),
         [[str(r["run_id"]), r["run_trigger"], str(r["attempt"]), when(r["claimed_at"], utc=True),
           human_duration(r["waited"]), human_duration(r["duration"]), r["outcome"],
           "-" if r["exit_code"] is None else str(r["exit_code"]), _slots(r["slots_merged"]),
           when(r["slot_at"], utc=True)]
+         + ([str(r["weight"]), ", ".join(r["pools"]) or "-"] if takes else [])
          for r in rows],
     )))
     return EXIT_OK
@@ -52,7 +55,9 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(run, default=json_value, indent=2))
         return EXIT_OK
     for key, value in run.items():
-        if key != "output_tail":
+        if key == "pools":
+            print(f"{key:13} {', '.join(value) or '-'}")
+        elif key != "output_tail":
             print(shown(f"{key:13} {json_value(value) if value is not None else '-'}"))
     print("output_tail:")
     sys.stdout.write(shown(run["output_tail"] or ""))

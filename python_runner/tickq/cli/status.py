@@ -25,6 +25,8 @@ from tickq.host.spool import Spool
 from tickq.registry.durations import coarse_duration, human_duration
 
 NARROW = 80
+POOLS_LISTED = 8  # pools with a line of their own; past it, only those held or waited on
+HOLDERS_NAMED = 4  # runs named on a slots or pool line
 WATCH_SECONDS = (0.5, 86400.0)  # a redraw at most twice a second, at least once a day
 
 
@@ -50,6 +52,8 @@ def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
         "timezone": status.timezone(conn),
         "stale_due": status.stale_due(conn),
         "kinds": status.queue_status(conn),
+        "slots": status.slot_occupancy(conn),
+        "pools": status.pool_occupancy(conn),
     }
     if with_problems:
         problems = status.health_problems(conn)
@@ -166,7 +170,8 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) 
     lines.append(f"times in {zone.key}, now {now.astimezone(zone):%Y-%m-%d %H:%M:%S %Z}")
     if wide:
         header = ["kind", "priority", "schedule", "state", "next due", "in", "streak",
-                  "last", "finished", "ago", "took", "lease", "paused until", "reason", "steps"]
+                  "last", "finished", "ago", "took", "lease", "paused until", "reason", "steps",
+                  "weight", "pools"]
         rows = [[
             k["kind"], k["priority"], k["schedule"], k["state"],
             _at(k["next_due_at"], now, zone, full=True), _rel(k["next_due_at"], now),
@@ -179,15 +184,60 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) 
              else _at(k["paused_until"], now, zone, full=True)),
             k["paused_reason"] or "-",
             k.get("steps") or "-",
+            str(k["weight"]), ", ".join(k["pools"]) or "-",
         ] for k in snapshot["kinds"]]
         lines.append(table(header, rows))
     else:
-        header = ["kind", "schedule", "state", "next", "last"]
+        # Weights and pools get a column only in a queue that uses them.
+        takes = any(k["weight"] != 1 or k["pools"] for k in snapshot["kinds"])
+        header = ["kind", "schedule", "state", "next", "last"] + (["takes"] if takes else [])
         rows = [[
             k["kind"], k["schedule"], k["state"], _next(k, now, zone), _last(k, now),
-        ] for k in snapshot["kinds"]]
+        ] + ([_takes(k)] if takes else []) for k in snapshot["kinds"]]
         lines.append(table(header, rows, width=width, shrink=(0, 1)))
+    # Under the table, so the lines above it stay where scripts and eyes expect them.
+    lines.extend(_fit(line, width) for line in capacity_lines(snapshot))
     return "\n".join(lines)
+
+
+def capacity_lines(snapshot: dict[str, Any]) -> list[str]:
+    """The global slots and each pool: how many are held, by which runs (a run's weight where
+    it holds more than one slot), a full pool and the kinds waiting on it. Bounded: past
+    POOLS_LISTED pools only those held or waited on have a line."""
+    slots = snapshot["slots"]
+    lines = [f"slots: {slots['busy']} of {slots['slots']} held{_holders(slots['holders'])}"]
+    pools = snapshot["pools"]
+    listed = pools if len(pools) <= POOLS_LISTED else [
+        p for p in pools if p["busy"] or p["waiting"]][:POOLS_LISTED]
+    for p in listed:
+        state = ("; draining: gone from the registry" if p["slots"] == 0
+                 else "; FULL" if p["free"] == 0 else "")
+        waiting = f"; {p['waiting']} kind(s) due and waiting" if p["waiting"] else ""
+        lines.append(f"pool {p['pool']}: {p['busy']} of {p['slots']} held"
+                     f"{_holders(p['holders'], weighted=False)}{state}{waiting}")
+    if len(pools) > len(listed):
+        lines.append(f"{len(pools) - len(listed)} more pool(s), none held or waited on "
+                     "(tickq status --json lists every pool)")
+    return lines
+
+
+def _holders(holders: list[dict[str, Any]], weighted: bool = True) -> str:
+    """The runs holding slots, by kind and run; in the global slots with each run's weight
+    where it holds more than one (in a pool a run holds one slot whatever its weight)."""
+    named = [f"{h['kind']} (run {h['run_id']}"
+             + (f", weight {h['weight']})" if weighted and h["weight"] > 1 else ")")
+             for h in holders[:HOLDERS_NAMED]]
+    more = f" and {len(holders) - HOLDERS_NAMED} more" if len(holders) > HOLDERS_NAMED else ""
+    return f" by {', '.join(named)}{more}" if named else ""
+
+
+def _takes(k: dict[str, Any]) -> str:
+    """What one run of the kind takes: its weight of the global slots, then its pools."""
+    return str(k["weight"]) + (f" + {', '.join(k['pools'])}" if k["pools"] else "")
+
+
+def _fit(line: str, width: int | None) -> str:
+    return line if width is None or len(line) <= width else line[: width - 1] + "…"
 
 
 def _next(k: dict[str, Any], now: datetime, zone: ZoneInfo) -> str:

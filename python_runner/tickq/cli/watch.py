@@ -101,13 +101,47 @@ def _waiting_lines(doc: dict[str, Any], now: datetime) -> list[str]:
              f"{queue['lane_place']} of {queue['lane_due']} in lane {doc['priority']}"]
     if queue["ahead"]:
         lines.append(f"  ahead of it: {', '.join(queue['ahead'])}")
-    lines.append(f"  slots: {queue['slots_free']} of {queue['slots']} free")
-    for h in queue["holders"]:
-        lines.append(f"    held by run {h['run_id']} of {h['kind']} on {h['dispatcher']} since "
-                     f"{_at(h['since'], now)}, lease until {_at(h['leased_until'], now)}")
-    free, place = queue["slots_free"], queue["place"]
-    if free and place <= free:
-        lines.append("  a slot is free for it: the next tick claims it")
+    weight = queue["weight"]
+    lines.append(f"  slots: {queue['slots_free']} of {queue['slots']} free"
+                 + (f"; each run of it takes {weight}" if weight > 1 else ""))
+    lines.extend(_held(queue["holders"], now))
+    for p in queue["pools"]:
+        lines.append(f"  pool {p['pool']}: {p['free']} of {p['slots']} free"
+                     + ("" if p["free"] else ": full"))
+        lines.extend(_held(p["holders"], now, weighted=False))
+    lines.extend(_verdict(queue))
+    return lines
+
+
+def _held(holders: list[dict[str, Any]], now: datetime, weighted: bool = True) -> list[str]:
+    return [f"    held by run {h['run_id']} of {h['kind']}"
+            + (f" (weight {h['weight']})" if weighted and h.get("weight", 1) > 1 else "")
+            + f" on {h['dispatcher']} since {_at(h['since'], now)}, lease until "
+            f"{_at(h['leased_until'], now)}" for h in holders]
+
+
+def _verdict(queue: dict[str, Any]) -> list[str]:
+    """Why the next tick does or does not claim it: what it waits for (the database's
+    waits_for), else the kinds ahead of it."""
+    lines = []
+    for w in queue["waits_for"]:
+        if w["what"] == "pool":
+            lines.append(f"  it waits for pool {w['pool']}: all {w['slots']} of its slot(s) "
+                         "are held (by the runs above)")
+        elif w["what"] == "held":
+            what = ([f"{w['weight']} slots"] if w["weight"] else []) + [
+                f"pool {p}" for p in w["pools"]]
+            lines.append(f"  it waits for {w['kind']}, ahead of it and due past half of "
+                         f"stale_after: the claim holds {' and '.join(what)} for it until it fits")
+        else:
+            lines.append(f"  it waits for {w['weight']} free slots (its weight); {w['free']} of "
+                         f"{w['slots']} are free")
+    if lines:
+        return lines
+    free, place, weight = queue["slots_free"], queue["place"], queue["weight"]
+    if free and place <= free - weight + 1:
+        lines.append("  a slot is free for it: the next tick claims it" if weight == 1 else
+                     f"  its {weight} slots are free: the next tick claims it")
     elif free:
         lines.append(f"  the free slot(s) go to the {place - 1} kind(s) ahead of it first")
     return lines
@@ -120,6 +154,11 @@ def explain_lines(doc: dict[str, Any]) -> list[str]:
     lines.append(f"schedule: {doc['schedule']}, lane {doc['priority']}, zone {doc['timezone']}"
                  + (f"; next run is a retry (attempt {doc['attempts'] + 1})"
                     if doc["trigger"] == "retry" else ""))
+    if doc["weight"] != 1 or doc["pools"]:
+        lines.append(f"takes: {doc['weight']} of the global slots per run"
+                     + ("" if not doc["pools"] else f" and a slot of pool {doc['pools'][0]}"
+                        if len(doc["pools"]) == 1
+                        else f" and a slot of each of pools {', '.join(doc['pools'])}"))
     last = doc["last"]
     if last is None:
         lines.append("last run: none finished yet")

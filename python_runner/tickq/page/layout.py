@@ -13,6 +13,7 @@ ROW_HEIGHT = 18
 LANE_HEIGHT = 22
 AXIS_HEIGHT = 22
 SLOT_PLOT_HEIGHT = 120
+POOL_PLOT_HEIGHT = 36  # each pool's own plot, under the global one on the same time axis
 MIN_BAR = 2.0  # px: a run of 0.1 s stays visible (sql/api/13_report.sql merges what would touch)
 CHAR_WIDTH = 6.2  # px of an 11 px label character, to keep labels apart
 MARK_LABEL_HALF_WIDTH = 17  # px: half of "23:00"
@@ -153,14 +154,15 @@ class SlotPlot:
     width: float = LABEL_WIDTH + PLOT_WIDTH + 10
 
 
-def slot_plot(frame: Frame, steps: list[dict[str, Any]], limit: int) -> SlotPlot:
+def slot_plot(frame: Frame, steps: list[dict[str, Any]], limit: int,
+              plot_height: int = SLOT_PLOT_HEIGHT, axis: int = AXIS_HEIGHT) -> SlotPlot:
     """Slots held over the window as a step line, against the limit."""
     peak = max((s["in_use"] for s in steps), default=0)
     top = max(limit, peak) + 0.5
-    base = AXIS_HEIGHT + SLOT_PLOT_HEIGHT
+    base = axis + plot_height
 
     def y(value: float) -> float:
-        return round(base - value / top * SLOT_PLOT_HEIGHT, 2)
+        return round(base - value / top * plot_height, 2)
 
     parts: list[str] = []
     for i, step in enumerate(steps):
@@ -171,3 +173,10 @@ def slot_plot(frame: Frame, steps: list[dict[str, Any]], limit: int) -> SlotPlot
     every = max(1, -(-max(limit, peak) // 5))
     ticks = [(v, y(v)) for v in range(0, max(limit, peak) + 1, every)]
     return SlotPlot(" ".join(parts), y(limit), limit, peak, base + 6, ticks)
+
+
+def pool_plots(frame: Frame, pools: list[dict[str, Any]]) -> list[tuple[dict[str, Any], SlotPlot]]:
+    """A small plot per pool the database chose to draw (its `drawn` ones, a bounded few),
+    each against the pool's own limit: the global plot's time axis, no axis of its own."""
+    return [(p, slot_plot(frame, p["steps"], p["slots"], POOL_PLOT_HEIGHT, 6))
+            for p in pools if p["drawn"]]

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from tickq.db.api.page import PageData, page_data
+from tickq.db.api.page import HOLDERS_NAMED, PageData, page_data
 from tickq.db.api.session import Connection
 from tickq.db.contract import LANES
 from tickq.db.errors import InvalidInput
@@ -53,6 +53,7 @@ def zone(name: str | None) -> ZoneInfo:
 
 UPCOMING_SHOWN = 10  # runs the Upcoming table shows open; the rest of the list is folded
 FAILING_NAMED = 5  # kinds the failing tile names
+POOLS_LISTED = 50  # rows of the pools table; the rest are counted under it
 
 
 def render(data: PageData) -> str:
@@ -63,6 +64,7 @@ def render(data: PageData) -> str:
     timeline = layout.timeline(frame, data.kinds, data.timeline, data.waiting,
                                data.header["stale_after"], LANES)
     slots = layout.slot_plot(frame, data.slots, data.header["slots"])
+    pool_plots = layout.pool_plots(frame, data.pools)
 
     def local(value: datetime | None) -> str:
         return value.astimezone(tz).strftime("%Y-%m-%d %H:%M") if value else "-"
@@ -81,6 +83,10 @@ def render(data: PageData) -> str:
     failing = list(data.header["failing_kinds"] or [])
     return _ENV.get_template("page.html").render(
         data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local,
+        pool_plots=pool_plots, pools_listed=data.pools[:POOLS_LISTED],
+        pools_more=len(data.pools) - POOLS_LISTED, holders_named=HOLDERS_NAMED,
+        pools_full=sum(1 for p in data.pools if p["slots"] and not p["free"]),
+        pools_waited=any(p["slots"] and not p["free"] and p["waiting"] for p in data.pools),
         local_s=local_s, clock=clock, marks=frame.marks(tz), duration=human_duration,
         lanes=LANES, generated=local_s(data.header["window_end"]),
         since_began=frame.end - frame.start < timedelta(hours=data.hours),

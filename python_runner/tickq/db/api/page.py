@@ -8,6 +8,8 @@ from typing import Any
 
 from tickq.db.api.session import Connection, Row, rows
 
+HOLDERS_NAMED = 3  # runs the page names per pool (the rest are counted)
+
 
 @dataclass(frozen=True)
 class PageData:
@@ -19,6 +21,7 @@ class PageData:
     timeline: list[Row]
     waiting: list[Row]
     slots: list[Row]
+    pools: list[Row]
     capacity: list[Row]
     upcoming: list[Row]
     kinds: list[Row]
@@ -26,10 +29,12 @@ class PageData:
 
 def page_data(
     conn: Connection, hours: float = 24.0, now: datetime | None = None,
-    steps: int = 600, upcoming_limit: int = 50,
+    steps: int = 600, upcoming_limit: int = 50, pools_drawn: int = 8,
 ) -> PageData:
-    """The page's data, read in one repeatable-read transaction, so every part agrees."""
-    params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit}
+    """The page's data, read in one repeatable-read transaction, so every part agrees; the
+    first `pools_drawn` pools (full or waited on first) carry their occupancy steps."""
+    params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit,
+              "pool_steps": steps, "pools_drawn": pools_drawn, "holders": HOLDERS_NAMED}
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         return PageData(
@@ -39,6 +44,7 @@ def page_data(
             timeline=rows(conn, "report_timeline", params),
             waiting=rows(conn, "report_waiting", params),
             slots=rows(conn, "report_slots", params),
+            pools=[_pool_steps(p) for p in rows(conn, "report_pools", params)],
             capacity=rows(conn, "report_capacity", params),
             upcoming=rows(conn, "upcoming", params),
             kinds=[_failure_times(k) for k in rows(conn, "report_kinds", params)],
@@ -50,6 +56,14 @@ def _failure_times(kind: Row) -> Row:
     failures = [{**f, "finished_at": datetime.fromisoformat(f["finished_at"])
                  if f.get("finished_at") else None} for f in kind["recent_failures"]]
     return {**kind, "recent_failures": failures}
+
+
+def _pool_steps(pool: Row) -> Row:
+    """A pool's occupancy steps as step_start/in_use rows again (jsonb carries each as a pair
+    of an ISO time and a count), or none for a pool the page does not draw."""
+    steps = [{"step_start": datetime.fromisoformat(at), "in_use": n}
+             for at, n in pool["steps"] or []]
+    return {**pool, "steps": steps}
 
 
 def run_detail(conn: Connection, run_id: int) -> Row | None:

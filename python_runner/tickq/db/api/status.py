@@ -36,6 +36,21 @@ def queue_status(conn: Connection) -> list[Row]:
     return rows(conn, "queue_status")
 
 
+def slot_occupancy(conn: Connection) -> Row:
+    """The global slots now: slots, busy (slot rows held: a run holds its weight), free, and
+    holders, one per run: run_id, kind, dispatcher, since, leased_until, weight, pools
+    (tickq.slot_occupancy_at)."""
+    found = one(conn, "slot_occupancy", {"now": None})
+    assert found is not None
+    return found
+
+
+def pool_occupancy(conn: Connection) -> list[Row]:
+    """Each pool now, by name: pool, slots, busy, free, holders (as slot_occupancy's, with
+    weight), kinds naming it, waiting (those due and unclaimed) (tickq.pool_occupancy_at)."""
+    return rows(conn, "pool_occupancy", {"now": None})
+
+
 def retired_kinds(conn: Connection) -> list[Row]:
     """The retired kinds, latest first: kind, retired_at, runs, last_run_at."""
     return rows(conn, "retired_kinds")
