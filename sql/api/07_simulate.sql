@@ -52,12 +52,21 @@ BEGIN
         FROM tickq.claim_manual(v_claim.kind, 'simulator: first run', 'simulator', p_now) AS c;
         UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
     END LOOP;
-    SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'),
-        coalesce(array_agg(r.claimed_at + tickq.simulated_hold(k, p_durations) ORDER BY r.id), '{}')
+    -- The simulator's runs still running, found by the slot rows they hold (every run a claim
+    -- opens holds one until it ends), each by its primary key: not by a scan of the whole
+    -- history, which grows with every run of the window and is read again at every part (the
+    -- plan is made once, in the first part, when the history is empty; OFFSET 0 keeps the
+    -- lookup by key whatever the planner thinks of the table's size).
+    SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'), coalesce(array_agg(r.finish ORDER BY r.id), '{}')
     INTO v_run_ids, v_finish
-    FROM tickq.job_run AS r
-    INNER JOIN tickq.job_kind AS k ON r.kind = k.name
-    WHERE r.outcome = 'running' AND r.dispatcher = 'simulator';
+    FROM tickq.slot AS sl
+    CROSS JOIN LATERAL (
+        SELECT r.id, r.claimed_at + tickq.simulated_hold(k, p_durations) AS finish
+        FROM tickq.job_run AS r
+        INNER JOIN tickq.job_kind AS k ON r.kind = k.name
+        WHERE r.id = sl.run_id AND r.outcome = 'running' AND r.dispatcher = 'simulator'
+        OFFSET 0
+    ) AS r;
     -- Events in time order: every tick the OS timer wakes a dispatcher that claims the free
     -- slots; every finished run is reported and its slot claimed again at once.
     LOOP
