@@ -9,7 +9,6 @@ but the answer is "no" (a manual run found no free slot, `check` found too littl
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import signal
@@ -124,6 +123,8 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if chosen not in (subs[0].choices if subs else {}):
             break
         parser = subs[0].choices[chosen]
+    import difflib  # only for a mistyped option: not on every command's path
+
     known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     hints = []
     for word in extra:
