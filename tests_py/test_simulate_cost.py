@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 
+from tickq.check.simulate import evaluate
 from tickq.db.api import check as api
 from tickq.db.api.check import Window
 from tickq.registry import load_registry
@@ -111,3 +112,25 @@ def test_a_window_commits_once_per_quarter_hour_of_its_clock(
             conn.execute("SELECT tickq.simulate_events(%s, NULL, %s)",
                          (START + dt.timedelta(hours=HOURS), START))
         assert runs(conn) == in_parts
+
+
+def test_a_template_whose_unlogged_tables_a_crash_emptied_checks_the_same(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """A server that crashes resets every unlogged table to empty, the template's too: the only
+    rows that can go are the slots, and a sync makes them again, so the verdict is the same."""
+    path = tmp_path / "r.toml"
+    path.write_text(REGISTRY)
+    registry = load_registry(path)
+    verdicts = []
+    for crashed in (False, True):
+        with api.scratch(pg_server_url) as conn:
+            if crashed:
+                conn.execute("TRUNCATE tickq.slot")  # what recovery leaves of it
+            worst = evaluate(conn, registry, None)
+        # what does not depend on the day the windows start (two checks may fall either side
+        # of midnight)
+        verdicts.append([(k.kind, k.runs, k.longest_wait, k.starved, k.behind, k.in_window)
+                         for k in worst.kinds])
+    assert verdicts[0] == verdicts[1]
+    assert any(runs for _, runs, *_ in verdicts[0])
