@@ -2,7 +2,7 @@
 the same server in the same run: `examples/starvation/real_fix.toml` (45 kinds; weekly kinds in
 London, so a week holding a clock change) and a day of 1,000 generated kinds.
 
-    .venv/bin/python bench/check_speed.py [--quick] [--reps N] [--database-url URL]
+    .venv/bin/python bench/check_speed.py [--quick] [--reps N] [--database-url URL] [--against DIR]
 
 Reference (A): `python -c "import psycopg; psycopg.connect(URL).execute('select 1')"`, the same
 interpreter. Measured A B A B ... (--reps pairs, default 5; --quick 3 and 300 kinds), so load
@@ -11,6 +11,10 @@ pairs one untimed check builds the scratch template (tickq.db.scratch) if the se
 its time is printed as the first check's. The 1,000 kinds are timed whole (median of up to 3 runs).
 Then where the time of one real_fix check goes, in this process: the scratch copy, the registry
 loaded, the simulation (its runs and events), the drop.
+
+With --against DIR (another checkout, e.g. a `git archive` of an older commit), that checkout's
+`tickq check` is timed too, in the same pairs (A B C A B C ...), on a database of its own on the
+same server, migrated by its own tickq (its scratch template is its own: another checksum).
 
 No folder is left in the temp directory and no bytecode is written into the checkout.
 """
@@ -21,6 +25,7 @@ import sys
 
 sys.dont_write_bytecode = True  # before anything of the checkout is imported
 
+import contextlib  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -78,6 +83,7 @@ def reference(url: str, env: dict[str, str]) -> float:
 
 
 def whole_check(registry: Path, url: str, env: dict[str, str]) -> tuple[float, str]:
+    """Seconds of one `tickq check` process (the checkout `env` names) and its verdict."""
     started = time.perf_counter()
     done = subprocess.run([*TICKQ, "check", "--registry", str(registry), "--database-url", url],
                           env=env, capture_output=True, text=True, check=False)
@@ -109,42 +115,76 @@ def parts_of_one_check(registry: Path, server: str) -> str:
     return "\n".join(lines)
 
 
+def other_checkout(
+    against: Path | None, server: str, env: dict[str, str], stack: contextlib.ExitStack
+) -> tuple[str, dict[str, str]] | None:
+    """The database and environment of the checkout `against`, migrated by its own tickq."""
+    if against is None:
+        return None
+    url = stack.enter_context(c.fresh_database(server, "check_against", migrated=False))
+    other_env = {**env, "PYTHONPATH": str(against.resolve() / "python_runner")}
+    subprocess.run([*TICKQ, "migrate", "--database-url", url], env=other_env, check=True,
+                   capture_output=True)
+    return url, other_env
+
+
+def runs_of(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
 def main() -> None:
     p = c.parser(__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, help="A B pairs (default 5; --quick 3)")
+    p.add_argument("--against", type=Path, metavar="DIR",
+                   help="also time this checkout's tickq check (its python_runner and sql)")
     args = p.parse_args()
     reps = args.reps or (3 if args.quick else 5)
     count = 300 if args.quick else 1000
     with (tempfile.TemporaryDirectory(prefix="tickq-bench-check-") as tmp,
-          c.server(args.database_url) as server, c.fresh_database(server, "check") as url):
+          c.server(args.database_url) as server, c.fresh_database(server, "check") as url,
+          contextlib.ExitStack() as stack):
         folder = Path(tmp)
         env = environment(folder)
         kinds = many_kinds(folder, count)
+        other = other_checkout(args.against, server, env, stack)
         with db.connect(url) as conn:
             print(c.server_info(conn))
         first, _ = whole_check(REAL_FIX, url, env)
         print(f"first check of real_fix.toml (builds the scratch template if missing): "
               f"{first:.2f} s\n")
-        refs, checks = [], []
+        if other:
+            whole_check(REAL_FIX, *other)  # its own template
+        refs, checks, others = [], [], []
         for _ in range(reps):
             refs.append(reference(url, env))
             wall, verdict = whole_check(REAL_FIX, url, env)
             checks.append(wall)
+            if other:
+                others.append(whole_check(REAL_FIX, *other)[0])
         ref, check = statistics.median(refs), statistics.median(checks)
         print(f"A reference, bare psycopg connect + select 1: {ref * 1000:.0f} ms "
               f"(runs: {', '.join(f'{r * 1000:.0f}' for r in refs)})")
-        print(f"B tickq check real_fix.toml, a week: {check:.2f} s "
-              f"(runs: {', '.join(f'{w:.2f}' for w in checks)}), {verdict}")
+        print(f"B tickq check real_fix.toml, a week: {check:.2f} s (runs: {runs_of(checks)}), "
+              f"{verdict}")
         print(f"  B / A = {check / ref:.1f} (target at most 5): "
               + ("met" if check / ref <= 5 else "NOT MET"))
-        walls = []
+        if other:
+            print(f"C the same check of {args.against}: {statistics.median(others):.2f} s "
+                  f"(runs: {runs_of(others)}), C / A = {statistics.median(others) / ref:.1f}, "
+                  f"B / C = {check / statistics.median(others):.2f}")
+        walls, other_walls = [], []
         for _ in range(1 if args.quick else min(reps, 3)):
             wall, verdict = whole_check(kinds, url, env)
             walls.append(wall)
+            if other:
+                other_walls.append(whole_check(kinds, *other)[0])
         day = statistics.median(walls)
-        print(f"tickq check of {count} kinds, a day: {day:.2f} s "
-              f"(runs: {', '.join(f'{w:.2f}' for w in walls)}), {verdict}, "
-              f"{day / ref:.0f}x A (target under 10 s): " + ("met" if day < 10 else "NOT MET"))
+        print(f"tickq check of {count} kinds, a day: {day:.2f} s (runs: {runs_of(walls)}), "
+              f"{verdict}, {day / ref:.0f}x A (target under 10 s): "
+              + ("met" if day < 10 else "NOT MET"))
+        if other:
+            print(f"  the same of {args.against}: {statistics.median(other_walls):.2f} s "
+                  f"(runs: {runs_of(other_walls)})")
         print("\none real_fix.toml simulation, in this process:")
         print(parts_of_one_check(REAL_FIX, server))
 

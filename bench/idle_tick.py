@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, folder: Path, pgdata: Path) -> None:
     os.environ["TICKQ_DATA_DIR"] = str(folder)
     os.environ.pop("DATABASE_URL", None)
     server = embedded.ensure_server(pgdata)
-    url = db.resolve_url(None)
+    url = db.resolve_url(None, registry)  # the queue of the registry's folder, as the tick's
     tick = [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(registry)]
     subprocess.run([*tick[:3], "sync", *tick[4:]], env=env, check=True, capture_output=True)
     with psycopg.connect(url, autocommit=True) as conn:

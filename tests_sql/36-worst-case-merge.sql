@@ -12,14 +12,14 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     }}', '2026-06-01 09:00Z')$$, 'two hourly kinds on one slot');
 
 SELECT results_eq(
-    $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 16:00Z', '2026-06-01 10:00Z')$$,
-    $$VALUES ('2026-06-01 10:00Z'::timestamptz, '2026-06-01 12:59:59.999999Z'::timestamptz),
-             ('2026-06-01 13:00Z', '2026-06-01 15:59:59.999999Z'),
-             ('2026-06-01 16:00Z', '2026-06-01 16:00Z')$$,
-    'the clock moves in parts of three hours, each ending just before the next one''s first tick');
-SELECT results_eq(
     $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 10:30Z', '2026-06-01 10:00Z')$$,
-    $$VALUES ('2026-06-01 10:00Z'::timestamptz, '2026-06-01 10:30Z'::timestamptz)$$,
+    $$VALUES ('2026-06-01 10:00Z'::timestamptz, '2026-06-01 10:14:59.999999Z'::timestamptz),
+             ('2026-06-01 10:15Z', '2026-06-01 10:29:59.999999Z'),
+             ('2026-06-01 10:30Z', '2026-06-01 10:30Z')$$,
+    'the clock moves in parts of 15 minutes, each ending just before the next one''s first tick');
+SELECT results_eq(
+    $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 10:10Z', '2026-06-01 10:00Z')$$,
+    $$VALUES ('2026-06-01 10:00Z'::timestamptz, '2026-06-01 10:10Z'::timestamptz)$$,
     'a window shorter than a part is one part');
 
 SELECT results_eq(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import importlib
 import os
 import signal
@@ -125,6 +124,8 @@ def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if chosen not in (subs[0].choices if subs else {}):
             break
         parser = subs[0].choices[chosen]
+    import difflib  # only for a mistyped option: not on every command's path
+
     known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     hints = []
     for word in extra:

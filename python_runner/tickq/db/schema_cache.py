@@ -39,9 +39,12 @@ def key(folders: list[Path]) -> str | None:
 
 
 def _path() -> Path | None:
-    import platformdirs
+    given = os.environ.get("TICKQ_CACHE_DIR")
+    if not given:
+        import platformdirs  # not needed when the folder is given
 
-    folder = Path(os.environ.get("TICKQ_CACHE_DIR") or platformdirs.user_cache_dir("tickq"))
+        given = platformdirs.user_cache_dir("tickq")
+    folder = Path(given)
     return folder / _FILE if folder.is_absolute() else None
 
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import urlsplit
 
 from tickq.log import EventLog
@@ -97,6 +95,9 @@ class Pinger:
 
     def _post(self, url: str, suffix: str, body: bytes, content_type: str,
               labels: dict[str, str]) -> None:
+        import urllib.error  # only once a ping is sent: not on every wake-up
+        import urllib.request
+
         error = ""
         for _attempt in range(ATTEMPTS):
             request = urllib.request.Request(

@@ -9,7 +9,6 @@ schema's own `x-message` for the failing keyword, so a rule and its message sit 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -98,6 +97,8 @@ def _problems(error: ValidationError, doc: Mapping[str, Any], file: str) -> Iter
 
 def _unknown_key(name: str, known: list[str]) -> str:
     """The nearest known key for a typo ("timout"), else every key that table takes."""
+    import difflib  # only for a registry with a mistake in it
+
     close = difflib.get_close_matches(name, known, n=1)
     if close:
         return f'unknown key; did you mean "{close[0]}"?'

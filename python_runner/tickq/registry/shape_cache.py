@@ -15,8 +15,6 @@ import hashlib
 import os
 from pathlib import Path
 
-import platformdirs
-
 # Raise it when what decides a pass changes in tickq.registry.shape (not only the schema).
 _VERSION = b"1"
 _KEEP = 32  # texts remembered: one per registry a user keeps, and a few edits of each
@@ -31,7 +29,12 @@ def digest(text: str, schema_text: str) -> str:
 
 
 def _path() -> Path | None:
-    folder = Path(os.environ.get("TICKQ_CACHE_DIR") or platformdirs.user_cache_dir("tickq"))
+    given = os.environ.get("TICKQ_CACHE_DIR")
+    if not given:
+        import platformdirs  # 10 ms of a wake-up; not needed when the folder is given
+
+        given = platformdirs.user_cache_dir("tickq")
+    folder = Path(given)
     # Without a home (no HOME, a user missing from the password database) the folder comes
     # out relative, to wherever tickq was started: no cache then.
     return folder / _FILE if folder.is_absolute() else None

@@ -1,0 +1,136 @@
+"""What a simulated window costs, counted (not timed): the clock commits once per part of 15
+minutes, so no transaction holds more than a quarter of an hour of claims and reports (the
+versions of the same few kind and slot rows inside one transaction cannot be pruned, and a
+part of three hours made every step slower); the scratch session plans every statement
+generically and does not wait for the disk, on unlogged tables; and the parts pick up the runs
+still running from their slot rows, so a window cut into parts gives exactly what one part
+gives.
+
+A real scratch database (tickq.db.scratch) on the test server, the real claim and report SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import psycopg
+
+from tickq.check.simulate import evaluate
+from tickq.db.api import check as api
+from tickq.db.api.check import Window
+from tickq.registry import load_registry
+
+# A 5-minute kind holding its only slot for 7 minutes, so some run is still running at the end
+# of every part and the next part must pick it up; a low hourly kind waits behind it.
+REGISTRY = """
+[settings]
+slots = 1
+tick = "5m"
+stale_after = "15m"
+housekeeping_every = "1d"
+
+[kinds.often]
+command = ["true"]
+every = "5m"
+timeout = "7m"
+priority = "high"
+
+[kinds.hourly]
+command = ["true"]
+every = "1h"
+offset = "10m"
+timeout = "3m"
+priority = "low"
+"""
+
+START = dt.datetime(2026, 6, 1, 10, 0, tzinfo=dt.UTC)
+HOURS = 2
+
+
+def window(hours: float) -> Window:
+    return Window(starts_at=START, hours=hours, period=dt.timedelta(hours=1),  # type: ignore[arg-type]
+                  warm_up=dt.timedelta(0), dst_zone=None)
+
+
+def xid(conn: psycopg.Connection) -> int:
+    """A new transaction id, taken by a statement of its own (autocommit)."""
+    row = conn.execute("SELECT pg_current_xact_id()::text::bigint").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def runs(conn: psycopg.Connection) -> list[tuple]:
+    return conn.execute(
+        "SELECT kind, due_at, claimed_at, finished_at, outcome::text FROM tickq.job_run"
+        " WHERE dispatcher = 'simulator' ORDER BY claimed_at, kind").fetchall()
+
+
+def test_a_window_commits_once_per_quarter_hour_of_its_clock(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text(REGISTRY)
+    registry = load_registry(path)
+    with api.scratch(pg_server_url) as conn:
+        assert conn.execute("SELECT current_setting('plan_cache_mode'),"
+                            " current_setting('synchronous_commit')").fetchone() == (
+            "force_generic_plan", "off")
+        # The tables the simulation writes make no WAL; a crash empties unlogged tables, the
+        # template's too, so a copy holds no row in them but the slots (which a sync makes)
+        persistence = dict(conn.execute(
+            "SELECT relname::text, relpersistence::text FROM pg_class"
+            " WHERE relnamespace = 'tickq'::regnamespace AND relkind = 'r'").fetchall())
+        assert {persistence[t] for t in ("job_kind", "job_run", "slot", "alert", "run_total",
+                                        "dispatcher", "dispatcher_tick")} == {"u"}
+        assert {persistence[t] for t in ("settings", "migration")} == {"p"}
+        for table in (t for t, p in persistence.items() if p == "u" and t != "slot"):
+            assert conn.execute(f"SELECT count(*) FROM tickq.{table}").fetchone() == (0,), table
+        api.load(conn, registry)
+        parts = conn.execute(
+            "SELECT count(*) FROM tickq.simulation_parts(%s, %s)",
+            (START + dt.timedelta(hours=HOURS), START)).fetchone()
+        assert parts == (4 * HOURS + 1,)  # 10:00, 10:15, ... 11:45 and the last instant, 12:00
+        before = xid(conn)
+        api.simulate_window(conn, window(HOURS), None, steady=True)
+        after = xid(conn)
+        # every part writes (the 5-minute kind is claimed at each of its ticks) and commits:
+        # one transaction id each, none for anything else
+        assert after - before - 1 == 4 * HOURS + 1
+        in_parts = runs(conn)
+    # runs that one part claimed and the next reported: what the parts must hand on
+    quarter = dt.timedelta(minutes=15)
+    crossing = [r for r in in_parts
+                if r[3] is not None and (r[2] - START) // quarter != (r[3] - START) // quarter]
+    assert len(crossing) >= HOURS * 2, in_parts
+
+    # The same window in one part (a simulate_events call in one transaction): the same runs.
+    with api.scratch(pg_server_url) as conn:
+        api.load(conn, registry)
+        with conn.transaction():
+            conn.execute("SELECT tickq.simulation_start(%s)", (START,))
+            conn.execute("SELECT tickq.simulate_events(%s, NULL, %s)",
+                         (START + dt.timedelta(hours=HOURS), START))
+        assert runs(conn) == in_parts
+
+
+def test_a_template_whose_unlogged_tables_a_crash_emptied_checks_the_same(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """A server that crashes resets every unlogged table to empty, the template's too: the only
+    rows that can go are the slots, and a sync makes them again, so the verdict is the same."""
+    path = tmp_path / "r.toml"
+    path.write_text(REGISTRY)
+    registry = load_registry(path)
+    verdicts = []
+    for crashed in (False, True):
+        with api.scratch(pg_server_url) as conn:
+            if crashed:
+                conn.execute("TRUNCATE tickq.slot")  # what recovery leaves of it
+            worst = evaluate(conn, registry, None)
+        # what does not depend on the day the windows start (two checks may fall either side
+        # of midnight)
+        verdicts.append([(k.kind, k.runs, k.longest_wait, k.starved, k.behind, k.in_window)
+                         for k in worst.kinds])
+    assert verdicts[0] == verdicts[1]
+    assert any(runs for _, runs, *_ in verdicts[0])
