@@ -90,7 +90,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                  wait_rows(result)))
     starving = sorted({k.lane for k in result.starved}, key=LANES.index)
     stale = human(dt.timedelta(seconds=registry.settings.stale_after))
-    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+    skipped = any(k.longest_wait is None or k.longest_wait.total_seconds()
+                  <= registry.settings.stale_after for k in result.starved)
+    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale}"
+               + (", or skipped slots past a catch_up)" if skipped else ")")
                if starving else f"no kind waited longer than {stale}")
     print(f"\n{float(window.hours):g} simulated hours with {args.durations} durations in "
           f"{elapsed:.1f}s: {verdict}")
@@ -178,10 +181,12 @@ def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -
     for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
         behind = k.behind or []
         also = f" and {len(behind) - most} more" if len(behind) > most else ""
-        lines.append(
-            f"{k.kind} ({k.lane}) waits {human(k.longest_wait or dt.timedelta())}, longer than "
-            f"stale_after {format_duration(stale_after)}: due {utc(k.worst_due_at)}"
-            if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
+        wait = k.longest_wait or dt.timedelta()
+        # Starved within stale_after: the full queue made it skip slots past its catch_up.
+        why = (f"longer than stale_after {format_duration(stale_after)}"
+               if wait.total_seconds() > stale_after else "and skips slots past its catch_up")
+        lines.append(f"{k.kind} ({k.lane}) waits {human(wait)}, {why}: due {utc(k.worst_due_at)}"
+                     if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
         if behind:
             lines[-1] += f", behind {', '.join(behind[:most])}{also}"
     return lines

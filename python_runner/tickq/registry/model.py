@@ -172,6 +172,7 @@ class Kind:
     resume: bool = False  # a retry of a failed chain starts at the failed step
     ping_url: str | None = None  # each run checks in here; the database gets only its digest
     first_run: str | None = None  # "now" or "next_slot": when a newly synced kind first runs
+    catch_up: int | None = None  # seconds: a slot later than this is skipped, not run
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -184,6 +185,8 @@ class Kind:
             out["irreversible"] = True
         if self.first_run is not None:
             out["first_run"] = self.first_run
+        if self.catch_up is not None:
+            out["catch_up"] = self.catch_up
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
                     "days": self.days, "months": self.months, "cron": self.cron,
                     "timezone": self.timezone}
