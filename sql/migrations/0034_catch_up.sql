@@ -14,3 +14,8 @@ COMMENT ON COLUMN tickq.job_kind.catch_up IS
 -- a HOT update (0008), and the kinds running, at most one a slot, are few to pass over.
 CREATE INDEX IF NOT EXISTS job_kind_catch_up ON tickq.job_kind (due_at)
 WHERE catch_up IS NOT NULL AND enabled AND (NOT irreversible OR armed_at IS NOT NULL);
+
+-- The worst-case windows name the month end they hold (month_end): CREATE OR REPLACE cannot
+-- change a return type, so the API files create these anew.
+DROP FUNCTION IF EXISTS tickq.simulation_replay_window(numeric, timestamptz);
+DROP FUNCTION IF EXISTS tickq.simulation_windows(timestamptz);

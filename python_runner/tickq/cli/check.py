@@ -11,13 +11,14 @@ import argparse
 import datetime as dt
 import sys
 import time
+from zoneinfo import ZoneInfo
 
 from tickq.check import capacity, simulate
 from tickq.cli import common
 from tickq.cli.text import table
 from tickq.db.api import registry as registry_api
 from tickq.db.api import schedule, session
-from tickq.db.api.check import CapacityReport, Window
+from tickq.db.api.check import CapacityReport, KindWait, Window
 from tickq.db.contract import LANES
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.registry import Registry
@@ -135,7 +136,9 @@ def _print_worst_case(result: simulate.WorstCase, registry: Registry, durations:
     stale = registry.settings.stale_after
     if result.starved:
         print(f"\nworst case STARVES {len(result.starved)} kind(s):")
-        for line in starved_lines(result, stale):
+        zones = {name: kind.timezone or registry.settings.timezone
+                 for name, kind in registry.kinds.items()}
+        for line in starved_lines(result, stale, zones):
             print(f"  {line}")
     else:
         print("\nworst case fits: no kind waits longer than stale_after "
@@ -156,8 +159,9 @@ def utc(moment: dt.datetime) -> str:
 
 def describe(window: Window) -> list[str]:
     """Which window was covered and why, in short lines (check's output fits 100 columns)."""
-    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
-             f"({human(window.period)}),",
+    what = (f"the month end of {window.month_end:%B %Y} (a {window.month_end.day}-day month)"
+            if window.month_end else "every schedule once")
+    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: {what} ({human(window.period)}),",
              "opened the longest timeout early and closed stale_after late"]
     if window.dst_zone:
         lines.append(f"holds a daylight-saving change of {window.dst_zone}")
@@ -175,8 +179,26 @@ def wait_rows(result: simulate.WorstCase) -> list[list[str]]:
     ]
 
 
-def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -> list[str]:
-    """One line per starved kind: the worst wait, when it began, and what it waited behind."""
+def month_end(k: KindWait, windows: list[Window], zone: str | None) -> str:
+    """", at the month end of ..." when the kind's worst wait began at one: in a month-end
+    window, or on the last or first day of a month in the kind's zone."""
+    window = windows[k.in_window - 1] if 0 < k.in_window <= len(windows) else None
+    if window and window.month_end:
+        return f", at the month end of {window.month_end:%B %Y} ({window.month_end.day} days)"
+    if k.worst_due_at is None:
+        return ""
+    local = k.worst_due_at.astimezone(ZoneInfo(zone or "UTC"))
+    last = (local + dt.timedelta(days=1)).day == 1
+    if not (last or local.day == 1):
+        return ""
+    ending = local if last else local - dt.timedelta(days=1)
+    return f", at the month end of {ending:%B %Y} ({ending.day} days)"
+
+
+def starved_lines(result: simulate.WorstCase, stale_after: int,
+                  zones: dict[str, str | None] | None = None, most: int = 6) -> list[str]:
+    """One line per starved kind: the worst wait, when it began (and the month end it is
+    at), and what it waited behind."""
     lines = []
     for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
         behind = k.behind or []
@@ -185,7 +207,9 @@ def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6) -
         # Starved within stale_after: the full queue made it skip slots past its catch_up.
         why = (f"longer than stale_after {format_duration(stale_after)}"
                if wait.total_seconds() > stale_after else "and skips slots past its catch_up")
-        lines.append(f"{k.kind} ({k.lane}) waits {human(wait)}, {why}: due {utc(k.worst_due_at)}"
+        at = month_end(k, result.windows, (zones or {}).get(k.kind))
+        lines.append(f"{k.kind} ({k.lane}) waits {human(wait)}, {why}: "
+                     f"due {utc(k.worst_due_at)}{at}"
                      if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
         if behind:
             lines[-1] += f", behind {', '.join(behind[:most])}{also}"
