@@ -2,7 +2,7 @@
 -- named; the kind moves to the first slot within the window (claimed in the same claim) or its
 -- next one. A skipped run is no failure, and the claim skips before it claims.
 BEGIN;
-SELECT plan(22);
+SELECT plan(23);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"settings": {"stale_after": 900, "slots": 5},
     "kinds": {
@@ -23,6 +23,9 @@ SELECT ok(NOT EXISTS (SELECT FROM tickq.stale_due_at('2026-04-10 12:03Z') AS s W
     'a kind due later than its catch_up is not stale: the next claim skips its slot');
 SELECT ok(EXISTS (SELECT FROM tickq.stale_due_at('2026-04-10 12:03Z') AS s WHERE s.kind = 'plain'),
     'one without catch_up is');
+SELECT results_eq($$SELECT s.kind, s.state FROM tickq.queue_status_at('2026-04-10 12:03Z') AS s
+    WHERE s.kind IN ('five', 'plain') ORDER BY s.kind$$, $$VALUES ('five', 'due'), ('plain', 'stale')$$,
+    'and status says so too');
 SELECT is((SELECT array_agg(c.name ORDER BY c.name) FROM tickq.kinds_to_catch_up('2026-04-10 12:03Z') AS c (name)),
     ARRAY['daily', 'five'],
     'the kinds to catch up: later than their catch_up, not those within it');

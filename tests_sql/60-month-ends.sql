@@ -1,8 +1,9 @@
 -- The month ends tickq check simulates (a 28-, 29-, 30- and 31-day month, tickq.month_end_windows,
 -- beside each zone's clock changes in tickq.simulation_windows) and the times --suggest spreads
--- a month-end pile-up over (tickq.spread_times).
+-- a month-end pile-up over (tickq.spread_times); agents on the calendar fields and cron strings
+-- kinds take (the one parser, tickq.parse_schedule).
 BEGIN;
-SELECT plan(10);
+SELECT plan(21);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"settings": {"stale_after": 900},
     "kinds": {"close": {"command": ["x"], "at": "00:00", "days": [-1], "timeout": 60}}}', '2026-06-10 13:17Z')$$,
@@ -50,6 +51,37 @@ SELECT results_eq($$SELECT kind, at_times FROM tickq.spread_times(NULL, '2026-06
     'all of a kind''s times together');
 SELECT ok(NOT EXISTS (SELECT FROM tickq.spread_times(NULL, '2026-06-10 13:17Z') WHERE kind = 'late'),
     'a time is never moved past its day''s end (23:57 stays)');
+
+-- Agents: days, months, nth weekdays and cron, parsed as a kind's are.
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"kinds": {"k": {"command": ["x"], "every": 300, "timeout": 60}},
+    "agents": {"tools": []}}', '2026-06-10 13:17Z')$$, 'a registry with [agents]');
+SELECT lives_ok($$SELECT tickq.save_agent('close', '{"prompt": "p", "at": "07:00", "days": [-1],
+    "months": ["jan", "jul"], "timezone": "Europe/London"}', true, '2026-06-10 13:17Z')$$,
+    'an agent on the last day of January and July');
+SELECT results_eq($$SELECT k.days, k.months, k.due_at FROM tickq.job_kind AS k WHERE k.name = 'agent.close'$$,
+    $$VALUES ('{-1}'::smallint[], '{1,7}'::smallint[], '2026-07-31 06:00Z'::timestamptz)$$,
+    'its kind carries them: due on 31 July at 07:00 in London');
+SELECT lives_ok($$SELECT tickq.save_agent('close', '{"on": ["last fri"]}', false, '2026-06-10 13:17Z')$$,
+    'an edit that names only its weekdays');
+SELECT results_eq($$SELECT a.on_days, a.days, a.months, a.timezone FROM tickq.agent AS a WHERE a.name = 'close'$$,
+    $$VALUES ('{95}'::smallint[], '{-1}'::smallint[], '{1,7}'::smallint[], 'Europe/London')$$,
+    'keeps its days, months and zone');
+SELECT lives_ok($$SELECT tickq.save_agent('office', '{"prompt": "p", "cron": "*/15 9-17 * * mon-fri",
+    "timezone": "America/New_York"}', true, '2026-06-10 13:17Z')$$, 'an agent on a cron string');
+SELECT lives_ok($$SELECT tickq.save_agent('office', '{"max_turns": 2}', false, '2026-06-10 13:17Z')$$,
+    'an edit of something else');
+SELECT results_eq($$SELECT a.cron, a.timezone, s.schedule FROM tickq.agent AS a
+    JOIN tickq.agents_at('2026-06-10 13:17Z') AS s ON s.name = a.name WHERE a.name = 'office'$$,
+    $$VALUES ('*/15 9-17 * * mon-fri', 'America/New_York',
+        'cron "*/15 9-17 * * mon-fri": every 15 minutes in hours 9-17 on mon-fri America/New_York')$$,
+    'keeps its cron string and zone, described in words');
+SELECT is((SELECT e.fields -> 'cron' FROM tickq.agents_export() AS e WHERE e.name = 'office'),
+    '"*/15 9-17 * * mon-fri"'::jsonb, 'check and simulate load it with its cron string');
+SELECT throws_ok($$SELECT tickq.save_agent('bad', '{"prompt": "p", "cron": "61 * * * *"}', true)$$, 'TQ040',
+    NULL, 'a cron string out of range is refused');
+SELECT throws_ok($$UPDATE tickq.agent SET days = '{0}' WHERE name = 'close'$$, 'TQ040',
+    'agent ''close'': days: days takes days of the month 1 to 31 or -1 to -31 with an at schedule, got {0}',
+    'and a day 0 written in psql, naming the field');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -93,7 +93,7 @@ BEGIN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- Settings, the claimer's lease and the two rare cases (see above the function).
+    -- Settings, the claimer's lease and the rare cases (see above the function).
     SELECT s.slots, greatest(s.lease, d.lease), coalesce(d.agents, s.agents, true), p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL),

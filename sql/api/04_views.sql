@@ -66,7 +66,9 @@ AS $$
             WHEN NOT k.enabled THEN 'disabled'
             WHEN k.irreversible AND k.armed_at IS NULL THEN 'unarmed'
             WHEN k.paused_until > p_now THEN 'paused'
-            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after THEN 'stale'
+            -- as tickq.stale_due_at: a slot the next claim skips (catch_up) is not waited for
+            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after AND NOT (k.catch_up IS NOT NULL
+                AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name))) THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
