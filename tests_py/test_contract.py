@@ -36,8 +36,9 @@ def test_names_equal_the_enums_labels_in_order(
     assert names == _enum(conn, enum)
 
 
-def test_the_reported_outcomes_are_the_enums_but_running_and_lost() -> None:
-    assert set(contract.REPORTED_OUTCOMES) == set(contract.OUTCOMES) - {"running", "lost"}
+def test_the_reported_outcomes_are_the_enums_but_running_lost_and_skipped() -> None:
+    unreported = {"running", "lost", "skipped"}
+    assert set(contract.REPORTED_OUTCOMES) == set(contract.OUTCOMES) - unreported
     assert typing.get_args(contract.Outcome) == contract.REPORTED_OUTCOMES
     assert typing.get_args(contract.Lane) == contract.LANES
     assert typing.get_args(contract.Trigger) == contract.TRIGGERS

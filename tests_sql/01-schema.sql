@@ -23,6 +23,7 @@ SELECT functions_are('tickq', ARRAY[
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run',
     'finish_run', 'expire_leases', 'slots_left', 'claim_fit', 'parse_pools', 'pool_slots_left', 'pools_problems',
     'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'claim_kind', 'live_run',
+    'kinds_to_catch_up', 'catch_up_kinds', 'month_end_windows', 'spread_times', 'agent_entry',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
@@ -56,7 +57,7 @@ SELECT functions_are('tickq', ARRAY[
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
 SELECT enum_has_labels('tickq', 'outcome',
-    ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost', 'cancelled']);
+    ARRAY['running', 'ok', 'failed', 'timeout', 'interrupted', 'lost', 'cancelled', 'skipped']);
 SELECT enum_has_labels('tickq', 'run_trigger', ARRAY['schedule', 'retry', 'manual']);
 
 SELECT is_empty(

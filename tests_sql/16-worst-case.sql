@@ -28,8 +28,10 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
               "p": {"command": ["x"], "at": "02:30", "timezone": "Europe/Paris", "timeout": 60}}}',
     '2026-06-10 13:17Z')$$, 'weekly in London, daily in Paris');
 SELECT results_eq($$SELECT starts_at, period, dst_zone FROM tickq.simulation_windows('2026-06-10 13:17Z')$$,
-    $$VALUES ('2026-10-24 23:00Z'::timestamptz - interval '25 minutes', '7 days'::interval, 'Europe/London')$$,
-    'a week from local midnight of 25 October (London and Paris change at the same instant: one window)');
+    $$VALUES ('2026-10-24 23:00Z'::timestamptz - interval '25 minutes', '7 days'::interval, 'Europe/London'),
+        ('2027-03-28 00:00Z'::timestamptz - interval '25 minutes', '2 days'::interval, 'Europe/London')$$,
+    'a week from local midnight of 25 October (London and Paris change at the same instant: one window), '
+    'and the change after it, in March, for two days');
 
 -- zones that change clocks weeks apart get a window each
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
@@ -39,9 +41,11 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     '2026-06-10 13:17Z')$$, 'daily in London and Sydney');
 SELECT results_eq($$SELECT starts_at, dst_zone FROM tickq.simulation_windows('2026-06-10 13:17Z')$$,
     $$VALUES ('2026-10-03 14:00Z'::timestamptz - interval '5 minutes', 'Australia/Sydney'),
-             ('2026-10-24 23:00Z'::timestamptz - interval '5 minutes', 'Europe/London')$$,
-    'Sydney (4 October) and London (25 October): two windows, each from the change day''s local midnight, '
-    'opened a whole tick early for a 1-minute timeout');
+             ('2026-10-24 23:00Z'::timestamptz - interval '5 minutes', 'Europe/London'),
+             ('2027-03-28 00:00Z'::timestamptz - interval '5 minutes', 'Europe/London'),
+             ('2027-04-03 13:00Z'::timestamptz - interval '5 minutes', 'Australia/Sydney')$$,
+    'Sydney (4 October) and London (25 October): a window each, from the change day''s local midnight, '
+    'opened a whole tick early for a 1-minute timeout; and each one''s change after that (spring, fall)');
 
 -- the steady start: each kind at its first slot at or after the window's start, nothing running
 SELECT lives_ok($$SELECT tickq.simulation_start('2026-06-10 02:30Z')$$, 'a steady start');

@@ -41,7 +41,7 @@ SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": "07:30", 
     '(1st mon .. 5th sun) or last weekdays (last fri), got ["someday"]',
     'a bad weekday');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x"}', true)$$, 'TQ040',
-    'agent ''x'': schedule: a new agent needs "every" or "at"', 'an agent needs a schedule');
+    'agent ''x'': schedule: a new agent needs "every", "at" or "cron"', 'an agent needs a schedule');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "every": 3600, "tools": ["rm"]}', true)$$,
     'TQ043', 'agent ''x'': tools: the registry''s [agents.tools] has no tool ''rm'' (it offers search_crm, weather)',
     'a tool the registry does not offer is refused');

@@ -33,8 +33,9 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- (bench/claim_instructions.py counts them). That is why it is longer than the API's other
 -- functions (about 150 lines against their 100). What its statements do and why:
 --
--- Settings: one statement reads them with the two rare cases, a lease expired without a report
--- and runs still holding slots past a lowered limit. The lease also covers the claimer's
+-- Settings: one statement reads them with the three rare cases, a lease expired without a report,
+-- runs still holding slots past a lowered limit, and a kind due later than its catch_up (whose
+-- old slots sql/api/03_catch_up.sql skips before any is claimed). The lease also covers the claimer's
 -- own registry (its longest timeout plus margin, recorded by its last sync), which may
 -- differ from the one that synced last: its watchdog, not the last registry's, decides
 -- how long the command may run. A claimer whose registry has no [agents] section (its last
@@ -95,6 +96,7 @@ DECLARE
     v_stale timestamptz;
     v_expired boolean;
     v_over_limit boolean;
+    v_catch_up boolean;
     v_slots integer[];
     v_candidates text[];
     v_picked text[];
@@ -107,16 +109,16 @@ BEGIN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- Settings, the claimer's lease, the two rare cases and weights (see above the function).
+    -- Settings, the claimer's lease, the rare cases and weights (see above the function).
     SELECT s.slots, greatest(s.lease, d.lease), coalesce(d.agents, s.agents, true), p_now - s.stale_after,
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.leased_until < p_now),
         EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.n > s.slots AND sl.run_id IS NOT NULL),
-        EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.weight > 1 OR w.pools <> '{}')
-    INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit, v_weighted
+        EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.weight > 1 OR w.pools <> '{}'),
+        EXISTS (SELECT FROM tickq.kinds_to_catch_up(p_now))  -- a kind later than its catch_up: 03_catch_up.sql
+    INTO STRICT v_limit, v_lease, v_agents, v_stale, v_expired, v_over_limit, v_weighted, v_catch_up
     FROM tickq.settings AS s LEFT JOIN tickq.dispatcher AS d ON d.name = p_dispatcher;
-    IF v_expired THEN
-        PERFORM tickq.expire_leases(p_now);
-    END IF;
+    IF v_expired THEN PERFORM tickq.expire_leases(p_now); END IF;
+    IF v_catch_up THEN PERFORM tickq.catch_up_kinds(p_dispatcher, p_now); END IF;
     -- Candidates in claim order: one short index range per lane (see above the function).
     v_candidates := ARRAY(
         SELECT c.name

@@ -68,7 +68,9 @@ AS $$
             WHEN NOT k.enabled THEN 'disabled'
             WHEN k.irreversible AND k.armed_at IS NULL THEN 'unarmed'
             WHEN k.paused_until > p_now THEN 'paused'
-            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after THEN 'stale'
+            -- as tickq.stale_due_at: a slot the next claim skips (catch_up) is not waited for
+            WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after AND NOT (k.catch_up IS NOT NULL
+                AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name))) THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
@@ -145,12 +147,15 @@ AS $$
     -- Waiting while paused is on purpose: a pause that ended counts as due since its end.
     WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
         AND greatest(k.due_at, k.paused_until) <= p_now - s.stale_after
+        -- A slot later than the kind's catch_up is skipped by the next claim, not waited for.
+        AND NOT (k.catch_up IS NOT NULL AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name)))
     ORDER BY k.due_at, k.name
 $$;
 COMMENT ON FUNCTION tickq.stale_due_at(timestamptz) IS
 'Kinds due and left unclaimed longer than settings.stale_after as of p_now, longest wait first '
 '(an unarmed irreversible kind waits for a person, not a slot: queue_status shows it as unarmed; '
-'a paused kind is not stale: it waits on purpose).';
+'a paused kind is not stale: it waits on purpose; nor is a kind due later than its catch_up, whose '
+'slot the next claim skips).';
 
 CREATE OR REPLACE VIEW tickq.stale_due AS
 SELECT * FROM tickq.stale_due_at(now());

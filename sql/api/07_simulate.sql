@@ -135,7 +135,8 @@ LANGUAGE sql STABLE
 AS $$
     WITH settings AS (SELECT s.stale_after FROM tickq.settings AS s),
     sim_runs AS (
-        SELECT r.kind, r.due_at, r.claimed_at, coalesce(r.finished_at, p_until) AS ended_at
+        SELECT r.kind, r.due_at, r.claimed_at, coalesce(r.finished_at, p_until) AS ended_at,
+            r.outcome = 'skipped' AS skipped
         FROM tickq.job_run AS r
         WHERE r.dispatcher = 'simulator' AND r.claimed_at >= p_now AND r.claimed_at <= p_until
     ),
@@ -151,18 +152,25 @@ AS $$
         FROM waits AS w
         ORDER BY w.kind, w.until - w.due_at DESC, w.due_at
     ),
-    run_counts AS (SELECT r.kind, count(*)::integer AS runs FROM sim_runs AS r GROUP BY r.kind)
+    -- A skipped slot (catch_up) held no slot: no run, and the simulated queue dropped it, which
+    -- starves the kind whatever its wait (in the simulator nothing sleeps: only a full queue
+    -- makes a slot that late).
+    run_counts AS (
+        SELECT r.kind, (count(*) FILTER (WHERE NOT r.skipped))::integer AS runs, bool_or(r.skipped) AS skipped
+        FROM sim_runs AS r GROUP BY r.kind
+    ),
+    holders AS (SELECT r.* FROM sim_runs AS r WHERE NOT r.skipped)
     SELECT
         k.name,
         k.priority,
         coalesce(c.runs, 0),
         CASE WHEN w.kind IS NOT NULL THEN greatest(w.wait, '0'::interval) END,
-        coalesce(w.wait > s.stale_after, false),
+        coalesce(w.wait > s.stale_after, false) OR coalesce(c.skipped, false),
         CASE WHEN w.wait > '0'::interval THEN w.due_at END,
         -- What a starved kind waited behind: the kinds whose runs held slots during its worst
         -- wait, longest holders first.
-        CASE WHEN w.wait > s.stale_after THEN ARRAY(
-            SELECT r.kind FROM sim_runs AS r
+        CASE WHEN w.wait > s.stale_after OR c.skipped THEN ARRAY(
+            SELECT r.kind FROM holders AS r
             WHERE r.kind <> k.name AND r.claimed_at < w.until AND r.ended_at > w.due_at
             GROUP BY r.kind
             ORDER BY sum(least(r.ended_at, w.until) - greatest(r.claimed_at, w.due_at)) DESC, r.kind
@@ -176,7 +184,8 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.simulation_report(timestamptz, timestamptz) IS
 'What the simulator saw from p_now through p_until, per enabled kind: runs, longest wait from due '
-'to claim (NULL when it was never due), starved (waited longer than stale_after), when that wait '
+'to claim (NULL when it was never due), starved (waited longer than stale_after, or a slot skipped '
+'for its catch_up), when that wait '
 'began, and for a starved kind the kinds whose runs held slots meanwhile, longest first.';
 
 CREATE OR REPLACE FUNCTION tickq.simulate(

@@ -139,7 +139,7 @@ AS $$
 DECLARE
     v_steps jsonb;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
+    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
         RAISE EXCEPTION 'a step is reported as ok, failed, timeout, interrupted or cancelled, not %',
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';

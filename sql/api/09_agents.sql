@@ -85,24 +85,20 @@ DECLARE
 BEGIN
     -- The schedule: the fields given over the agent's own (an edit names only what changes),
     -- judged by the parser registry kinds use (tickq.parse_schedule).
-    IF p_fields ?| ARRAY['every', 'at', 'on', 'timezone'] THEN
+    IF p_fields ?| ARRAY['every', 'at', 'on', 'days', 'months', 'cron', 'timezone'] THEN
         v_item := jsonb_strip_nulls(p_fields - ARRAY['prompt', 'max_turns', 'timeout', 'owner', 'tools', 'paused']);
-        IF p_exists AND NOT v_item ? 'every' AND NOT v_item ? 'at' THEN
+        IF p_exists AND NOT v_item ?| ARRAY['every', 'at', 'cron'] THEN
             v_item := v_item || CASE WHEN p_agent.every IS NOT NULL
                 THEN jsonb_build_object('every', extract(EPOCH FROM p_agent.every)::bigint)
+                WHEN p_agent.cron IS NOT NULL THEN jsonb_build_object('cron', p_agent.cron)
                 ELSE jsonb_build_object('at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
                     FROM unnest(p_agent.at_times) AS t (at_time))) END;
         END IF;
-        -- An at schedule keeps its days and its zone unless they are given.
-        IF p_exists AND NOT v_item ? 'every' AND p_agent.at_times IS NOT NULL THEN
-            IF NOT p_fields ? 'on' AND p_agent.on_days IS NOT NULL THEN
-                v_item := v_item || jsonb_build_object('on', (SELECT jsonb_agg(
-                    (ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day] ORDER BY d.day)
-                    FROM unnest(p_agent.on_days) AS d (day)));
-            END IF;
-            IF NOT v_item ? 'timezone' THEN
-                v_item := v_item || jsonb_build_object('timezone', p_agent.timezone);
-            END IF;
+        -- An at schedule keeps its day filters and its zone unless they are given, a cron string
+        -- its zone: the agent's own canonical entry (tickq.agent_entry) under what the edit says.
+        IF p_exists AND NOT v_item ? 'every' AND (v_item ? 'cron') = (p_agent.cron IS NOT NULL) THEN
+            v_item := (tickq.agent_entry(p_agent) - ARRAY['prompt', 'every', 'at', 'cron', 'max_turns', 'timeout',
+                'paused'] - CASE WHEN v_item ? 'cron' THEN ARRAY['on', 'days', 'months'] ELSE '{}' END) || v_item;
         END IF;
         BEGIN
             v_schedule := tickq.parse_schedule(p_agent.name, v_item, (SELECT s.timezone FROM tickq.settings AS s));
@@ -113,13 +109,17 @@ BEGIN
         v_agent.every := v_schedule.every;
         v_agent.at_times := v_schedule.at_times;
         v_agent.on_days := v_schedule.on_days;
+        v_agent.days := v_schedule.days;
+        v_agent.months := v_schedule.months;
+        v_agent.cron := v_schedule.cron;
         v_agent.timezone := v_schedule.timezone;
     END IF;
     RETURN v_agent;
 END
 $$;
 COMMENT ON FUNCTION tickq.agent_schedule(tickq.agent, boolean, jsonb, timestamptz) IS
-'Internal: p_agent with the schedule fields of save_agent (every, at, on, timezone) applied over '
+'Internal: p_agent with the schedule fields of save_agent (every, at, on, days, months, cron, '
+'timezone) applied over '
 'its own, judged by tickq.parse_schedule; TQ040 naming the field.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_with_fields(
@@ -196,8 +196,8 @@ BEGIN
         PERFORM tickq.agent_error(p_name, '*', 'the fields must be a JSON object');
     END IF;
     FOR v_key IN SELECT jsonb_object_keys(p_fields) LOOP
-        IF NOT v_key = ANY(ARRAY['prompt', 'every', 'at', 'on', 'timezone', 'max_turns', 'timeout', 'owner',
-            'tools', 'paused']) THEN
+        IF NOT v_key = ANY(ARRAY['prompt', 'every', 'at', 'on', 'days', 'months', 'cron', 'timezone', 'max_turns',
+            'timeout', 'owner', 'tools', 'paused']) THEN
             PERFORM tickq.agent_error(p_name, v_key, 'unknown field');
         END IF;
     END LOOP;
@@ -223,8 +223,8 @@ BEGIN
         IF NOT p_fields ? 'prompt' THEN
             PERFORM tickq.agent_error(p_name, 'prompt', 'a new agent needs a prompt');
         END IF;
-        IF NOT (p_fields ? 'every' OR p_fields ? 'at') THEN
-            PERFORM tickq.agent_error(p_name, 'schedule', 'a new agent needs "every" or "at"');
+        IF NOT p_fields ?| ARRAY['every', 'at', 'cron'] THEN
+            PERFORM tickq.agent_error(p_name, 'schedule', 'a new agent needs "every", "at" or "cron"');
         END IF;
     END IF;
 
@@ -235,16 +235,18 @@ BEGIN
     IF v_exists THEN
         UPDATE tickq.agent AS a SET
             prompt = v_new.prompt, every = v_new.every, at_times = v_new.at_times, on_days = v_new.on_days,
+            days = v_new.days, months = v_new.months, cron = v_new.cron,
             timezone = v_new.timezone, max_turns = v_new.max_turns, timeout = v_new.timeout,
             owner = v_new.owner, tools = v_new.tools, paused = v_new.paused, updated_at = p_now
         WHERE a.id = v_old.id
         RETURNING a.* INTO v_new;
     ELSE
         INSERT INTO tickq.agent AS a (
-            name, prompt, every, at_times, on_days, timezone, max_turns, timeout, owner, tools, paused,
-            created_at, updated_at
+            name, prompt, every, at_times, on_days, days, months, cron, timezone, max_turns, timeout, owner, tools,
+            paused, created_at, updated_at
         ) VALUES (
-            v_new.name, v_new.prompt, v_new.every, v_new.at_times, v_new.on_days, v_new.timezone,
+            v_new.name, v_new.prompt, v_new.every, v_new.at_times, v_new.on_days, v_new.days, v_new.months, v_new.cron,
+            v_new.timezone,
             v_new.max_turns, v_new.timeout, v_new.owner, v_new.tools, v_new.paused, p_now, p_now
         )
         RETURNING a.* INTO v_new;
@@ -255,7 +257,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.save_agent(text, jsonb, boolean, timestamptz) IS
 'Creates (p_create true), edits (false) or upserts (null) an agent from JSON fields: prompt, '
-'every (seconds) or at ["HH:MM"] with on [weekday names] and timezone, max_turns, timeout '
+'every (seconds), at ["HH:MM"] with on [weekdays, "1st mon", "last fri"], days and months, or '
+'cron (five fields), with timezone; max_turns, timeout '
 '(seconds), owner, tools, paused. Its job_kind "agent.<name>" follows. Raises TQ040 invalid '
 'value (naming field and value), TQ041 unknown agent, TQ042 name taken, TQ043 unknown tool.';
 

@@ -39,7 +39,7 @@ DECLARE
     v_kind tickq.job_kind;
     v_finished timestamptz;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost') THEN
+    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
         RAISE EXCEPTION 'a run is reported as ok, failed, timeout, interrupted or cancelled, not %',
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';

@@ -6,7 +6,9 @@
 
 CREATE OR REPLACE FUNCTION tickq.simulation_windows(
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text)
+) RETURNS TABLE (
+    starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text, month_end date
+)
 LANGUAGE plpgsql STABLE
 AS $$
 #variable_conflict use_column
@@ -15,13 +17,14 @@ DECLARE
     v_period interval := '0'::interval;
     v_lcm bigint := 1;
     v_seconds bigint;
-    v_length interval;
     v_warm interval;
     v_tick interval;
     v_zone record;
+    v_end record;
     v_starts timestamptz[] := '{}'::timestamptz[];
+    v_periods interval[] := '{}'::interval[];
     v_zones text[] := '{}'::text[];
-    v_covered boolean;
+    v_ends date[] := '{}'::date[];
 BEGIN
     SELECT s.stale_after, s.tick INTO STRICT v_stale, v_tick FROM tickq.settings AS s;
     -- The period that covers every schedule once: the longest cadence, a day for daily calendar
@@ -50,44 +53,54 @@ BEGIN
     -- simulated ticks fall on the period's aligned instants (as cron's */N does).
     SELECT v_tick * ceil(extract(EPOCH FROM coalesce(max(k.timeout), '0'::interval)) / extract(EPOCH FROM v_tick))
     INTO v_warm FROM tickq.job_kind AS k WHERE k.enabled;
-    v_length := v_warm + v_period + v_stale;
 
-    -- Calendar times in a zone with daylight saving: one window holds a change day of each such
-    -- zone (the next change after p_now in the database's own time-zone data), starting at that
-    -- day's local midnight. Zones whose next change falls in a window already planned share it.
+    -- Calendar times in a zone with daylight saving: windows hold each clock-change day of each
+    -- such zone (its next two changes after p_now in the database's own time-zone data, spring
+    -- and fall), starting at that day's local midnight: the next change a whole period, the one
+    -- after it that day and the next. A change in a window already planned shares it.
     FOR v_zone IN
-        SELECT z.zone, c.changes_at
+        SELECT z.zone, c.changes_at, c.n
         FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
             WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)) AS z
         CROSS JOIN LATERAL (
-            SELECT min(h.at) AS changes_at
+            SELECT h.at AS changes_at, row_number() OVER (ORDER BY h.at) AS n
             FROM generate_series(date_trunc('hour', p_now), date_trunc('hour', p_now) + interval '400 days',
                 interval '1 hour') AS h (at)
             WHERE (h.at AT TIME ZONE z.zone) - (h.at AT TIME ZONE 'UTC')
                 <> ((h.at + interval '1 hour') AT TIME ZONE z.zone) - ((h.at + interval '1 hour') AT TIME ZONE 'UTC')
+            ORDER BY h.at LIMIT 2
         ) AS c
-        WHERE c.changes_at IS NOT NULL
-        ORDER BY c.changes_at, z.zone
+        ORDER BY c.n, c.changes_at, z.zone
     LOOP
-        v_covered := false;
-        FOR i IN 1..cardinality(v_starts) LOOP
-            v_covered := v_covered OR (v_zone.changes_at >= v_starts[i]
-                AND v_zone.changes_at + interval '1 hour' <= v_starts[i] + v_period);
-        END LOOP;
-        CONTINUE WHEN v_covered;
+        CONTINUE WHEN EXISTS (SELECT FROM unnest(v_starts, v_periods) AS w (at, period)
+            WHERE v_zone.changes_at >= w.at AND v_zone.changes_at + interval '1 hour' <= w.at + w.period);
         v_starts := v_starts || ((((v_zone.changes_at + interval '1 hour') AT TIME ZONE v_zone.zone)::date)::timestamp
             AT TIME ZONE v_zone.zone);
+        v_periods := v_periods || CASE WHEN v_zone.n = 1 THEN v_period ELSE least(v_period, interval '2 days') END;
         v_zones := v_zones || v_zone.zone::text;
+        v_ends := v_ends || NULL::date;
     END LOOP;
     IF cardinality(v_starts) = 0 THEN
         -- No change day to hold: from midnight UTC, where every clock-aligned cadence meets.
         v_starts := ARRAY[date_trunc('day', p_now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'];
+        v_periods := ARRAY[v_period];
         v_zones := ARRAY[NULL::text];
+        v_ends := ARRAY[NULL::date];
     END IF;
+    -- A month end of each length (sql/api/17_month_ends.sql), unless a planned window holds it.
+    FOR v_end IN SELECT * FROM tickq.month_end_windows(p_now) AS e ORDER BY e.starts_at LOOP
+        CONTINUE WHEN EXISTS (SELECT FROM unnest(v_starts, v_periods) AS w (at, period)
+            WHERE v_end.starts_at >= w.at AND v_end.starts_at + v_end.period <= w.at + w.period);
+        v_starts := v_starts || v_end.starts_at;
+        v_periods := v_periods || v_end.period;
+        v_zones := v_zones || NULL::text;
+        v_ends := v_ends || v_end.month_end;
+    END LOOP;
     RETURN QUERY
-    SELECT w.starts_at - v_warm, round(extract(EPOCH FROM v_length) / 3600, 6), v_period, v_warm, w.dst_zone
-    FROM unnest(v_starts, v_zones) AS w (starts_at, dst_zone)
-    ORDER BY w.starts_at;
+    SELECT w.at - v_warm, round(extract(EPOCH FROM v_warm + w.period + v_stale) / 3600, 6), w.period, v_warm,
+        w.zone, w.month_end
+    FROM unnest(v_starts, v_periods, v_zones, v_ends) AS w (at, period, zone, month_end)
+    ORDER BY w.at;
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_windows(timestamptz) IS
@@ -96,25 +109,29 @@ COMMENT ON FUNCTION tickq.simulation_windows(timestamptz) IS
 '31 days), opened the longest timeout early and closed stale_after late; with calendar kinds in '
 'zones that change clocks, one window per '
 'change day (the next after p_now), whose period starts at its local midnight, shared by zones '
-'it covers.';
+'it covers, and a shorter one (two days at most) for the change after it; with kinds on days of '
+'the month, months, nth weekdays or cron strings, a month end of each length '
+'(tickq.month_end_windows, month_end) that no other window holds.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_replay_window(
     p_hours numeric DEFAULT NULL,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text)
+) RETURNS TABLE (
+    starts_at timestamptz, hours numeric, period interval, warm_up interval, dst_zone text, month_end date
+)
 LANGUAGE sql STABLE
 AS $$
     -- A registry deployed now: nothing ran before it, so there is no warm-up. By default the
     -- first planned window's period and stale_after.
     SELECT p_now, coalesce(p_hours, round(w.hours - extract(EPOCH FROM w.warm_up) / 3600, 6)), w.period,
-        '0'::interval, NULL::text
+        '0'::interval, NULL::text, NULL::date
     FROM tickq.simulation_windows(p_now) AS w
-    ORDER BY w.starts_at
+    ORDER BY w.period DESC, w.starts_at
     LIMIT 1
 $$;
 COMMENT ON FUNCTION tickq.simulation_replay_window(numeric, timestamptz) IS
 'The window tickq simulate replays: from p_now, p_hours long (default: every schedule once and '
-'stale_after, as the first window of tickq.simulation_windows without its warm-up).';
+'stale_after, as the first whole-period window of tickq.simulation_windows without its warm-up).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_worst(
     p_worst jsonb,
@@ -291,7 +308,7 @@ BEGIN
     SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
     SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
     FROM tickq.simulation_windows(p_now) AS w
-    ORDER BY w.starts_at
+    ORDER BY w.period DESC, w.starts_at
     LIMIT 1;
     v_load := array_fill(0,
         ARRAY[greatest(1, ceil(extract(EPOCH FROM v_period) / extract(EPOCH FROM v_tick)))::integer]);

@@ -120,7 +120,7 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     -- Only the schedule columns are set: every, every_offset, at_times, on_days, days, months,
-    -- cron, timezone.
+    -- cron, timezone, catch_up.
     v_kind tickq.job_kind;
     v_item jsonb;
     v_key text;
@@ -130,6 +130,10 @@ BEGIN
         OR NOT p_entry ->> 'first_run' IN ('now', 'next_slot')) THEN
         PERFORM tickq.registry_error(p_name, 'first_run',
             format('must be "now" or "next_slot", got %s', p_entry -> 'first_run'));
+    END IF;
+    -- How late a missed slot may still run (tickq.catch_up_kinds skips older ones).
+    IF p_entry ? 'catch_up' THEN
+        v_kind.catch_up := tickq.registry_seconds(p_entry -> 'catch_up', p_name, 'catch_up');
     END IF;
     IF p_entry ? 'cron' THEN
         IF p_entry ?| ARRAY['every', 'at'] THEN
@@ -216,7 +220,8 @@ COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text, timestamptz) IS
 'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
 'optional offset; or at ("HH:MM" or a list, no repeats) with on, days and months (tickq.parse_days) '
 'and timezone (p_default_timezone when absent); or cron (five fields or an @ form, tickq.cron_calendar) '
-'with timezone; first_run ("now" or "next_slot") checked. Returns a job_kind row holding only the '
+'with timezone; catch_up (seconds); first_run ("now" or "next_slot") checked. Returns a job_kind '
+'row holding only the '
 'schedule columns; raises TQ002 naming '
 'p_name and the key.';
 
@@ -235,7 +240,7 @@ BEGIN
     INSERT INTO tickq.job_kind AS k (
         name, registry, registry_digest, every, every_offset, at_times, on_days, days, months, cron,
         timezone, timeout, priority, retries, enabled, irreversible, weight, pools, command_since, due_at,
-        created_at, updated_at
+        created_at, updated_at, catch_up
     ) VALUES (
         p_kind.name, p_kind.registry, md5(p_kind.registry::text), p_kind.every, p_kind.every_offset,
         p_kind.at_times, p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone,
@@ -246,7 +251,7 @@ BEGIN
         -- calendar one at its next slot.
         CASE p_kind.registry ->> 'first_run' WHEN 'now' THEN p_now WHEN 'next_slot' THEN v_next
             ELSE CASE WHEN p_kind.every IS NOT NULL THEN p_now ELSE v_next END END,
-        p_now, p_now
+        p_now, p_now, p_kind.catch_up
     )
     ON CONFLICT (name) DO UPDATE SET
         registry = excluded.registry,
@@ -262,6 +267,7 @@ BEGIN
         timeout = excluded.timeout,
         priority = excluded.priority,
         retries = excluded.retries,
+        catch_up = excluded.catch_up,
         enabled = excluded.enabled,
         irreversible = excluded.irreversible,
         weight = excluded.weight,

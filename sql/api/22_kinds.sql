@@ -18,6 +18,7 @@ AS $$
         'env', p_kind.registry -> 'env',
         'ping_url', p_kind.registry -> 'ping_url',
         'first_run', p_kind.registry -> 'first_run',
+        'catch_up', extract(EPOCH FROM p_kind.catch_up)::bigint,
         'every', extract(EPOCH FROM p_kind.every)::bigint,
         'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
         'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
@@ -69,7 +70,7 @@ BEGIN
         IF NOT v_key = ANY(ARRAY['command', 'cwd', 'env', 'every', 'offset', 'at', 'on', 'days', 'months', 'cron',
             'timezone',
             'timeout', 'priority', 'retries', 'enabled', 'steps', 'resume', 'irreversible', 'ping_url',
-            'first_run', 'weight', 'pools']) THEN
+            'first_run', 'weight', 'pools', 'catch_up']) THEN
             PERFORM tickq.registry_error(p_name, v_key, 'unknown key');
         END IF;
     END LOOP;
@@ -114,9 +115,9 @@ BEGIN
             format('must be true or false, got %s', p_entry -> 'irreversible'));
     END IF;
 
-    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone
+    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone, s.catch_up
     INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months,
-        v_kind.cron, v_kind.timezone
+        v_kind.cron, v_kind.timezone, v_kind.catch_up
     FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
 
     IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
@@ -151,7 +152,7 @@ END
 $$;
 COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
 'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
-'retries, enabled, weight, pools, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
+'retries, catch_up, enabled, weight, pools, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
 
 CREATE OR REPLACE FUNCTION tickq.kind_problems(
     p_name text,
@@ -198,7 +199,7 @@ BEGIN
                 ELSE v_entry #- v_step END;
         ELSIF tickq.registry_problem(v_message, p_name, v_key) = 'unknown key'
             OR v_key IN ('cwd', 'env', 'ping_url', 'offset', 'on', 'days', 'months', 'timezone', 'irreversible', 'resume',
-                'priority', 'retries', 'enabled', 'first_run', 'weight', 'pools') THEN
+                'priority', 'retries', 'enabled', 'first_run', 'weight', 'pools', 'catch_up') THEN
             v_entry := v_entry - v_key;
         ELSIF v_key = 'timeout' THEN
             -- a chain's own timeout may be left out (the sum of its steps')

@@ -175,6 +175,9 @@ BEGIN
     v_kind.every := p_agent.every;
     v_kind.at_times := p_agent.at_times;
     v_kind.on_days := p_agent.on_days;
+    v_kind.days := p_agent.days;
+    v_kind.months := p_agent.months;
+    v_kind.cron := p_agent.cron;
     v_kind.timezone := p_agent.timezone;
     -- The registry may have lowered its cap since the agent was saved: the lower one holds.
     v_kind.timeout := least(p_agent.timeout, v_caps.max_timeout);

@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION tickq.agents_at(
 LANGUAGE sql STABLE
 AS $$
     SELECT a.id, a.name,
-        tickq.describe_schedule(a.every, NULL, a.at_times, a.on_days, a.timezone, p_now),
+        tickq.describe_schedule(a.every, NULL, a.at_times, a.on_days, a.days, a.months, a.cron, a.timezone, p_now),
         CASE WHEN a.paused THEN 'paused' WHEN k.run_id IS NOT NULL THEN 'running' ELSE 'scheduled' END,
         a.max_turns, a.timeout, a.owner, a.tools,
         CASE WHEN k.enabled THEN k.due_at END,
@@ -42,7 +42,8 @@ BEGIN
             HINT = 'tickq agent list shows the agents.';
     END IF;
     WHILE v_found < least(p_count, 100) LOOP
-        v_at := tickq.next_slot(v_agent.every, NULL, v_agent.at_times, v_agent.on_days, v_agent.timezone, v_at);
+        v_at := tickq.next_slot(v_agent.every, NULL, v_agent.at_times, v_agent.on_days, v_agent.days, v_agent.months,
+            v_agent.cron, v_agent.timezone, v_at);
         EXIT WHEN v_at IS NULL;
         v_found := v_found + 1;
         run_at := v_at;
@@ -91,6 +92,32 @@ $$;
 COMMENT ON FUNCTION tickq.agent_transcript(bigint, timestamptz) IS
 'The transcript of one agent run, turn by turn (tickq agent history NAME --run ID).';
 
+CREATE OR REPLACE FUNCTION tickq.agent_entry(
+    p_agent tickq.agent,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- An agent as the fields tickq.save_agent takes (the schedule as tickq.parse_schedule reads it).
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'prompt', p_agent.prompt,
+        'every', extract(EPOCH FROM p_agent.every)::bigint,
+        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
+            FROM unnest(p_agent.at_times) AS t (at_time)),
+        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_agent.on_days) AS d (day)),
+        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_agent.days) AS d (day)),
+        'months', (SELECT jsonb_agg(m.month ORDER BY m.month) FROM unnest(p_agent.months) AS m (month)),
+        'cron', p_agent.cron,
+        'timezone', CASE WHEN p_agent.every IS NULL THEN p_agent.timezone END,
+        'max_turns', p_agent.max_turns,
+        'timeout', extract(EPOCH FROM p_agent.timeout)::bigint,
+        'paused', p_agent.paused
+    ))
+$$;
+COMMENT ON FUNCTION tickq.agent_entry(tickq.agent, timestamptz) IS
+'An agent as the JSON fields tickq.save_agent takes: prompt, every, or at with on, days and months, '
+'or cron, with timezone; max_turns, timeout, paused.';
+
 CREATE OR REPLACE FUNCTION tickq.agents_export(
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (name text, fields jsonb)
@@ -98,17 +125,7 @@ LANGUAGE sql STABLE
 AS $$
     -- What tickq.save_agent takes, per agent: `check` and `simulate` load the queue's agents
     -- into their scratch database with it, so agents take slots there too.
-    SELECT a.name, jsonb_strip_nulls(jsonb_build_object(
-        'prompt', a.prompt,
-        'every', extract(EPOCH FROM a.every)::bigint,
-        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI')) FROM unnest(a.at_times) AS t (at_time)),
-        'on', (SELECT jsonb_agg((ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[d.day])
-            FROM unnest(a.on_days) AS d (day)),
-        'timezone', CASE WHEN a.at_times IS NOT NULL THEN a.timezone END,
-        'max_turns', a.max_turns,
-        'timeout', extract(EPOCH FROM a.timeout)::bigint,
-        'paused', a.paused
-    ))
+    SELECT a.name, tickq.agent_entry(a)
     FROM tickq.agent AS a
     ORDER BY a.name
 $$;

@@ -4,13 +4,14 @@
 not even warn. First offsets for `every` kinds: each movable kind (a cadence slower than the
 tick) is placed, in turn, at the offset (whole ticks) where its runs meet the fewest others over
 the window's period, keeping its own offset when that is as good (tickq.spread_offsets, which
-leaves the cadences' and calendars' alignment to tickq.next_slot); then kinds get their own
-offset back while the proposal still passes. When no offsets pass, the number of slots that
-does, and the lane whose timeouts hold the slots while others starve, with how far they must
-shrink. With weights and pools, when no offsets pass: first a larger pool for each pool a starved
-kind waited for (the smallest that passes), then a lower weight for a starved heavy kind. Every
-proposal is run through the same worst-case simulation as the check before it is printed; one
-that fails is not offered."""
+leaves the cadences' and calendars' alignment to tickq.next_slot), and later "at" times for the
+calendar kinds the same way (tickq.spread_times: a month-end pile-up spread over the night);
+then kinds get their own offset or times back while the proposal still passes. When none pass,
+the number of slots that does, and the lane whose timeouts hold the slots while others starve,
+with how far they must shrink. With weights and pools, when no offsets pass: first a larger pool
+for each pool a starved kind waited for (the smallest that passes), then a lower weight for a
+starved heavy kind. Every proposal is run through the same worst-case simulation as the check
+before it is printed; one that fails is not offered."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Suggestion:
     offsets: dict[str, int] = field(default_factory=dict)  # kind -> seconds, the changed ones
     pools: dict[str, int] = field(default_factory=dict)  # pool -> slots that pass
     weights: dict[str, int] = field(default_factory=dict)  # kind -> a lower weight that passes
+    times: dict[str, list[str]] = field(default_factory=dict)  # kind -> "at" times, changed ones
     slots: int | None = None  # slots that pass without other changes
     lane: str | None = None  # the lane whose timeouts hold the slots
     timeout_share: float | None = None  # ...and the share of them that passes (e.g. 0.5)
@@ -42,6 +44,12 @@ class Suggestion:
 
 def with_offsets(registry: Registry, offsets: dict[str, int]) -> Registry:
     kinds = {name: dataclasses.replace(kind, offset=offsets.get(name, kind.offset))
+             for name, kind in registry.kinds.items()}
+    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+
+
+def with_times(registry: Registry, times: dict[str, list[str]]) -> Registry:
+    kinds = {name: dataclasses.replace(kind, at=tuple(times[name])) if name in times else kind
              for name, kind in registry.kinds.items()}
     return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
 
@@ -104,7 +112,9 @@ def passes(conn: Connection, registry: Registry,
     leaves the queue warning about stale kinds at every burst while the check stays green."""
     limit = dt.timedelta(seconds=registry.settings.stale_after)
     result = simulate.evaluate(conn, registry, durations)
-    return all(k.longest_wait is None or k.longest_wait < limit for k in result.kinds)
+    # (starved: also a slot skipped past its catch_up, however short the wait)
+    return all(not k.starved and (k.longest_wait is None or k.longest_wait < limit)
+               for k in result.kinds)
 
 
 def spread_offsets(
@@ -116,22 +126,36 @@ def spread_offsets(
     return api.spread_offsets(conn, durations)
 
 
+def spread(
+    conn: Connection, registry: Registry, durations: dict[str, float] | None
+) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Offsets for the cadences and later "at" times for the calendar kinds (a month-end
+    pile-up: tickq.spread_times), each flattening the first window's load; then, while the
+    proposal still passes, cadences given back their own offset (at most MOST_REVERTS
+    simulations; a time is moved only where its own is worse already). Empty when the proposal
+    does not pass."""
+    offsets = spread_offsets(conn, registry, durations)
+    times = api.spread_times(conn, durations)
+    if not (offsets or times) or not passes(
+            conn, with_times(with_offsets(registry, offsets), times), durations):
+        return {}, {}
+    for name in sorted(offsets, key=lambda n: (-offsets[n], n))[:MOST_REVERTS]:
+        fewer = {k: v for k, v in offsets.items() if k != name}
+        if passes(conn, with_times(with_offsets(registry, fewer), times), durations):
+            offsets = fewer
+    return offsets, times
+
+
 def suggest(
     conn: Connection, registry: Registry, durations: dict[str, float] | None
 ) -> Suggestion:
     """The smallest change that passes, each proposal simulated in the scratch database behind
     `conn` (the check's own: its agents stay, the registry is synced again for each)."""
     tried: list[str] = []
-    offsets = spread_offsets(conn, registry, durations)
-    if offsets and passes(conn, with_offsets(registry, offsets), durations):
-        # Smaller: give kinds back their own offset while the worst case still passes.
-        for name in sorted(offsets, key=lambda n: (-offsets[n], n))[:MOST_REVERTS]:
-            fewer = {k: v for k, v in offsets.items() if k != name}
-            if passes(conn, with_offsets(registry, fewer), durations):
-                offsets = fewer
-        return Suggestion(offsets=offsets)
-    if offsets:
-        tried.append(f"offsets for {len(offsets)} kind(s)")
+    offsets, times = spread(conn, registry, durations)
+    if offsets or times:
+        return Suggestion(offsets=offsets, times=times)
+    tried.append("offsets and calendar times")
     starved = [k.kind for k in simulate.evaluate(conn, registry, durations).starved]
     pools = larger_pools(conn, registry, durations, starved)
     if pools:
@@ -170,11 +194,14 @@ def suggest(
 
 def render(suggestion: Suggestion) -> str:
     lines = ["", "suggested fix (checked by the same worst-case simulation):"]
-    if suggestion.offsets:
-        lines.append("  spread the cadences with offsets; in each kind's table, set:")
+    if suggestion.offsets or suggestion.times:
+        lines.append("  spread the cadences with offsets and the calendars' times; in each kind's "
+                     "table, set:")
         for name, offset in sorted(suggestion.offsets.items()):
             value = format_duration(offset) if offset else "0s"
             lines += ["", f"[kinds.{name}]", f'offset = "{value}"']
+        for name, times in sorted(suggestion.times.items()):
+            lines += ["", f"[kinds.{name}]", "at = [" + ", ".join(f'"{t}"' for t in times) + "]"]
         return "\n".join(lines)
     if suggestion.pools:
         lines.append("  no offsets make every kind wait less than stale_after;"

@@ -42,8 +42,14 @@ def _prompt(args: argparse.Namespace) -> str | None:
 
 
 # The options of `agent add|edit` and the field of tickq.save_agent each one sets.
-_FIELDS = (("every", "every"), ("on", "on"), ("timezone", "timezone"), ("turns", "max_turns"),
-           ("timeout", "timeout"))
+_FIELDS = (("every", "every"), ("on", "on"), ("cron", "cron"), ("timezone", "timezone"),
+           ("turns", "max_turns"), ("timeout", "timeout"))
+
+
+def _numbers(text: str) -> list[str | int]:
+    """"1,15", "-1", "jan,jul" -> the list tickq.parse_schedule judges (numbers as numbers)."""
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    return [int(p) if p.lstrip("-").isdigit() else p for p in parts]
 
 
 def _fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -54,6 +60,9 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["prompt"] = prompt
     if args.at is not None:
         fields["at"] = [t for group in args.at for t in group]
+    for option in ("days", "months"):  # --days 1,15 / -1, --months jan,jul
+        if getattr(args, option) is not None:
+            fields[option] = _numbers(getattr(args, option))
     for option, field in _FIELDS:
         if getattr(args, option) is not None:
             fields[field] = getattr(args, option)

@@ -11,13 +11,14 @@ import argparse
 import datetime as dt
 import sys
 import time
+from zoneinfo import ZoneInfo
 
 from tickq.check import capacity, simulate
 from tickq.cli import common
 from tickq.cli.text import table
 from tickq.db.api import registry as registry_api
 from tickq.db.api import schedule, session
-from tickq.db.api.check import CapacityReport, Window
+from tickq.db.api.check import CapacityReport, KindWait, Window
 from tickq.db.contract import LANES
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.registry import Registry
@@ -90,7 +91,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                  wait_rows(result)))
     starving = sorted({k.lane for k in result.starved}, key=LANES.index)
     stale = human(dt.timedelta(seconds=registry.settings.stale_after))
-    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale})"
+    skipped = any(k.longest_wait is None or k.longest_wait.total_seconds()
+                  <= registry.settings.stale_after for k in result.starved)
+    verdict = (f"starving lanes: {', '.join(starving)} (waited longer than {stale}"
+               + (", or skipped slots past a catch_up)" if skipped else ")")
                if starving else f"no kind waited longer than {stale}")
     print(f"\n{float(window.hours):g} simulated hours with {args.durations} durations in "
           f"{elapsed:.1f}s: {verdict}")
@@ -153,8 +157,9 @@ def utc(moment: dt.datetime) -> str:
 
 def describe(window: Window) -> list[str]:
     """Which window was covered and why, in short lines (check's output fits 100 columns)."""
-    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: every schedule once "
-             f"({human(window.period)}),",
+    what = (f"the month end of {window.month_end:%B %Y} (a {window.month_end.day}-day month)"
+            if window.month_end else "every schedule once")
+    lines = [f"{utc(window.starts_at)} to {utc(window.ends_at)}: {what} ({human(window.period)}),",
              "opened the longest timeout early and closed stale_after late"]
     if window.dst_zone:
         lines.append(f"holds a daylight-saving change of {window.dst_zone}")
@@ -190,18 +195,40 @@ def waited_for(kind: str, behind: list[str], registry: Registry | None) -> str:
     return "; needs " + "; ".join(needs) if needs else ""
 
 
+def month_end(k: KindWait, windows: list[Window], zone: str | None) -> str:
+    """", at the month end of ..." when the kind's worst wait began at one: in a month-end
+    window, or on the last or first day of a month in the kind's zone."""
+    window = windows[k.in_window - 1] if 0 < k.in_window <= len(windows) else None
+    if window and window.month_end:
+        return f", at the month end of {window.month_end:%B %Y} ({window.month_end.day} days)"
+    if k.worst_due_at is None:
+        return ""
+    local = k.worst_due_at.astimezone(ZoneInfo(zone or "UTC"))
+    last = (local + dt.timedelta(days=1)).day == 1
+    if not (last or local.day == 1):
+        return ""
+    ending = local if last else local - dt.timedelta(days=1)
+    return f", at the month end of {ending:%B %Y} ({ending.day} days)"
+
+
 def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6,
                   registry: Registry | None = None) -> list[str]:
-    """One line per starved kind: the worst wait, when it began, what it waited behind, and
-    the pool or weight it needed."""
+    """One line per starved kind: the worst wait, when it began (and the month end it is at),
+    what it waited behind, and the pool or weight it needed."""
+    zones = ({name: kind.timezone or registry.settings.timezone
+              for name, kind in registry.kinds.items()} if registry is not None else {})
     lines = []
     for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
         behind = k.behind or []
         also = f" and {len(behind) - most} more" if len(behind) > most else ""
-        lines.append(
-            f"{k.kind} ({k.lane}) waits {human(k.longest_wait or dt.timedelta())}, longer than "
-            f"stale_after {format_duration(stale_after)}: due {utc(k.worst_due_at)}"
-            if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
+        wait = k.longest_wait or dt.timedelta()
+        # Starved within stale_after: the full queue made it skip slots past its catch_up.
+        why = (f"longer than stale_after {format_duration(stale_after)}"
+               if wait.total_seconds() > stale_after else "and skips slots past its catch_up")
+        at = month_end(k, result.windows, zones.get(k.kind))
+        lines.append(f"{k.kind} ({k.lane}) waits {human(wait)}, {why}: "
+                     f"due {utc(k.worst_due_at)}{at}"
+                     if k.worst_due_at else f"{k.kind} ({k.lane}) starved")
         if behind:
             lines[-1] += f", behind {', '.join(behind[:most])}{also}"
         lines[-1] += waited_for(k.kind, behind, registry)

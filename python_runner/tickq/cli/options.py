@@ -95,11 +95,15 @@ def _id(text: str) -> int:
 
 
 def _weekdays(text: str) -> list[str]:
-    """"mon-fri", "sat,sun", "mon,wed-fri" -> the weekday names."""
+    """"mon-fri", "sat,sun", "mon,wed-fri" -> the weekday names; "1st mon", "last fri" are
+    passed on as they are (the database checks them)."""
     from tickq.db.contract import WEEKDAYS  # the database's names (tickq.db imports psycopg)
 
     days: list[str] = []
-    for part in text.lower().replace(" ", "").split(","):
+    for part in (p.strip() for p in text.lower().split(",")):
+        if " " in part:  # an nth weekday
+            days.append(" ".join(part.split()))
+            continue
         first, _, last = part.partition("-")
         if first not in WEEKDAYS or (last and last not in WEEKDAYS):
             raise argparse.ArgumentTypeError(
@@ -373,9 +377,16 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--at", type=_times, action="append", metavar="HH:MM[,HH:MM]",
                    help="run at these times of day (repeatable)")
     p.add_argument("--on", type=_weekdays, metavar="DAYS",
-                   help="on these weekdays with --at, e.g. mon-fri or sat,sun")
+                   help="on these weekdays with --at, e.g. mon-fri, sat,sun or '1st mon,last fri'")
+    p.add_argument("--days", metavar="N[,N]",
+                   help="on these days of the month with --at, e.g. 1,15 or -1 (the last day)")
+    p.add_argument("--months", metavar="MONTHS",
+                   help="in these months with --at, e.g. jan,jul or 1,7")
+    p.add_argument("--cron", metavar="EXPR",
+                   help="a five-field cron string instead, e.g. '0 6 1 * *' (in --timezone)")
     p.add_argument("--timezone", metavar="ZONE",
-                   help="IANA zone of --at, e.g. America/Chicago (default: the registry's)")
+                   help="IANA zone of --at or --cron, e.g. America/Chicago (default: the "
+                        "registry's)")
     p.add_argument("--turns", "--max-turns", dest="turns", type=int, metavar="N",
                    help="model calls at most (1-6, default the registry's cap; the agent's "
                         "max_turns)")

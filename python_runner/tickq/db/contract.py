@@ -19,9 +19,11 @@ DEFAULT_LANE: Final = "normal"
 # Weekday names of `on` (ISO order: mon is day 1, as the database stores on_days).
 WEEKDAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
-# tickq.outcome. "running" is a run in progress and "lost" one whose lease ran out; the runner
-# reports only the others ("cancelled": stopped at an operator's request, `tickq cancel`).
-OUTCOMES: Final = ("running", "ok", "failed", "timeout", "interrupted", "lost", "cancelled")
+# tickq.outcome. "running" is a run in progress, "lost" one whose lease ran out and "skipped" a
+# slot later than its kind's catch_up (no command started); the runner reports only the others
+# ("cancelled": stopped at an operator's request, `tickq cancel`).
+OUTCOMES: Final = ("running", "ok", "failed", "timeout", "interrupted", "lost", "cancelled",
+                   "skipped")
 REPORTED_OUTCOMES: Final = ("ok", "failed", "timeout", "interrupted", "cancelled")
 Outcome = Literal["ok", "failed", "timeout", "interrupted", "cancelled"]
 

@@ -34,7 +34,7 @@ _DURATIONS = frozenset({
     "tick", "stale_after", "lease_margin", "alert_timeout", "retry_base", "retry_max",
     "housekeeping_every", "housekeeping_timeout", "retention", "db_connect_timeout",
     "db_statement_timeout", "db_lock_timeout", "ping_timeout", "every", "offset", "timeout",
-    "deliver_timeout", "request_timeout",
+    "deliver_timeout", "request_timeout", "catch_up",
 })  # fmt: skip
 _TUPLES = frozenset({"alert_command", "command", "runner", "deliver", "at", "on", "days", "months",
                      "pools"})

@@ -174,6 +174,7 @@ class Kind:
     first_run: str | None = None  # "now" or "next_slot": when a newly synced kind first runs
     weight: int = 1  # how many of the global slots each run takes
     pools: tuple[str, ...] = ()  # the pools ([pools.NAME]) each run takes one slot of
+    catch_up: int | None = None  # seconds: a slot later than this is skipped, not run
 
     def to_sync_json(self) -> dict[str, Any]:
         out: dict[str, Any] = (
@@ -186,6 +187,8 @@ class Kind:
             out["irreversible"] = True
         if self.first_run is not None:
             out["first_run"] = self.first_run
+        if self.catch_up is not None:
+            out["catch_up"] = self.catch_up
         schedule = {"every": self.every, "offset": self.offset, "at": self.at, "on": self.on,
                     "days": self.days, "months": self.months, "cron": self.cron,
                     "timezone": self.timezone}

@@ -84,6 +84,7 @@ class Window:
     period: dt.timedelta  # the schedules covered; the rest opens and closes the window
     warm_up: dt.timedelta  # opened this early: runs started before the period hold slots
     dst_zone: str | None  # the zone whose daylight-saving change day is in the window
+    month_end: dt.date | None = None  # the last day of the month whose end the window holds
 
     @property
     def ends_at(self) -> dt.datetime:
@@ -213,3 +214,11 @@ def spread_offsets(conn: Connection, durations: dict[str, float] | None) -> dict
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(db.load_query("spread_offsets"), {"durations": hold}).fetchall()
     return {r["kind"]: r["offset_seconds"] for r in rows}
+
+
+def spread_times(conn: Connection, durations: dict[str, float] | None) -> dict[str, list[str]]:
+    """The calendar times tickq.spread_times proposes for the scratch queue, "HH:MM" by kind."""
+    hold = Jsonb(durations) if durations else None
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(db.load_query("spread_times"), {"durations": hold}).fetchall()
+    return {r["kind"]: list(r["at_times"]) for r in rows}

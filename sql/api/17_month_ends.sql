@@ -1,0 +1,150 @@
+-- The month ends `tickq check` simulates beside its other windows (tickq.simulation_windows): a
+-- month end of a 28-, 29-, 30- and 31-day month, so that kinds on the last days of the month,
+-- the first, nth weekdays or cron strings that meet only in a month of some length (days = [-1]
+-- with days = [28] in February, [-1] with [30] in April) are simulated together.
+
+CREATE OR REPLACE FUNCTION tickq.month_end_windows(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (starts_at timestamptz, period interval, month_end date)
+LANGUAGE sql STABLE
+AS $$
+    -- Only when some calendar kind names days of the month, months, nth weekdays or a cron
+    -- string: a plain daily or weekly time does not know the month. Each window holds the
+    -- day before the month's last day, the last day and the next month's first day, in every
+    -- zone of the calendar kinds (local midnight to local midnight, the zones' spread added).
+    WITH zones AS (
+        SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
+        WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)
+            AND EXISTS (SELECT FROM tickq.job_kind AS m WHERE m.enabled AND (m.cron IS NOT NULL
+                OR m.days IS NOT NULL OR m.months IS NOT NULL OR NOT m.on_days <@ ARRAY[1, 2, 3, 4, 5, 6, 7]::smallint[]))
+    ),
+    -- The month ends of the next four years (a 29th of February among them).
+    ends AS (
+        SELECT (date_trunc('month', p_now AT TIME ZONE 'UTC') + make_interval(months => g.n + 1)
+            - interval '1 day')::date AS last_day
+        FROM generate_series(0, 48) AS g (n)
+    ),
+    spans AS (
+        SELECT e.last_day, extract(DAY FROM e.last_day)::integer AS days,
+            min((e.last_day - 1)::timestamp AT TIME ZONE z.zone) AS from_at,
+            max((e.last_day + 2)::timestamp AT TIME ZONE z.zone) AS until_at
+        FROM ends AS e CROSS JOIN zones AS z
+        GROUP BY e.last_day
+    ),
+    -- Of each length, the month ends of the next year and the first one however far (a 29th
+    -- of February), scored by the slots of the kinds whose slots differ between months of one
+    -- length (months, weekdays, cron); the earliest of the most.
+    ahead AS (
+        SELECT s.*, row_number() OVER (PARTITION BY s.days ORDER BY s.last_day) AS n
+        FROM spans AS s WHERE s.from_at > p_now
+    ),
+    candidates AS (
+        SELECT a.* FROM ahead AS a WHERE a.n = 1 OR a.last_day < (p_now AT TIME ZONE 'UTC')::date + 366
+    ),
+    scored AS (
+        -- counted day by day (tickq.slots_between), not slot by slot: a cron string every minute
+        SELECT c.*, (SELECT coalesce(sum(tickq.slots_between(NULL, NULL, k.at_times, k.on_days, k.days, k.months,
+                k.cron, k.timezone, c.from_at, c.until_at)), 0) FROM tickq.job_kind AS k
+            WHERE k.enabled AND (k.cron IS NOT NULL OR k.months IS NOT NULL OR k.on_days IS NOT NULL)) AS slots
+        FROM candidates AS c
+    )
+    SELECT DISTINCT ON (s.days) s.from_at, s.until_at - s.from_at, s.last_day
+    FROM scored AS s
+    ORDER BY s.days, s.slots DESC, s.last_day
+$$;
+COMMENT ON FUNCTION tickq.month_end_windows(timestamptz) IS
+'The month ends tickq.simulation_windows adds when a calendar kind names days of the month, '
+'months, nth weekdays or a cron string: for each month length (28, 29, 30, 31 days) the month '
+'end ahead (within a year, or the first of that length however far: a 29th of February) whose '
+'days hold the most slots of the kinds that differ between months of one length, the earliest '
+'of them; each window from local midnight of the day before the last day to the end of the '
+'next month''s first day, over the calendar kinds'' zones.';
+
+CREATE OR REPLACE FUNCTION tickq.spread_times(
+    p_durations jsonb DEFAULT NULL,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, at_times text[])
+LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tick interval;
+    v_start timestamptz;
+    v_period interval;
+    v_ticks integer;
+    v_load integer[];
+    v_cells integer[];
+    v_kind record;
+    v_best integer;
+    v_cell integer;
+BEGIN
+    -- As tickq.spread_offsets does for cadences, over the same period (the first whole-period
+    -- window of tickq.simulation_windows): the load of every kind's runs in whole ticks, then
+    -- each calendar kind with "at" times in turn (longest holder first) moved later by the whole
+    -- ticks (whole minutes, within its day) whose ticks are least loaded: its own times when
+    -- they are as good. A month-end pile-up (many kinds on days = [-1] at 00:00) is spread so.
+    SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
+    SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
+    FROM tickq.simulation_windows(p_now) AS w
+    ORDER BY w.period DESC, w.starts_at
+    LIMIT 1;
+    v_ticks := greatest(1, ceil(extract(EPOCH FROM v_period) / extract(EPOCH FROM v_tick)))::integer;
+    v_load := array_fill(0, ARRAY[v_ticks]);
+    -- What stays: cadences at their own offsets, cron strings, the housekeeping kind.
+    FOR v_cells IN
+        SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
+        FROM tickq.job_kind AS k
+        CROSS JOIN LATERAL tickq.calendar_slots_in(NULL, NULL, NULL, NULL, k.cron, k.timezone,
+            v_start + v_period, v_start) AS c (slot)
+        WHERE k.enabled AND k.cron IS NOT NULL
+        UNION ALL
+        SELECT tickq.held_ticks(
+            tickq.next_slot(k.every, k.every_offset, NULL, NULL, k.timezone, v_start - interval '1 microsecond'),
+            greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
+        FROM tickq.job_kind AS k
+        WHERE k.enabled AND k.every IS NOT NULL
+    LOOP
+        FOREACH v_cell IN ARRAY v_cells LOOP
+            v_load[v_cell + 1] := v_load[v_cell + 1] + 1;
+        END LOOP;
+    END LOOP;
+    FOR v_kind IN
+        SELECT k.name, k.at_times, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
+            coalesce((SELECT array_agg(x ORDER BY x) FROM tickq.job_kind AS j
+                CROSS JOIN LATERAL tickq.calendar_slots_in(j.at_times, j.on_days, j.days, j.months, NULL, j.timezone,
+                    v_start + v_period, v_start) AS c (slot)
+                CROSS JOIN LATERAL unnest(tickq.held_ticks(c.slot, v_period, tickq.ticks_held(j, p_durations, v_tick),
+                    v_period, v_tick, v_start)) AS x
+                WHERE j.name = k.name), '{}') AS cells,
+            -- later by at most what keeps the last time within its day, in whole minutes
+            floor(extract(EPOCH FROM '23:59'::time - (SELECT max(t) FROM unnest(k.at_times) AS t))
+                / extract(EPOCH FROM v_tick))::integer AS most
+        FROM tickq.job_kind AS k
+        -- an agent's times are its owner's, not the registry's to print
+        WHERE k.enabled AND k.at_times IS NOT NULL AND k.name NOT LIKE 'agent.%'
+        ORDER BY 3 DESC, k.priority, k.name
+    LOOP
+        SELECT s.n INTO STRICT v_best
+        FROM generate_series(0, greatest(v_kind.most, 0)) AS s (n)
+        WHERE (s.n * extract(EPOCH FROM v_tick))::numeric % 60 = 0
+        ORDER BY (SELECT max(v_load[(x + s.n) % v_ticks + 1]) FROM unnest(v_kind.cells) AS x),
+            (SELECT sum(v_load[(x + s.n) % v_ticks + 1]) FROM unnest(v_kind.cells) AS x), s.n
+        LIMIT 1;
+        FOREACH v_cell IN ARRAY v_kind.cells LOOP
+            v_load[(v_cell + v_best) % v_ticks + 1] := v_load[(v_cell + v_best) % v_ticks + 1] + 1;
+        END LOOP;
+        IF v_best > 0 THEN
+            kind := v_kind.name;
+            at_times := ARRAY(SELECT to_char(t + v_best * v_tick, 'HH24:MI') FROM unnest(v_kind.at_times) AS t
+                ORDER BY t);
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.spread_times(jsonb, timestamptz) IS
+'The "at" times tickq check --suggest proposes for the queue''s calendar kinds (not cron strings): '
+'over the first whole-period window of tickq.simulation_windows, each kind in turn, longest holder '
+'first, its times moved later by the whole ticks (whole minutes, within the day) whose ticks the '
+'runs already placed load least, its own times when they are as good. Returns only the kinds whose '
+'times change ("HH:MM"). Each run holds its slot for p_durations->kind seconds, else its timeout.';
