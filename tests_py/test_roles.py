@@ -31,7 +31,7 @@ QUERIES = Path(db.__file__).parent / "queries"
 # Queries sent only to the scratch database `check` and `simulate` create (and so own).
 NOT_THE_DISPATCHERS = {
     "save_agent_fields", "simulate_window", "simulation_merge", "simulation_replay_window",
-    "simulation_windows", "simulation_worst", "spread_offsets", "spread_times",
+    "scratch_unlogged", "simulation_windows", "simulation_worst", "spread_offsets", "spread_times",
 }
 
 
