@@ -201,6 +201,18 @@ COMMENT ON FUNCTION tickq.pool_slots_left(text, timestamptz) IS
 
 REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
 
+CREATE OR REPLACE FUNCTION tickq.hold_from(
+    p_stale_after interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT p_now - p_stale_after / 2
+$$;
+COMMENT ON FUNCTION tickq.hold_from(interval, timestamptz) IS
+'The due time from which the claim holds capacity for a kind that does not fit (half of '
+'stale_after ago; see tickq.claim_fit). tickq.claim_fit and tickq.explain_queue both ask it.';
+
 -- The claim of kinds with a weight or pools: claim_jobs hands its candidates (in claim order)
 -- here once a candidate has either. Free slot rows are locked first (FOR UPDATE SKIP LOCKED, as
 -- claim_jobs takes them: as many as p_limit kinds need with the candidates' weights, more when
@@ -264,7 +276,7 @@ BEGIN
     END IF;
     -- As claim_jobs checks its picks again: a pause or another claim may have come since.
     FOR v_kind IN
-        SELECT k.name, k.weight, k.pools, k.due_at <= p_stale + (p_now - p_stale) / 2 AS held
+        SELECT k.name, k.weight, k.pools, k.due_at <= tickq.hold_from(p_now - p_stale, p_now) AS held
         FROM tickq.job_kind AS k
         WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
             AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)

@@ -12,7 +12,7 @@ AS $$
     -- lane, due time, name) and in its lane, the kinds ahead of it, and the runs holding slots.
     WITH due AS (
         SELECT k.name, k.priority, k.due_at, k.due_at <= p_now - s.stale_after AS stale,
-            k.due_at <= p_now - s.stale_after / 2 AS held
+            k.due_at <= tickq.hold_from(s.stale_after, p_now) AS held
         FROM tickq.job_kind AS k
         CROSS JOIN tickq.settings AS s
         WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
