@@ -197,6 +197,36 @@ def test_an_edited_registry_is_synced_again(db_url: str, tmp_path: Path) -> None
             "SELECT timeout FROM tickq.job_kind WHERE name LIKE 'k%'")} == {timedelta(seconds=40)}
 
 
+
+def judged(conn: psycopg.Connection) -> int:
+    """Kinds the database has judged (calls of tickq.kind_problems) in the sessions that have
+    ended, once every other session has ended."""
+    sessions(conn)
+    return conn.execute("SELECT coalesce(sum(calls), 0)::int FROM pg_stat_user_functions"
+                        " WHERE schemaname = 'tickq' AND funcname = 'kind_problems'").fetchone()[0]
+
+
+def test_an_idle_tick_does_not_judge_the_registry_it_synced_again(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The verdict on the registry's values (registry_problems) is the sync's: a tick of the
+    registry the queue last synced from that file judges none of its kinds again."""
+    path = registry(tmp_path, kinds=5)
+    tick(path, db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        name = conn.info.dbname
+        conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
+        try:
+            path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "40s"'))
+            before = judged(conn)
+            tick(path, db_url)  # an edited registry: each kind is judged
+            edited = judged(conn)
+            assert edited - before >= 5
+            tick(path, db_url)
+            assert judged(conn) == edited
+        finally:
+            conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+
 # ---------------------------------------------------------------- the schema's checksum
 
 

@@ -140,13 +140,15 @@ CREATE OR REPLACE FUNCTION tickq.registry_digest(
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
-    -- The API checksum is in it: a new tickq's sync does its whole work once.
-    SELECT encode(sha256(convert_to((p_registry - 'dispatcher')::text || E'\n'
+    -- The API checksum is in it: a new tickq's sync does its whole work once. Who sends the
+    -- registry (dispatcher, source, replace_queue) is not: registry_problems is sent none of them.
+    SELECT encode(sha256(convert_to((p_registry - 'dispatcher' - 'source' - 'replace_queue')::text || E'\n'
         || coalesce((SELECT c.checksum FROM tickq.api_checksum AS c), ''), 'UTF8')), 'hex');
 $$;
 COMMENT ON FUNCTION tickq.registry_digest(jsonb, timestamptz) IS
 'What tickq.queue_registry.digest holds after a sync of p_registry: sha256 of the registry JSON '
-'without its "dispatcher" key and of the API checksum.';
+'without the keys naming its sender ("dispatcher", "source", "replace_queue") and of the API '
+'checksum. Where the registry was synced from is kept beside it (path, host).';
 
 CREATE OR REPLACE FUNCTION tickq.keep_registry_digest(
     p_digest text,
@@ -200,10 +202,14 @@ BEGIN
     IF jsonb_typeof(v_settings) <> 'object' OR jsonb_typeof(v_kinds) <> 'object' THEN
         PERFORM tickq.registry_error(NULL, '*', '"settings" and "kinds" must be objects');
     END IF;
-    -- The registry the queue last synced, and nothing written behind its back since (the
-    -- triggers of migration 0024 forget the digest): nothing to do, nothing written.
+    -- The registry the queue last synced, from the file it was synced from, and nothing written
+    -- behind its back since (the triggers of migration 0024 forget the digest): nothing to do,
+    -- nothing written. A source that is not the one recorded is recorded (sync_queue_registry).
     v_digest := tickq.registry_digest(p_registry, p_now);
-    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest) THEN
+    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest
+            AND (p_registry #>> '{source,path}' IS NULL OR (q.path = p_registry #>> '{source,path}'
+                AND q.host IS NOT DISTINCT FROM coalesce(p_registry #>> '{source,host}', ''))))
+    THEN
         RETURN;
     END IF;
 
