@@ -15,7 +15,6 @@ before it is printed; one that fails is not offered."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
@@ -43,36 +42,35 @@ class Suggestion:
 
 
 def with_offsets(registry: Registry, offsets: dict[str, int]) -> Registry:
-    kinds = {name: dataclasses.replace(kind, offset=offsets.get(name, kind.offset))
+    kinds = {name: kind._replace(offset=offsets.get(name, kind.offset))
              for name, kind in registry.kinds.items()}
-    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+    return registry._replace(kinds=MappingProxyType(kinds))
 
 
 def with_times(registry: Registry, times: dict[str, list[str]]) -> Registry:
-    kinds = {name: dataclasses.replace(kind, at=tuple(times[name])) if name in times else kind
+    kinds = {name: kind._replace(at=tuple(times[name])) if name in times else kind
              for name, kind in registry.kinds.items()}
-    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+    return registry._replace(kinds=MappingProxyType(kinds))
 
 
 def with_slots(registry: Registry, slots: int) -> Registry:
-    return dataclasses.replace(registry,
-                               settings=dataclasses.replace(registry.settings, slots=slots))
+    return registry._replace(settings=registry.settings._replace(slots=slots))
 
 
 def with_lane_timeouts(registry: Registry, lane: str, share: float) -> Registry:
-    kinds = {name: dataclasses.replace(kind, timeout=max(1, int(kind.timeout * share)))
+    kinds = {name: kind._replace(timeout=max(1, int(kind.timeout * share)))
              if kind.priority == lane else kind for name, kind in registry.kinds.items()}
-    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+    return registry._replace(kinds=MappingProxyType(kinds))
 
 
 def with_pools(registry: Registry, pools: dict[str, int]) -> Registry:
-    return dataclasses.replace(registry, pools=MappingProxyType({**registry.pools, **pools}))
+    return registry._replace(pools=MappingProxyType({**registry.pools, **pools}))
 
 
 def with_weights(registry: Registry, weights: dict[str, int]) -> Registry:
-    kinds = {name: dataclasses.replace(kind, weight=weights.get(name, kind.weight))
+    kinds = {name: kind._replace(weight=weights.get(name, kind.weight))
              for name, kind in registry.kinds.items()}
-    return dataclasses.replace(registry, kinds=MappingProxyType(kinds))
+    return registry._replace(kinds=MappingProxyType(kinds))
 
 
 def larger_pools(conn: Connection, registry: Registry, durations: dict[str, float] | None,

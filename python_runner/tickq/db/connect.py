@@ -9,9 +9,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
 import psycopg
 from psycopg import conninfo, sql
@@ -71,8 +70,7 @@ def libpq_env(url: str) -> dict[str, str]:
     return {env: params[key] for key, env in names.items() if params.get(key)}
 
 
-@dataclass(frozen=True)
-class Timeouts:
+class Timeouts(NamedTuple):
     """Limits on every connection, in seconds (the registry's db_* settings): nothing tickq does
     may wait on the database without bound."""
 

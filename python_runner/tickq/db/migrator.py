@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import NamedTuple
 
 import psycopg
 from psycopg import sql
@@ -40,8 +40,7 @@ def load_query(name: str) -> str:
     return (files("tickq.db") / "queries" / f"{name}.sql").read_text(encoding="utf-8")
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(NamedTuple):
     version: int
     name: str
     text: str
@@ -87,8 +86,7 @@ def api_checksum(api: list[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class Schema:
+class Schema(NamedTuple):
     """What a current database records: every migration, and the API files' checksum ("" when
     there are none)."""
 

@@ -4,8 +4,6 @@ kinds waiting past their due time. Everything here runs on the tick's own connec
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from tickq.db.api import tick as api
@@ -18,7 +16,7 @@ from tickq.host.spool import Rejected
 
 UNKNOWN_RUN = "unknown"  # report_late_run's verdict for a run the database never had
 
-RUN_REPORT_FIELDS = tuple(f.name for f in dataclass_fields(RunReport))
+RUN_REPORT_FIELDS = RunReport._fields
 # SQLSTATE classes of a refusal of the values themselves (tickq's own, data exceptions,
 # constraints): such a result is moved aside, never tried again.
 VALUE_REFUSALS = ("TQ", "22", "23")
@@ -67,7 +65,7 @@ def spool(
     reported by the next tick (`replay_spool`), even if the lease expires into `lost`
     meanwhile; never silent."""
     try:
-        path = ctx.spool.save({**asdict(result), "kind": kind})
+        path = ctx.spool.save({**result._asdict(), "kind": kind})
     except OSError as spool_error:
         # The whole result goes to the log; the lease will expire.
         ctx.log.error("run.unreported", **fields, error=str(exc), spool_error=str(spool_error),
@@ -84,7 +82,7 @@ def keep_unknown(ctx: Context, kind: str, result: RunReport, fields: dict[str, A
     reason = (f"run {result.run_id} of kind {kind!r} is not in this database: its claim was "
               "lost (a failover to a standby that had not received it?)")
     try:
-        bad = ctx.spool.reject(ctx.spool.save({**asdict(result), "kind": kind}).name, reason)
+        bad = ctx.spool.reject(ctx.spool.save({**result._asdict(), "kind": kind}).name, reason)
     except OSError as exc:
         ctx.log.error("run.unreported", **fields, error=reason, spool_error=str(exc),
                       output_tail=result.output_tail[-2000:])

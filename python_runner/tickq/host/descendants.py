@@ -22,8 +22,8 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 TOKEN_VARIABLE = "TICKQ_RUN_TOKEN"
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
@@ -51,8 +51,7 @@ def has_proc() -> bool:
     return Path("/proc/self/stat").exists()
 
 
-@dataclass(frozen=True)
-class Proc:
+class Proc(NamedTuple):
     pid: int
     ppid: int
     pgrp: int

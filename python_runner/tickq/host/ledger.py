@@ -31,9 +31,8 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tickq.host import descendants
 
@@ -125,8 +124,7 @@ def wait_group_gone(
         time.sleep(0.02)
 
 
-@dataclass(frozen=True)
-class Stopped:
+class Stopped(NamedTuple):
     """A command group stopped because the dispatcher that started it was gone (or, with no
     signal, one that had ended on its own after its dispatcher died)."""
 

@@ -15,9 +15,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from tickq.host import descendants
 from tickq.host.ledger import Ledger, group_alive, signal_group, wait_group_gone
@@ -95,8 +94,7 @@ def inherited_environment(environ: Mapping[str, str] | None = None) -> dict[str,
             if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(NamedTuple):
     outcome: Outcome
     exit_code: int | None  # negative signal number when killed by a signal, like Popen
     output_tail: str

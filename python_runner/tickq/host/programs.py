@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tickq.registry import Registry
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     argv: tuple[str, ...]  # argv[0] absolute when it names a path
     cwd: Path
     problem: str | None  # why it cannot start, or None

@@ -28,7 +28,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from tickq.host.process import MAX_TAIL_CHARS, Outcome
 
@@ -42,14 +42,12 @@ NAME = re.compile(r"[1-9][0-9]{0,18}\.json")
 REJECTED = "rejected"
 
 
-@dataclass(frozen=True)
-class Spooled:
+class Spooled(NamedTuple):
     path: Path
     result: dict[str, Any]  # run_id, kind, dispatcher, outcome, exit_code, output_tail, duration
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(NamedTuple):
     name: str  # the file's name in the spool folder
     reason: str
     moved_to: Path | None  # None when it could not be moved aside (then the reason says why)

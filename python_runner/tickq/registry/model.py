@@ -17,14 +17,15 @@ import math
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
+
+# The default of a mapping field: one empty mapping, shared, which nobody can change.
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with a registry file. `kind` and `key` are None when they do not apply;
     a key under [settings] is spelled "settings.<key>"."""
 
@@ -56,8 +57,7 @@ class RegistryError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     slots: int = 3
     tick: int = 300
     stale_after: int = 900
@@ -115,15 +115,14 @@ def _finite(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One step of a chain: run in order, each under its own watchdog (`timeout`)."""
 
     name: str
     command: tuple[str, ...]
     timeout: int
     cwd: Path | None = None
-    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    env: Mapping[str, str] = _EMPTY
     continue_on_failure: bool = False
     legacy: str | None = None  # the old orchestrator's line; never sent to the database
 
@@ -140,8 +139,7 @@ class Step:
         return out
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """One recurring job, as the file gives it: the schedule keys (`every` in seconds, `at`
     clock times with `on`, `days`, `months` and `timezone`, or a `cron` string with `timezone`)
     are None when the file leaves them out (the database
@@ -165,7 +163,7 @@ class Kind:
     retries: int = 0
     enabled: bool = True
     cwd: Path | None = None
-    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    env: Mapping[str, str] = _EMPTY
     irreversible: bool = False  # never claimed by a schedule until a person's run arms it
     legacy: str | None = None  # the old orchestrator's line; never sent to the database
     steps: tuple[Step, ...] = ()
@@ -232,8 +230,7 @@ def default_agent_runner() -> tuple[str, ...]:
     return (sys.executable, "-m", "tickq.agents")
 
 
-@dataclass(frozen=True)
-class AgentTool:
+class AgentTool(NamedTuple):
     """A registry command an agent may call. The model's arguments reach it as JSON on stdin,
     never in its argv. `parameters` is a JSON schema (an object), kept as canonical JSON text so
     the tool stays immutable."""
@@ -250,8 +247,7 @@ class AgentTool:
         return json.loads(self.parameters_json)
 
 
-@dataclass(frozen=True)
-class Agents:
+class Agents(NamedTuple):
     """The [agents] section: the model endpoint and the bounds of every user-built agent."""
 
     base_url: str
@@ -262,13 +258,13 @@ class Agents:
     timeout: int | None = None
     priority: str = "normal"
     retries: int = 0
-    runner: tuple[str, ...] = field(default_factory=default_agent_runner)
+    runner: tuple[str, ...] = default_agent_runner()
     deliver: tuple[str, ...] | None = None
     deliver_timeout: int = 30
     request_timeout: int = 120  # one model call, within the agent's own watchdog
     http_attempts: int = 4  # tries of one model call on 429, 5xx, timeouts, malformed JSON
     weight: int = 1  # how many of the global slots each agent run takes
-    tools: Mapping[str, AgentTool] = field(default_factory=lambda: MappingProxyType({}))
+    tools: Mapping[str, AgentTool] = _EMPTY
 
     def to_sync_json(self) -> dict[str, Any]:
         """What the database holds of the section: the lane and the caps, and the tool names
@@ -288,14 +284,13 @@ class Agents:
         }
 
 
-@dataclass(frozen=True)
-class Registry:
+class Registry(NamedTuple):
     path: Path
     settings: Settings
     kinds: Mapping[str, Kind]  # in file order
     agents: Agents | None = None
     # [pools.NAME] slots = N: name -> slots (None where the file gave no slots)
-    pools: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
+    pools: Mapping[str, int | None] = _EMPTY
 
     def to_sync_json(self) -> dict[str, Any]:
         """The JSON `tickq.sync_registry` takes (see ARCHITECTURE.md)."""

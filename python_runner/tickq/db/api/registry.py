@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -128,6 +127,6 @@ def provisional_timeouts(settings: object) -> Timeouts:
     """The timeouts to reach the database with before it has judged the registry's own (its
     db_* settings): each of the registry's only where it shortens the default, so a value the
     database will refuse (0, which libpq takes as no timeout, or ten years) never holds."""
-    wanted, default = astuple(timeouts_of(settings)), astuple(DEFAULT_TIMEOUTS)
+    wanted, default = tuple(timeouts_of(settings)), tuple(DEFAULT_TIMEOUTS)
     return Timeouts(*(min(w, d) if isinstance(w, int) and w > 0 else d
                       for w, d in zip(wanted, default, strict=True)))

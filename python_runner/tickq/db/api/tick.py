@@ -8,9 +8,8 @@ turns it into DatabaseUnavailable, NoAnswerInTime or DatabaseRefused.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg.rows import class_row, kwargs_row
@@ -29,8 +28,7 @@ UNKNOWN_AGENT = "TQ041"
 CLAIM_REFUSALS = frozenset({UNKNOWN_KIND, NO_FREE_SLOT, KIND_BUSY, NOT_ARMED})
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     run_id: int
     kind: str
     attempt: int
@@ -48,8 +46,7 @@ def _claim(run_trigger: str, **row: Any) -> Claim:
     return Claim(trigger=run_trigger, **row)
 
 
-@dataclass(frozen=True)
-class RunReport:
+class RunReport(NamedTuple):
     """What a dispatcher reports of a finished run (and keeps in its spool when it cannot)."""
 
     run_id: int
@@ -60,8 +57,7 @@ class RunReport:
     duration: float  # seconds
 
 
-@dataclass(frozen=True)
-class Reported:
+class Reported(NamedTuple):
     run_id: int
     kind: str
     outcome: str
@@ -70,24 +66,21 @@ class Reported:
     next_trigger: str
 
 
-@dataclass(frozen=True)
-class LateReport:
+class LateReport(NamedTuple):
     run_id: int
     kind: str
     outcome: str
     verdict: str
 
 
-@dataclass(frozen=True)
-class Stale:
+class Stale(NamedTuple):
     kind: str
     priority: str
     due_at: datetime
     waiting: timedelta
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(NamedTuple):
     alert_id: int
     kind: str
     event: str
@@ -97,16 +90,14 @@ class Alert:
     output_tail: str | None
 
 
-@dataclass(frozen=True)
-class Housekeeping:
+class Housekeeping(NamedTuple):
     lost: int
     runs_pruned: int
     drift_pruned: int
     alerts_pruned: int
 
 
-@dataclass(frozen=True)
-class AgentOfKind:
+class AgentOfKind(NamedTuple):
     """The agent a claim of `agent.<name>` runs: its id, and its watchdog in seconds."""
 
     id: int
@@ -144,13 +135,13 @@ def start_run(conn: psycopg.Connection, run_id: int, dispatcher: str) -> None:
 
 def report_run(conn: psycopg.Connection, result: RunReport) -> Reported:
     """A finished run's result, from the dispatcher that holds its lease (tickq.report_run)."""
-    [row] = _rows(conn, class_row(Reported), "report_run", asdict(result))
+    [row] = _rows(conn, class_row(Reported), "report_run", result._asdict())
     return row
 
 
 def report_late_run(conn: psycopg.Connection, result: RunReport) -> LateReport:
     """A result kept in the host's spool while the database was away (tickq.report_late_run)."""
-    [row] = _rows(conn, class_row(LateReport), "report_late_run", asdict(result))
+    [row] = _rows(conn, class_row(LateReport), "report_late_run", result._asdict())
     return row
 
 
@@ -203,8 +194,7 @@ def report_step(
         "exit_code": exit_code, "output_tail": output_tail, "duration": duration})
 
 
-@dataclass(frozen=True)
-class CancelAsked:
+class CancelAsked(NamedTuple):
     """A cancel asked of a run the dispatcher holds (tickq.cancels_requested)."""
 
     run_id: int
