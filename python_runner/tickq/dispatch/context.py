@@ -8,9 +8,8 @@ room needs the Dispatcher itself (and none imports tick.py).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tickq.db.api.tick import Claim
 from tickq.db.connect import Link, Timeouts
@@ -22,8 +21,7 @@ from tickq.log import EventLog
 from tickq.registry import Registry
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     url: str
     registry: Registry
     log: EventLog
@@ -33,12 +31,12 @@ class Context:
     ledger: Ledger
     spool: Spool
     timeouts: Timeouts  # the registry's db_* settings, on every connection
+    # The stop of each run this dispatcher holds, by run id: its shutdown or an operator's
+    # cancel of that run (tickq.dispatch.cancel polls for them).
+    stops: dict[int, RunStop]  # given: a default would be one dict shared by every Context
     report_attempts: int = 8  # connections tried before a report goes to the spool
     reconnect_delay: float = 0.5
     pinger: Pinger | None = None  # check-ins (dispatch/pings.py): each run's, the tick's
-    # The stop of each run this dispatcher holds, by run id: its shutdown or an operator's
-    # cancel of that run (tickq.dispatch.cancel polls for them).
-    stops: dict[int, RunStop] = field(default_factory=dict)
 
     def hold(self, claim: Claim) -> RunStop:
         """The stop of a run starting now, kept until `release`."""

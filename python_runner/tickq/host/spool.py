@@ -26,7 +26,6 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, get_args
 
@@ -53,14 +52,14 @@ class Rejected(NamedTuple):
     moved_to: Path | None  # None when it could not be moved aside (then the reason says why)
 
 
-@dataclass
 class Scan:
     """What one look at the spool found: results to report, files moved aside, and why the
     folder was not read at all (None when it was, or when there is none)."""
 
-    results: list[Spooled] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-    refused: str | None = None
+    def __init__(self) -> None:
+        self.results: list[Spooled] = []
+        self.rejected: list[Rejected] = []
+        self.refused: str | None = None
 
 
 class Spool:
