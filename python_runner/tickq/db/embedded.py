@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shlex
 import stat
 import subprocess
 import sys
@@ -240,6 +239,8 @@ def ensure_server(
 
 def _start(user: User, bindir: Path, pgdata: Path) -> Path:
     """Start the server on `pgdata`, listening on its socket only; the socket's folder."""
+    import shlex  # only when a server starts
+
     socket_dir = _socket_dir(pgdata, user)
     options = " ".join([
         "-h ''", "-k", shlex.quote(str(socket_dir)), "-c unix_socket_permissions=0700",

@@ -9,16 +9,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from importlib.resources import files
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import psycopg
 from psycopg import sql
 
 from tickq.db import schema_cache
 from tickq.db.errors import MigrationError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 MIGRATE_LOCK_KEY = "tickq.migrate"
 MIGRATE_STATEMENT_TIMEOUT = "15min"  # a migration may rewrite a large table
@@ -29,15 +30,20 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # ---------------------------------------------------------------- SQL files
 
 
-def sql_root() -> Traversable:
+# The package's own folder, as a file path (what importlib.resources would give for a package on
+# disk): a tick pays for no importlib.resources machinery.
+_PACKAGE = Path(__file__).parent.parent
+
+
+def sql_root() -> Path:
     """The ``sql/`` folder shipped with the package."""
-    return files("tickq") / "sql"
+    return _PACKAGE / "sql"
 
 
 @functools.cache
 def load_query(name: str) -> str:
     """The text of ``tickq/queries/NAME.sql``."""
-    return (files("tickq.db") / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+    return (_PACKAGE / "db" / "queries" / f"{name}.sql").read_text(encoding="utf-8")
 
 
 class Migration(NamedTuple):

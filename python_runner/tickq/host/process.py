@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -129,7 +128,7 @@ def run_command(
     reader thread; an exception it raises stops the streaming, never the run."""
     started = time.monotonic()
     descendants.become_subreaper()
-    token = secrets.token_hex(16)
+    token = os.urandom(16).hex()  # what secrets.token_hex does, without importing secrets
     if isinstance(stop_event, RunStop) and stop_event.cancelled:
         note = f"[tickq: not started: {stop_event.note()}]\n"
         return RunResult("cancelled", None, note, time.monotonic() - started, None)

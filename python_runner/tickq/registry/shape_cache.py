@@ -44,7 +44,7 @@ def _read(path: Path | None) -> list[str]:
     if path is None:
         return []
     try:
-        with open(path, encoding="ascii") as f:
+        with open(path, encoding="utf-8") as f:
             info = os.fstat(f.fileno())
             if info.st_uid != os.geteuid() or info.st_mode & 0o022:
                 return []  # someone else could vouch for a text that never passed
@@ -68,7 +68,7 @@ def remember(key: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{_FILE}.")
         try:
-            with os.fdopen(fd, "w", encoding="ascii") as f:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write("\n".join(kept) + "\n")
             os.replace(temp, path)
         except BaseException:

@@ -52,6 +52,19 @@ def file_key(kind: str | None, key: str | None) -> str | None:
     return f"settings.{key}"
 
 
+_sent: list[tuple[Registry, dict[str, Any]]] = []  # the last registry's JSON, and the registry
+
+
+def sync_json(registry: Registry) -> dict[str, Any]:
+    """`registry.to_sync_json()`, built once for the last registry asked about: a tick sends it
+    twice (its verdict, then its sync). A copy: callers add their own keys."""
+    last = _sent[0] if _sent else None  # read once: another thread may replace it
+    if last is None or last[0] is not registry:
+        last = (registry, registry.to_sync_json())
+        _sent[:] = [last]
+    return dict(last[1])
+
+
 def registry_problems(
     conn: psycopg.Connection, registry: Registry, exc: psycopg.Error | None = None
 ) -> list[Problem]:
@@ -60,7 +73,7 @@ def registry_problems(
     file = str(registry.path)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(load_query("registry_problems"),
-                           {"registry": Jsonb(registry.to_sync_json())}).fetchall()
+                           {"registry": Jsonb(sync_json(registry))}).fetchall()
     found = [Problem(file, r["kind"], file_key(r["kind"], r["key"]), r["problem"]) for r in rows]
     if not found and exc is not None:
         found = [Problem(file, None, None, exc.diag.message_primary or str(exc).strip())]
@@ -102,7 +115,7 @@ def sync_registry(
     RegistryRefused listing every problem. `dispatcher` names the sender (host:pid);
     `from_file` sends where the registry's file is, so a sync from another registry that
     would retire kinds of the queue is refused (TQ090) unless `replace_queue`."""
-    doc = registry.to_sync_json()
+    doc = sync_json(registry)
     if dispatcher is not None:
         doc["dispatcher"] = dispatcher
     if from_file:
