@@ -179,10 +179,41 @@ def test_a_cache_others_may_write_is_not_believed(tmp_path: Path) -> None:
     cache, path = tmp_path / "cache", tmp_path / "registry.toml"
     path.write_text('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\n')
     assert _load(path, cache) == "ok True"
-    [file] = cache.iterdir()
-    assert file.stat().st_mode & 0o077 == 0
-    file.chmod(0o666)
+    [folder] = cache.iterdir()
+    [file] = folder.iterdir()
+    assert folder.stat().st_mode & 0o077 == 0 and file.stat().st_mode & 0o077 == 0
+    assert _load(path, cache) == "ok False"
+    file.chmod(0o666)  # anyone could have written what it says the text parsed to
     assert _load(path, cache) == "ok True"
+    file.chmod(0o600)
+    folder.chmod(0o777)  # anyone could have put it there
+    assert _load(path, cache) == "ok True"
+
+
+PARSED = """
+import json, sys
+from tickq.registry import load_registry
+registry = load_registry(sys.argv[1])
+print(json.dumps(["tomllib" in sys.modules, registry.kinds["a"].at, registry.to_sync_json()]))
+"""
+
+
+def test_a_text_that_passed_is_not_parsed_again_and_reads_the_same(tmp_path: Path) -> None:
+    """The second load of a text takes what the first parsed (no TOML parser imported), with
+    the same model: clock times, numbers, text and the kinds in file order."""
+    cache, path = tmp_path / "cache", tmp_path / "registry.toml"
+    path.write_text(
+        '[settings]\ncapacity_margin = 0.5\n\n[kinds.b]\ncommand = ["x", "é \\u00e9"]\n'
+        'at = [06:00:00, "18:30"]\ntimeout = "1m"\n\n[kinds.a]\ncommand = ["y"]\nat = 07:15:00\n'
+        'timeout = "60s"\nenv = { A = "1" }\n')
+    env = {**os.environ, "TICKQ_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO / "python_runner")}
+    runs = [json.loads(subprocess.run(
+        [sys.executable, "-c", PARSED, str(path)], env=env, capture_output=True, text=True,
+        timeout=60, check=True).stdout) for _ in range(2)]
+    assert [r[0] for r in runs] == [True, False]
+    assert runs[0][1:] == runs[1][1:] and runs[1][1] == ["07:15"]
+    assert list(runs[1][2]["kinds"]) == ["b", "a"]
+    assert runs[1][2]["kinds"]["b"]["at"] == ["06:00", "18:30"]
 
 
 def test_the_schemas_digest_is_part_of_the_key() -> None:

@@ -9,13 +9,13 @@ import datetime as dt
 import os
 import re
 import stat
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from tickq.registry import shape_cache
 from tickq.registry.build import build_registry
 from tickq.registry.model import Problem, Registry, RegistryError
-from tickq.registry.shape import shape_problems
+from tickq.registry.shape import schema_text, shape_problems
 
 # A registry is a text file a person writes; anything larger is a mistake (or /dev/zero).
 MAX_FILE_BYTES = 1024 * 1024
@@ -63,19 +63,34 @@ def _file_type(mode: int) -> str:
 
 
 def parse_registry(text: str, path_for_messages: str | Path, base_dir: str | Path) -> Registry:
-    """Check the shape of registry TOML `text`; raise RegistryError listing every problem."""
+    """Check the shape of registry TOML `text`; raise RegistryError listing every problem. A
+    text that passed before is not parsed or checked again (tickq.registry.shape_cache)."""
     file = str(path_for_messages)
+    key = shape_cache.digest(text, schema_text())
+    doc = shape_cache.document(key)
+    problems: list[Problem] = []
+    if doc is None:
+        doc = _parsed(text, file)
+        problems = shape_problems(doc, file)
+        if not problems:
+            shape_cache.remember(key, doc)
+    registry = build_registry(doc, file, Path(base_dir).absolute(), problems)
+    if problems:
+        raise RegistryError(problems)
+    return registry
+
+
+def _parsed(text: str, file: str) -> dict[str, Any]:
+    """The TOML document of `text`, its clock times as text."""
+    import tomllib  # only for a text not parsed before
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         message = f"invalid TOML: {e}{_unquoted_hint(text, str(e))}"
         raise RegistryError([Problem(file, None, None, message)]) from None
     _clock_times_as_text(doc)
-    problems = shape_problems(doc, file, text)
-    registry = build_registry(doc, file, Path(base_dir).absolute(), problems)
-    if problems:
-        raise RegistryError(problems)
-    return registry
+    return doc
 
 
 _AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
@@ -92,6 +107,8 @@ def _unquoted_hint(text: str, error: str) -> str:
     if line is None:
         return ""
     key, value = line.group(1), line.group(2)
+    import tomllib
+
     try:
         tomllib.loads(f"v = {value}")
     except tomllib.TOMLDecodeError:

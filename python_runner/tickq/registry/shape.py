@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tickq.registry import shape_cache
 from tickq.registry.durations import parse_duration
 from tickq.registry.model import Problem
 
@@ -60,19 +59,14 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.validators.extend(cls, type_checker=checker)(schema())
 
 
-def shape_problems(doc: Mapping[str, Any], file: str, text: str | None = None) -> list[Problem]:
+def shape_problems(doc: Mapping[str, Any], file: str) -> list[Problem]:
     """Every way `doc` (the file's TOML) departs from the schema, one Problem each, in the
-    schema's order, without repeats. Given the `text` `doc` was read from, a text that passed
-    before is not checked again (tickq.registry.shape_cache)."""
-    key = shape_cache.digest(text, schema_text()) if text is not None else None
-    if key is not None and shape_cache.passed(key):
-        return []
+    schema's order, without repeats. (parse.py does not ask again of a text that passed:
+    tickq.registry.shape_cache.)"""
     found: dict[Problem, None] = {}
     for error in _validator().iter_errors(doc):
         for problem in _problems(error, doc, file):
             found.setdefault(problem)
-    if key is not None and not found:
-        shape_cache.remember(key)
     return list(found)
 
 

@@ -1,24 +1,32 @@
-"""Which registry texts have already passed the schema, so a tick need not import jsonschema.
+"""Registry texts that have already passed the schema, with what each parsed to, so that a tick
+reading the same file again needs neither the TOML parser nor jsonschema.
 
 Every tick reads the registry, and most ticks read the same text as the one before. Importing
-jsonschema and building its validator costs a tick about a fifth of its wall time, while the
-verdict on a text that passed once cannot change until the text or the schema does. So the
-digests of the last texts that passed (with the schema's own digest) are kept in a small file
-in the user's cache folder. Only passes are kept: a text with problems is checked every time,
-so its problems are always reported in full. The file is a cache: when it cannot be read or
-written, or is writable by others, the schema is simply checked.
+jsonschema and building its validator costs a tick about a fifth of its wall time, and parsing
+the TOML grows with the registry (about 70 ms for 1,000 kinds), while neither the verdict on a
+text that passed nor what it parses to can change until the text, the schema or this code
+does. So each text that passed is kept as one small file in the user's cache folder, named by
+the digest of the text with the schema's and this code's version, holding the parsed document
+as JSON: as Python keeps the bytecode of a source file beside it. Only passes are kept: a text
+with problems is parsed and checked every time, so its problems are always reported in full.
+The files are a cache: when one cannot be read or written, or it or its folder is writable by
+others, the text is simply parsed and checked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
+from typing import Any
 
-# Raise it when what decides a pass changes in tickq.registry.shape (not only the schema).
-_VERSION = b"1"
+# Raise it when what decides a pass changes in tickq.registry.shape (not only the schema), or
+# what parse.py makes of a text before the schema sees it.
+_VERSION = b"2"
 _KEEP = 32  # texts remembered: one per registry a user keeps, and a few edits of each
-_FILE = "registry-shapes-passed"
+_FOLDER = "registry-texts-passed"
+_NOT_OURS = 0o022  # a file or folder others may write could vouch for a text that never passed
 
 
 def digest(text: str, schema_text: str) -> str:
@@ -28,7 +36,7 @@ def digest(text: str, schema_text: str) -> str:
     return h.hexdigest()
 
 
-def _path() -> Path | None:
+def _folder() -> Path | None:
     given = os.environ.get("TICKQ_CACHE_DIR")
     if not given:
         import platformdirs  # 10 ms of a wake-up; not needed when the folder is given
@@ -37,42 +45,61 @@ def _path() -> Path | None:
     folder = Path(given)
     # Without a home (no HOME, a user missing from the password database) the folder comes
     # out relative, to wherever tickq was started: no cache then.
-    return folder / _FILE if folder.is_absolute() else None
+    return folder / _FOLDER if folder.is_absolute() else None
 
 
-def _read(path: Path | None) -> list[str]:
-    if path is None:
-        return []
+def _ours(info: os.stat_result) -> bool:
+    return info.st_uid == os.geteuid() and not info.st_mode & _NOT_OURS
+
+
+def document(key: str) -> dict[str, Any] | None:
+    """The parsed document of the text whose digest is `key`, if that text passed; else None."""
+    folder = _folder()
+    if folder is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as f:
-            info = os.fstat(f.fileno())
-            if info.st_uid != os.geteuid() or info.st_mode & 0o022:
-                return []  # someone else could vouch for a text that never passed
-            return f.read(_KEEP * 65).split()
+        if not _ours(os.stat(folder)):
+            return None
+        fd = os.open(folder / f"{key}.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with open(fd, encoding="utf-8") as f:
+            if not _ours(os.fstat(f.fileno())):
+                return None
+            doc = json.load(f)
     except (OSError, ValueError):
-        return []
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def passed(key: str) -> bool:
-    return key in _read(_path())
+    return document(key) is not None
 
 
-def remember(key: str) -> None:
+def remember(key: str, doc: dict[str, Any]) -> None:
+    """Keep `doc`, the parse of the text whose digest is `key`, which passed; the oldest texts
+    beyond the last _KEEP are forgotten. A document JSON cannot hold is not kept."""
     import tempfile  # only when a text is new
 
-    path = _path()
-    if path is None:
+    folder = _folder()
+    if folder is None:
         return
-    kept = [k for k in _read(path) if k != key][-(_KEEP - 1):] + [key]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{_FILE}.")
+        text = json.dumps(doc, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return  # a value JSON has no type for (a date): parsed again each time
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _ours(os.stat(folder)):
+            return
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".new-", suffix=".part")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write("\n".join(kept) + "\n")
-            os.replace(temp, path)
+                f.write(text)
+            os.replace(temp, folder / f"{key}.json")
         except BaseException:
             os.unlink(temp)
             raise
+        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+        for old in kept[:-_KEEP]:
+            old.unlink(missing_ok=True)
     except OSError:
         pass  # only a cache
