@@ -4,6 +4,9 @@ next to a bare `python -c` that imports psycopg, connects to the same server and
 `select 1`, measured A B A B in one run: wall time, peak RSS, and the WAL an idle tick writes.
 
     PYTHONDONTWRITEBYTECODE=1 .venv/bin/python -B bench/idle_tick.py [--reps N] [--against DIR]
+        [--kinds N]
+
+With --kinds N the registry is N generated kinds (each once a day) instead of the story's.
 
 With --against DIR (another checkout, e.g. a `git worktree` of an older commit), that
 checkout's idle tick of the same registry is measured in the same interleaved run, on a database
@@ -73,6 +76,8 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=15, help="repetitions of each (default 15)")
     p.add_argument("--against", type=Path, metavar="DIR",
                    help="another checkout whose idle tick is measured in the same run")
+    p.add_argument("--kinds", type=int, metavar="N",
+                   help="N generated kinds, each once a day, instead of the story's registry")
     args = p.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="tickq-bench-idle-"))
     folder.chmod(0o711)
@@ -86,8 +91,13 @@ def main() -> None:
 
 def run(args: argparse.Namespace, folder: Path, pgdata: Path) -> None:
     registry = folder / "registry.toml"
-    shutil.copy(REGISTRY, registry)
-    shutil.copytree(REGISTRY.parent / "bin", folder / "bin")
+    if args.kinds:
+        registry.write_text("".join(
+            f'[kinds.k{i:05d}]\ncommand = ["true"]\nevery = "1d"\ntimeout = "1m"\n\n'
+            for i in range(args.kinds)))
+    else:
+        shutil.copy(REGISTRY, registry)
+        shutil.copytree(REGISTRY.parent / "bin", folder / "bin")
     # Bytecode goes to the temporary folder, as an installed package has its own: compiling
     # tickq's modules on every run would be measured otherwise, and none lands in the checkout.
     base = {"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(folder / "pycache"),
@@ -137,7 +147,9 @@ def report(args: argparse.Namespace, ticks: list, bares: list, others: list,
         return statistics.median(x[i] for x in xs)
 
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"=== idle tick of {REGISTRY.relative_to(REPO)} (45 kinds, nothing due) on the embedded "
+    what = (f"{args.kinds} generated kinds" if args.kinds
+            else f"{REGISTRY.relative_to(REPO)} (45 kinds)")
+    print(f"=== idle tick of {what}, nothing due, on the embedded "
           f"default vs a bare psycopg connect + select 1, A B A B, median of {args.reps}; "
           f"{os.cpu_count()} CPUs, load average after the run {load}")
     rows = [("tickq tick", ticks, statistics.median(wal_ours)),
