@@ -76,7 +76,8 @@ def test_the_output_tail_bound_is_the_domains(conn: psycopg.Connection) -> None:
 
 def test_the_copies_in_registry_and_host_equal_the_contract() -> None:
     """registry and host import nothing above them, so they keep their own copies."""
-    assert model.Kind.priority == model.Agents.priority == contract.DEFAULT_LANE
+    assert (model.Kind._field_defaults["priority"] == model.Agents._field_defaults["priority"]
+            == contract.DEFAULT_LANE)
     assert process.MAX_TAIL_CHARS == contract.OUTPUT_TAIL_CHARS
     assert typing.get_args(process.Outcome) == contract.REPORTED_OUTCOMES
     assert spool.REPORTED_OUTCOMES == contract.REPORTED_OUTCOMES
