@@ -261,12 +261,13 @@ DECLARE
     v_free integer[];  -- slot rows locked by this claim and given to no kind yet
     v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
     v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
-    v_row_pools text[];  -- pool rows locked by this claim: their pools (null once given to a kind)...
-    v_row_ns integer[];  -- ...and their numbers
-    v_keys integer[];  -- the pool rows of the kind at hand (indexes into v_row_pools)
+    v_taken text[] := '{}'::text[];  -- the pool rows given to kinds, as 'pool/n'
+    v_taken_pools text[] := '{}'::text[];  -- their pools, once per row
+    v_keys text[];  -- the pool rows of the kind at hand
     v_kind record;
     v_pool text;
-    v_i integer;
+    v_n integer;
+    v_rows jsonb;
     -- The candidates' kind rows in claim order, locked one at a time as the loop reaches them
     -- (a bound cursor is read a row at a time, where FOR over a query reads ahead ten): a claim
     -- locks no kind row past the last one it takes, which claims beside it may then take.
@@ -291,20 +292,6 @@ BEGIN
     IF cardinality(v_free) = 0 OR p_limit < 1 THEN
         RETURN;
     END IF;
-    -- Free rows of the pools the candidates name, in one statement: of each pool as many as
-    -- candidates name it, within its limit (counted, as tickq.pool_slots_left does, only while
-    -- runs hold rows past a lowered one). Like the slot rows, a row no kind is given stays
-    -- locked only until the claim commits.
-    SELECT array_agg(w.pool ORDER BY w.pool, ps.n), array_agg(ps.n ORDER BY w.pool, ps.n) INTO v_row_pools, v_row_ns
-    FROM (SELECT u.pool, p.slots, count(*) AS need
-        FROM tickq.job_kind AS k CROSS JOIN unnest(k.pools) AS u (pool) INNER JOIN tickq.pool AS p ON u.pool = p.name
-        WHERE k.name = ANY(p_candidates) GROUP BY u.pool, p.slots) AS w
-    CROSS JOIN LATERAL (SELECT ps.n FROM tickq.pool_slot AS ps
-        WHERE ps.pool = w.pool AND ps.run_id IS NULL AND ps.n <= w.slots ORDER BY ps.n
-        LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b
-                WHERE b.pool = w.pool AND b.n > w.slots AND b.run_id IS NOT NULL) THEN w.need
-            ELSE least(w.need, tickq.pool_slots_left(w.pool, p_now)) END
-        FOR UPDATE SKIP LOCKED) AS ps;
     -- As claim_jobs checks its picks again: a pause or another claim may have come since.
     FOR v_kind IN c_kinds LOOP
         -- Its weight in the free rows past those held for the waiting kinds before it.
@@ -320,14 +307,26 @@ BEGIN
             END IF;
             CONTINUE;
         END IF;
-        -- A locked row of each pool it names, none of a pool held for a waiting kind before it.
-        v_keys := '{}'::integer[];
+        -- One free row of each pool it names, within the pool's limit (counted, as
+        -- tickq.pool_slots_left does, only while runs hold rows past a lowered one).
+        v_rows := '[]'::jsonb;
+        v_keys := '{}'::text[];
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
-            v_i := CASE WHEN v_pool = ANY(v_held_pools) THEN NULL ELSE array_position(v_row_pools, v_pool) END;
-            EXIT WHEN v_i IS NULL;
-            v_keys := v_keys || v_i;
+            v_n := NULL;
+            SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
+            WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT v_pool = ANY(v_held_pools)
+                AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
+            ORDER BY ps.n
+            LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b INNER JOIN tickq.pool AS q ON b.pool = q.name
+                    WHERE b.pool = v_pool AND b.n > q.slots AND b.run_id IS NOT NULL) THEN 1
+                ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
+                END
+            FOR UPDATE OF ps SKIP LOCKED;
+            EXIT WHEN v_n IS NULL;
+            v_rows := v_rows || jsonb_build_object('kind', v_kind.name, 'pool', v_pool, 'n', v_n);
+            v_keys := v_keys || (v_pool || '/' || v_n);
         END LOOP;
-        IF cardinality(v_keys) < cardinality(v_kind.pools) THEN
+        IF jsonb_array_length(v_rows) < cardinality(v_kind.pools) THEN
             IF v_kind.held THEN
                 v_held_pools := v_held_pools || v_kind.pools;
             END IF;
@@ -338,10 +337,9 @@ BEGIN
         slots := slots || v_free[1:v_kind.weight];
         v_free := v_free[v_kind.weight + 1:];
         kinds := kinds + 1;
-        FOREACH v_i IN ARRAY v_keys LOOP
-            pooled := pooled || jsonb_build_object('kind', v_kind.name, 'pool', v_row_pools[v_i], 'n', v_row_ns[v_i]);
-            v_row_pools[v_i] := NULL;
-        END LOOP;
+        pooled := pooled || v_rows;
+        v_taken := v_taken || v_keys;
+        v_taken_pools := v_taken_pools || v_kind.pools;
         EXIT WHEN kinds >= p_limit;
     END LOOP;
 END
