@@ -313,15 +313,15 @@ BEGIN
         v_keys := '{}'::text[];
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
             v_n := NULL;
-            SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
-            WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT v_pool = ANY(v_held_pools)
-                AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
-            ORDER BY ps.n
-            LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b INNER JOIN tickq.pool AS q ON b.pool = q.name
-                    WHERE b.pool = v_pool AND b.n > q.slots AND b.run_id IS NOT NULL) THEN 1
-                ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
-                END
-            FOR UPDATE OF ps SKIP LOCKED;
+            SELECT ps.n INTO v_n FROM tickq.pool AS p CROSS JOIN LATERAL (SELECT ps.n FROM tickq.pool_slot AS ps
+                WHERE ps.pool = p.name AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
+                ORDER BY ps.n
+                LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b
+                        WHERE b.pool = p.name AND b.n > p.slots AND b.run_id IS NOT NULL) THEN 1
+                    ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
+                    END
+                FOR UPDATE SKIP LOCKED) AS ps
+            WHERE p.name = v_pool AND NOT v_pool = ANY(v_held_pools);
             EXIT WHEN v_n IS NULL;
             v_rows := v_rows || jsonb_build_object('kind', v_kind.name, 'pool', v_pool, 'n', v_n);
             v_keys := v_keys || (v_pool || '/' || v_n);
