@@ -24,7 +24,9 @@ Table: 10,000 kinds due an hour and more before the fixed clock (2026-11-29 12:0
 Needs valgrind on PATH. --sql-dir migrates from another sql/ folder (e.g. an older commit's,
 checked out with ``git worktree``), to compare two versions on the same data. --weighted puts
 weights and pools on the data (bench/_common.py weigh_kinds: the two kinds due first among them),
-so every claim takes tickq.claim_fit's path. --profile WORKLOAD
+so every claim takes tickq.claim_fit's path; --weighted-behind puts them there too but makes every
+weighted or pooled kind due an hour later, so the claims' candidates are all light (the claim of a
+queue with weights whose due kinds have none: the probe, then the plain path). --profile WORKLOAD
 also runs that workload under callgrind and writes callgrind.WORKLOAD.out to the current folder,
 for ``callgrind_annotate --inclusive=yes`` (where the instructions go).
 """
@@ -63,12 +65,16 @@ WORKLOADS = {
 }
 
 
-def load(url: str, slots: int, weighted: bool = False) -> None:
+def load(url: str, slots: int, weighted: bool = False, behind: bool = False) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         c.load_kinds(conn, KINDS, DUE, every="1 second", slots=slots)
         c.load_history(conn, KINDS, HISTORY, clock=f"timestamptz '{CLOCK}'")
-        if weighted:
+        if weighted or behind:
             c.weigh_kinds(conn, True)
+        if behind:
+            conn.execute("UPDATE tickq.job_kind SET due_at = due_at + interval '1 hour'"
+                         " WHERE weight > 1 OR pools <> '{}'")
+            c.vacuum_analyze(conn)
         conn.execute("CHECKPOINT")
 
 
@@ -112,6 +118,9 @@ def main() -> None:
     p.add_argument("--weighted", action="store_true",
                    help="weights and pools present (bench/_common.py weigh_kinds): the claims"
                    " take tickq.claim_fit's path")
+    p.add_argument("--weighted-behind", action="store_true",
+                   help="weights and pools present, none on a kind due before the others: the"
+                   " claims' candidates are light")
     p.add_argument(
         "--profile",
         choices=sorted(WORKLOADS),
@@ -133,14 +142,15 @@ def main() -> None:
             print(f"claim_instructions: {date.today()}, {c.server_info(conn)}")
             if args.sql_dir:  # server_info names this checkout's sql/; the schema is from here
                 print(f"migrated from {args.sql_dir}")
-        load(url, args.slots, args.weighted)
+        load(url, args.slots, args.weighted, args.weighted_behind)
         pgdata, user = Path(srv.pgdata), srv.system_user
         ctl = [str(c.bin_dir() / "pg_ctl"), "-D", str(pgdata), "stop", "-w", "-m", "fast"]
         subprocess.run(ctl, user=user, check=True, capture_output=True)
         snapshot = folder / "snapshot"
         copy_tree(pgdata, snapshot)
         print(f"{KINDS:,} kinds, {HISTORY:,} runs, {args.slots} slots, clock {CLOCK}"
-              + (", weights and pools present" if args.weighted else "") + "\n")
+              + (", weights and pools present" if args.weighted else "")
+              + (", weights and pools on kinds due later" if args.weighted_behind else "") + "\n")
         per_op: dict[str, float] = {}
         for name, statements in WORKLOADS.items():
             counts = {}

@@ -104,6 +104,7 @@ DECLARE
     v_weighted boolean;
     v_kinds integer;
     v_pooled jsonb;
+    v_fit record;
 BEGIN
     IF p_limit IS NULL OR p_limit < 0 THEN
         RAISE EXCEPTION 'claim_jobs: p_limit must be a number >= 0, got %', p_limit
@@ -155,8 +156,8 @@ BEGIN
         RETURN;
     ELSIF v_weighted AND EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.name = ANY(v_candidates)
         AND (w.weight > 1 OR w.pools <> '{}')) THEN  -- a candidate has a weight or pools
-        SELECT f.picked, f.slots, f.kinds, f.pooled INTO v_picked, v_slots, v_kinds, v_pooled
-        FROM tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now) AS f;
+        v_fit := tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now);
+        v_picked := v_fit.picked; v_slots := v_fit.slots; v_kinds := v_fit.kinds; v_pooled := v_fit.pooled;
     ELSE  -- free slots (see above the function), then the kinds
     v_slots := ARRAY(
         SELECT sl.n FROM tickq.slot AS sl

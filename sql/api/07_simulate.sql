@@ -53,13 +53,14 @@ BEGIN
         UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
     END LOOP;
     -- The simulator's runs still running, found by the slot rows they hold (every run a claim
-    -- opens holds one until it ends), each by its primary key: not by a scan of the whole
-    -- history, which grows with every run of the window and is read again at every part (the
-    -- plan is made once, in the first part, when the history is empty; OFFSET 0 keeps the
-    -- lookup by key whatever the planner thinks of the table's size).
+    -- opens holds one until it ends, a run of weight w holds w: each run once), each by its
+    -- primary key: not by a scan of the whole history, which grows with every run of the
+    -- window and is read again at every part (the plan is made once, in the first part, when
+    -- the history is empty; OFFSET 0 keeps the lookup by key whatever the planner thinks of
+    -- the table's size).
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'), coalesce(array_agg(r.finish ORDER BY r.id), '{}')
     INTO v_run_ids, v_finish
-    FROM tickq.slot AS sl
+    FROM (SELECT DISTINCT s.run_id FROM tickq.slot AS s WHERE s.run_id IS NOT NULL) AS sl
     CROSS JOIN LATERAL (
         SELECT r.id, r.claimed_at + tickq.simulated_hold(k, p_durations) AS finish
         FROM tickq.job_run AS r

@@ -205,7 +205,10 @@ CREATE OR REPLACE FUNCTION tickq.hold_from(
     p_stale_after interval,
     p_now timestamptz DEFAULT now()
 ) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE
+-- STABLE, as timestamptz - interval is (it depends on the time zone): the planner inlines it
+-- into the queries that ask it, where an IMMUTABLE one over a STABLE operator would be called
+-- as a function once per row.
+LANGUAGE sql STABLE
 AS $$
     SELECT p_now - p_stale_after / 2
 $$;
@@ -236,13 +239,19 @@ COMMENT ON FUNCTION tickq.hold_from(interval, timestamptz) IS
 -- claim holds anew, so free rows gather until the waiting kind fits: it waits at most for the
 -- runs in its way to end.
 CREATE OR REPLACE FUNCTION tickq.claim_fit(
+    -- what it returns: one record, so claim_jobs calls it as a plain expression (OUT parameters
+    -- first, so the time stays the last parameter)
+    OUT picked text[],
+    OUT slots integer[],
+    OUT kinds integer,
+    OUT pooled jsonb,
     p_candidates text[],
     p_limit integer,
     p_slots integer,
     p_over_limit boolean,
     p_stale timestamptz,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (picked text[], slots integer[], kinds integer, pooled jsonb)
+) RETURNS record
 LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
@@ -259,6 +268,16 @@ DECLARE
     v_pool text;
     v_n integer;
     v_rows jsonb;
+    -- The candidates' kind rows in claim order, locked one at a time as the loop reaches them
+    -- (a bound cursor is read a row at a time, where FOR over a query reads ahead ten): a claim
+    -- locks no kind row past the last one it takes, which claims beside it may then take.
+    c_kinds CURSOR FOR
+        SELECT k.name, k.weight, k.pools, k.due_at <= tickq.hold_from(p_now - p_stale, p_now) AS held
+        FROM tickq.job_kind AS k
+        WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+            AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+        ORDER BY array_position(p_candidates, k.name)
+        FOR UPDATE SKIP LOCKED;
 BEGIN
     picked := '{}'::text[];
     slots := '{}'::integer[];
@@ -270,20 +289,11 @@ BEGIN
         LIMIT least(v_budget, p_limit + (SELECT coalesce(sum(k.weight - 1), 0) FROM tickq.job_kind AS k
             WHERE k.name = ANY(p_candidates) AND k.weight > 1))
         FOR UPDATE SKIP LOCKED);
-    IF cardinality(v_free) = 0 THEN
-        RETURN NEXT;
+    IF cardinality(v_free) = 0 OR p_limit < 1 THEN
         RETURN;
     END IF;
     -- As claim_jobs checks its picks again: a pause or another claim may have come since.
-    FOR v_kind IN
-        SELECT k.name, k.weight, k.pools, k.due_at <= tickq.hold_from(p_now - p_stale, p_now) AS held
-        FROM tickq.job_kind AS k
-        WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-            AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-        ORDER BY array_position(p_candidates, k.name)
-        FOR UPDATE SKIP LOCKED
-    LOOP
-        EXIT WHEN kinds >= p_limit;
+    FOR v_kind IN c_kinds LOOP
         -- Its weight in the free rows past those held for the waiting kinds before it.
         IF cardinality(v_free) < v_held + v_kind.weight AND cardinality(slots) + v_held + v_kind.weight <= v_budget THEN
             v_free := v_free || ARRAY(SELECT sl.n FROM tickq.slot AS sl
@@ -303,15 +313,15 @@ BEGIN
         v_keys := '{}'::text[];
         FOREACH v_pool IN ARRAY v_kind.pools LOOP
             v_n := NULL;
-            SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
-            WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT v_pool = ANY(v_held_pools)
-                AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
-            ORDER BY ps.n
-            LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b INNER JOIN tickq.pool AS q ON b.pool = q.name
-                    WHERE b.pool = v_pool AND b.n > q.slots AND b.run_id IS NOT NULL) THEN 1
-                ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
-                END
-            FOR UPDATE OF ps SKIP LOCKED;
+            SELECT ps.n INTO v_n FROM tickq.pool AS p CROSS JOIN LATERAL (SELECT ps.n FROM tickq.pool_slot AS ps
+                WHERE ps.pool = p.name AND ps.run_id IS NULL AND ps.n <= p.slots AND NOT (v_pool || '/' || ps.n) = ANY(v_taken)
+                ORDER BY ps.n
+                LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b
+                        WHERE b.pool = p.name AND b.n > p.slots AND b.run_id IS NOT NULL) THEN 1
+                    ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
+                    END
+                FOR UPDATE SKIP LOCKED) AS ps
+            WHERE p.name = v_pool AND NOT v_pool = ANY(v_held_pools);
             EXIT WHEN v_n IS NULL;
             v_rows := v_rows || jsonb_build_object('kind', v_kind.name, 'pool', v_pool, 'n', v_n);
             v_keys := v_keys || (v_pool || '/' || v_n);
@@ -330,8 +340,8 @@ BEGIN
         pooled := pooled || v_rows;
         v_taken := v_taken || v_keys;
         v_taken_pools := v_taken_pools || v_kind.pools;
+        EXIT WHEN kinds >= p_limit;
     END LOOP;
-    RETURN NEXT;
 END
 $$;
 COMMENT ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) IS
@@ -339,8 +349,8 @@ COMMENT ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamp
 'and the candidates'' kind rows (FOR UPDATE SKIP LOCKED) and gives, in claim order, each kind '
 'that fits its weight in those rows and a free row of each of its pools (SKIP LOCKED), at most '
 'p_limit kinds; a kind that has waited half of stale_after (p_stale: now less stale_after) and '
-'does not fit has its weight or pools held from the candidates after it. Returns picked (a kind '
-'once per slot row), slots (the rows, in the same order), kinds (how many) and pooled '
-'([{kind, pool, n}]).';
+'does not fit has its weight or pools held from the candidates after it. Returns one record: '
+'picked (a kind once per slot row), slots (the rows, in the same order), kinds (how many) and '
+'pooled ([{kind, pool, n}]).';
 
 REVOKE ALL ON FUNCTION tickq.claim_fit(text[], integer, integer, boolean, timestamptz, timestamptz) FROM public;
