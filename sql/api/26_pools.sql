@@ -263,8 +263,7 @@ DECLARE
     v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
     v_taken text[] := '{}'::text[];  -- the pool rows given to kinds, as 'pool/n'
     v_taken_pools text[] := '{}'::text[];  -- their pools, once per row
-    v_keys text[];  -- the pool rows of the kind at hand
-    v_kind record;
+    v_keys text[];  -- the pool rows of the kind at hand (v_kind, the loop's row, is the cursor's)
     v_pool text;
     v_n integer;
     v_rows jsonb;
