@@ -250,6 +250,34 @@ COMMENT ON FUNCTION tickq.simulation_start(timestamptz) IS
 'while (a kind new to a '
 'queue is due at once; that one-off burst is not the steady state tickq check judges).';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_at_rest(
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- tickq.simulation_start(p_now) would change nothing here that a claim or a report reads:
+    -- no run running, every slot and pool slot free, every enabled kind unleased and at the first
+    -- try of its first slot at or after p_now. What it would still write is read by neither
+    -- (last_run_id; the history, which only the report of a stretch reads, by claim time), so
+    -- the clock moved on from here and the clock moved from simulation_start(p_now) elsewhere
+    -- make the same runs.
+    SELECT NOT EXISTS (SELECT FROM tickq.job_run AS r WHERE r.outcome = 'running')
+        AND NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL)
+        AND NOT EXISTS (
+            SELECT FROM tickq.pool_slot AS ps WHERE ps.run_id IS NOT NULL OR ps.leased_until IS NOT NULL)
+        AND NOT EXISTS (
+            SELECT FROM tickq.job_kind AS k
+            WHERE k.enabled AND (k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.leased_until IS NOT NULL
+                OR k.attempts <> 0 OR k.next_trigger <> 'schedule'
+                OR k.due_at IS DISTINCT FROM tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
+                    k.months, k.cron, k.timezone, p_now - interval '1 microsecond')))
+$$;
+COMMENT ON FUNCTION tickq.simulation_at_rest(timestamptz) IS
+'For the simulator, in a scratch database: true when tickq.simulation_start(p_now) would change '
+'nothing a claim or a report reads (no run running, every slot free, every enabled kind unleased '
+'at its first slot at or after p_now), so a stretch simulated from simulation_start(p_now) in '
+'another scratch database goes on exactly where this one stands.';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_parts(
     p_until timestamptz,
     p_now timestamptz DEFAULT now()

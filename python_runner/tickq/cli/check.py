@@ -61,7 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
         print(f"tickq: warning: {lacking}", file=sys.stderr)
     server = session.server(args.database_url)
-    with simulate.scratch(server) as sim:  # one scratch database for the check and its proposals
+    with simulate.scratch(server) as sim:  # scratch databases for the check and its proposals
         result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
         _print_worst_case(result, registry, args.durations)
         if args.suggest and result.starved:

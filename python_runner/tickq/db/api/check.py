@@ -11,8 +11,9 @@ tickq.simulate_window may commit each part of the clock, as tickq.simulation_par
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -161,6 +162,48 @@ def scratch(server_url: str) -> Iterator[Connection]:
         yield conn
 
 
+class Scratches:
+    """The scratch databases of one check: `conn`, the first, and copies beside it made when
+    asked (`beside`), each a database and connection of its own, so windows can be simulated at
+    the same time; every one dropped when the `scratches` block ends. A copy made later is
+    loaded as the first was (`first_load`) before the registry of the moment."""
+
+    def __init__(self, server_url: str, conn: Connection, stack: ExitStack) -> None:
+        self.conn = conn
+        self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
+        self._server_url = server_url
+        self._stack = stack
+        self._more: dict[int, Connection] = {}
+        self._lock = threading.Lock()
+
+    def beside(self, n: int) -> tuple[Connection, bool]:
+        """Copy `n` beside the first (1, 2, ...) and whether it was made just now (then it holds
+        nothing the first was loaded with). Each copy is for one thread at a time."""
+        with self._lock:
+            if n in self._more:
+                return self._more[n], False
+        made = scratch(self._server_url)
+        conn = made.__enter__()
+        with self._lock:
+            self._stack.push(made.__exit__)
+            self._more[n] = conn
+        return conn, True
+
+    def cancel(self) -> None:
+        """Cancel what every copy beside the first is running (a check interrupted)."""
+        with self._lock:
+            for conn in self._more.values():
+                conn.cancel_safe()
+
+
+@contextmanager
+def scratches(server_url: str) -> Iterator[Scratches]:
+    """The first scratch database of a check, and room for copies beside it (`Scratches`)."""
+    with ExitStack() as stack:
+        first = stack.enter_context(scratch(server_url))
+        yield Scratches(server_url, first, stack)
+
+
 def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
     """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
     hold `agents`."""
@@ -192,6 +235,15 @@ def simulate_window(
         "steady": steady, "start": window.starts_at})
 
 
+def arm_as_first(conn: Connection, first: Window, durations: dict[str, float] | None) -> None:
+    """Arm the irreversible kinds as simulating the first window does before anything else (a
+    manual run each at its start, tickq.simulate_events), for a scratch database whose first
+    window is a later one: the clock moved through the first window's first instant only."""
+    conn.execute(db.load_query("simulate_window"), {
+        "until": first.starts_at, "durations": Jsonb(durations) if durations else None,
+        "steady": True, "start": first.starts_at})
+
+
 def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:
     """`worst` (None before the first window) with window `number`'s waits folded in
     (tickq.simulation_merge); pass it on to the next window, then to `worst_waits`."""
@@ -199,6 +251,16 @@ def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:
         row = cur.execute(db.load_query("simulation_merge"), {
             "worst": None if worst is None else Jsonb(worst), "window": number,
             "until": window.ends_at, "start": window.starts_at}).fetchone()
+    assert row is not None
+    return row["worst"]
+
+
+def fold(conn: Connection, worst: Any, more: Any) -> Any:
+    """`worst` (None: nothing yet) with `more` folded in: what `merge` gave for later windows,
+    simulated in another scratch database (tickq.simulation_fold)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(db.load_query("simulation_fold"), {
+            "worst": None if worst is None else Jsonb(worst), "more": Jsonb(more)}).fetchone()
     assert row is not None
     return row["worst"]
 
