@@ -53,7 +53,8 @@ BEGIN
         UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
     END LOOP;
     -- The simulator's runs still running, found by the slot rows they hold (every run a claim
-    -- opens holds one until it ends), each by its primary key: not by a scan of the whole
+    -- opens holds one until it ends; a heavy run several, and is found by its first, r.slot),
+    -- each by its primary key: not by a scan of the whole
     -- history, which grows with every run of the window and is read again at every part (the
     -- plan is made once, in the first part, when the history is empty; OFFSET 0 keeps the
     -- lookup by key whatever the planner thinks of the table's size).
@@ -64,7 +65,7 @@ BEGIN
         SELECT r.id, r.claimed_at + tickq.simulated_hold(k, p_durations) AS finish
         FROM tickq.job_run AS r
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
-        WHERE r.id = sl.run_id AND r.outcome = 'running' AND r.dispatcher = 'simulator'
+        WHERE r.id = sl.run_id AND r.slot = sl.n AND r.outcome = 'running' AND r.dispatcher = 'simulator'
         OFFSET 0
     ) AS r;
     -- Events in time order: every tick the OS timer wakes a dispatcher that claims the free
