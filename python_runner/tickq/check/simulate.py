@@ -20,9 +20,12 @@ first window is not the first is armed the same way before it (`api.arm_as_first
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +37,16 @@ from tickq.registry import Registry
 __all__ = ["KindWait", "ScratchUnavailable", "Scratches", "Window", "WorstCase", "evaluate",
            "replay", "scratch", "worst_case"]
 
-# Scratch databases for `evaluate`: copies of the migrated template, dropped afterwards.
-scratch = api.scratches
+
+
+def scratch(server_url: str, jobs: int | None = None) -> AbstractContextManager[Scratches]:
+    """Scratch databases for `evaluate` (copies of the migrated template, dropped afterwards),
+    as many as it will simulate in at once made in the background from now on."""
+    return api.scratches(server_url, ready=_jobs(jobs))
+
+
+def _jobs(jobs: int | None) -> int:
+    return max(1, jobs or os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -53,7 +64,7 @@ def worst_case(
     agents: Sequence[SavedAgent] = (),
 ) -> WorstCase:
     """Each kind's longest wait over every window tickq.simulation_windows plans."""
-    with api.scratches(server_url) as sims:
+    with scratch(server_url) as sims:
         return evaluate(sims, registry, durations, agents)
 
 
@@ -70,57 +81,169 @@ def evaluate(
     if sims is not None and sims.first_load is None:
         sims.first_load = (registry, agents)
     planned = api.windows(first)
-    groups = groups_of(planned, 1 if sims is None else (jobs or os.cpu_count() or 1))
-    if sims is None or len(groups) == 1:
+    jobs = 1 if sims is None else _jobs(jobs)
+    if sims is None or jobs == 1:
         worst = None
         for number, window in enumerate(planned, 1):
             api.simulate_window(first, window, durations, steady=True)
             worst = api.merge(first, worst, number, window)
         return WorstCase(planned, api.worst_waits(first, worst))
-
-    def run(n: int) -> dict[int, Any]:
-        """Group n's windows, each window's report (merged into nothing) by its number."""
-        sim, made = (first, False) if n == 0 else sims.beside(n)
-        if made:
-            if sims.first_load is not None and sims.first_load[0] is not registry:
-                api.load(sim, *sims.first_load)
-            api.load(sim, registry, agents)
-        if n:  # not the first window: armed as the first window arms
-            api.arm_as_first(sim, planned[0], durations)
-        reports = {}
-        for number in groups[n]:
-            api.simulate_window(sim, planned[number - 1], durations, steady=True)
-            reports[number] = api.merge(sim, None, number, planned[number - 1])
-        return reports
-
-    reports: dict[int, Any] = {}
-    pool = ThreadPoolExecutor(len(groups), thread_name_prefix="tickq-window")
-    try:
-        for done in [pool.submit(run, n) for n in range(len(groups))]:
-            reports.update(done.result())
-    except BaseException:
-        sims.cancel()
-        first.cancel_safe()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    worst = None
-    for number in range(1, len(planned) + 1):
-        worst = api.fold(first, worst, reports[number])
-    return WorstCase(planned, api.worst_waits(first, worst))
+    beside = _Beside(sims, registry, agents, durations, planned,
+                     [api.parts(first, w.starts_at, w.ends_at) for w in planned])
+    return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
 
 
-def groups_of(planned: Sequence[Window], jobs: int) -> list[list[int]]:
-    """The windows' numbers (1 = the first) in at most `jobs` groups of about equal simulated
-    hours: the longest window first, each into the group with the fewest hours yet (the first
-    group on a tie); each group in window order. Group 0 holds window 1."""
-    groups: list[list[int]] = [[] for _ in range(max(1, min(jobs, len(planned))))]
-    hours = [0.0] * len(groups)
-    for number in sorted(range(1, len(planned) + 1), key=lambda n: (-planned[n - 1].hours, n)):
-        n = hours.index(min(hours))
-        groups[n].append(number)
-        hours[n] += float(planned[number - 1].hours)
-    return sorted((sorted(g) for g in groups if g), key=lambda g: g[0])
+@dataclass(frozen=True)
+class Stretch:
+    """Parts `begin` up to `end` (not included) of window `number`'s clock, in one scratch
+    database: from the window's first part, or from a part where the stretch before may stop."""
+    number: int
+    begin: int
+    end: int
+
+
+class _Beside:
+    """The windows cut into stretches, one share of them for each scratch database, simulated
+    at the same time and stitched together where the same runs follow.
+
+    The parts of all windows laid end to end are cut into `jobs` shares of about as many parts,
+    each share for one database (in order). A window cut in two goes on in the next database
+    from simulation_start at the cut, which gives the same runs as the clock moved on from the
+    stretch before only where that one stands as simulation_start would put it
+    (tickq.simulation_at_rest). So the database of the stretch before moves on, part by part,
+    until it is at rest where the next one was at rest too (within PROBE parts of the cut, which
+    the next one moved part by part first, noting where it was at rest), and the next one's runs
+    count from there; if it never is, the stretch before runs to the window's end and the next
+    ones of that window do not count. The reports of the stretches, folded in order
+    (tickq.simulation_fold), are the window's: nothing runs or waits across an instant at rest,
+    so each run, wait and holder is in one stretch.
+    """
+
+    PROBE = 48  # parts (12 hours of 15 minutes): how far past a cut to look for a common rest
+
+    def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
+                 durations: dict[str, float] | None, planned: list[Window],
+                 parts: list[list[tuple[Any, Any]]]) -> None:
+        self.sims, self.registry, self.agents, self.durations = sims, registry, agents, durations
+        self.planned, self.parts = planned, parts
+        self.rests: dict[tuple[int, int], Future[list[int]]] = {}
+        # (window, first part) -> (the part it ended before, None: the window's end; its report)
+        self.reports: dict[tuple[int, int], tuple[int | None, Any]] = {}
+        self.lock = threading.Lock()
+
+    def shares(self, jobs: int) -> list[list[Stretch]]:
+        """The windows' parts cut into at most `jobs` shares of about as many parts, in window
+        order. A kind that skips slots past its catch_up starves in a stretch whatever its wait,
+        which that stretch's report cannot tell the next one's: such registries are cut between
+        windows only."""
+        sizes = [len(p) for p in self.parts]
+        total = sum(sizes)
+        whole = any(k.catch_up is not None for k in self.registry.kinds.values())
+        cuts: set[tuple[int, int]] = set()
+        for j in range(1, jobs):
+            at, number = round(total * j / jobs), 1
+            while number < len(sizes) and at >= sizes[number - 1]:
+                at -= sizes[number - 1]
+                number += 1
+            if whole and at:  # to the nearer edge of its window
+                if at * 2 >= sizes[number - 1] and number < len(sizes):
+                    number += 1
+                at = 0
+            if 0 < at < sizes[number - 1] or (at == 0 and number > 1):
+                cuts.add((number, at))
+        shares: list[list[Stretch]] = [[]]
+        for number, size in enumerate(sizes, 1):
+            begin = 0
+            for at in sorted(a for n, a in cuts if n == number):
+                if at:
+                    shares[-1].append(Stretch(number, begin, at))
+                shares.append([])
+                begin = at
+            shares[-1].append(Stretch(number, begin, size))
+        return [share for share in shares if share]
+
+    def run(self, jobs: int) -> Any:
+        """Every window simulated in stretches beside each other: what merging the windows one
+        after the other in one database gives."""
+        shares = self.shares(jobs)
+        for share in shares:
+            for stretch in share:
+                if stretch.begin:
+                    self.rests[(stretch.number, stretch.begin)] = Future()
+        pool = ThreadPoolExecutor(len(shares), thread_name_prefix="tickq-window")
+        try:
+            for done in [pool.submit(self.share, n, share) for n, share in enumerate(shares)]:
+                done.result()
+        except BaseException:
+            self.sims.cancel()
+            self.sims.conn.cancel_safe()
+            raise
+        finally:
+            for rest in self.rests.values():  # a share that failed wakes the one waiting on it
+                if not rest.done():
+                    rest.set_result([])
+            pool.shutdown(wait=True, cancel_futures=True)
+        worst = None
+        for number in range(1, len(self.planned) + 1):
+            begin: int | None = 0
+            while begin is not None:
+                begin, report = self.reports[(number, begin)]
+                worst = api.fold(self.sims.conn, worst, report)
+        return worst
+
+    def share(self, n: int, share: list[Stretch]) -> None:
+        """Share `n`'s stretches in scratch database `n` (0: the first)."""
+        try:
+            if n:  # the first was loaded already
+                sim, fresh = self.sims.beside(n)
+                if fresh and self.sims.first_load and self.sims.first_load[0] is not self.registry:
+                    api.load(sim, *self.sims.first_load)
+                api.load(sim, self.registry, self.agents)
+            else:
+                sim = self.sims.conn
+            if share[0] != Stretch(1, 0, share[0].end):  # armed as the first window arms
+                api.arm_as_first(sim, self.planned[0], self.durations)
+            for stretch in share:
+                self.stretch(sim, stretch)
+        finally:
+            for stretch in share:
+                rest = self.rests.get((stretch.number, stretch.begin))
+                if rest is not None and not rest.done():
+                    rest.set_result([])
+
+    def stretch(self, sim: Connection, stretch: Stretch) -> None:
+        number, parts = stretch.number, self.parts[stretch.number - 1]
+        moved = stretch.begin  # the next part to move
+        begins = [stretch.begin]
+        api.start_steady(sim, parts[moved][0])
+        if stretch.begin:  # part by part first: where it is at rest, the stretch before may stop
+            while moved < min(stretch.begin + self.PROBE, stretch.end):
+                api.move_part(sim, *parts[moved], self.durations)
+                moved += 1
+                if moved < stretch.end and api.at_rest(sim, parts[moved][0]):
+                    begins.append(moved)
+            self.rests[(number, stretch.begin)].set_result(begins)
+        if moved < stretch.end:
+            api.move_clock(sim, parts[moved][0], parts[stretch.end - 1][1], self.durations,
+                           steady=False)
+            moved = stretch.end
+        end: int | None = None
+        if stretch.end < len(parts):  # on until at rest where the next stretch was
+            theirs = set(self.rests[(number, stretch.end)].result())
+            while end is None and moved < min(stretch.end + self.PROBE, len(parts)):
+                if moved in theirs and api.at_rest(sim, parts[moved][0]):
+                    end = moved
+                else:
+                    api.move_part(sim, *parts[moved], self.durations)
+                    moved += 1
+            if end is None and moved < len(parts):
+                api.move_clock(sim, parts[moved][0], parts[-1][1], self.durations, steady=False)
+        until = parts[-1][1] if end is None else parts[end][0] - dt.timedelta(microseconds=1)
+        window = self.planned[number - 1]
+        for begin in begins:
+            report = api.merge(sim, None, number, window, (parts[begin][0], until))
+            with self.lock:
+                self.reports[(number, begin)] = (end, report)
 
 
 def replay(
