@@ -5,8 +5,9 @@ longest wait, starved, when the wait began, what it waited behind, in which wind
 A window cut into stretches goes on in the next database from simulation_start at the cut; the
 stretch before it moves on until both stood at rest at the same instant (a queue that never
 rests makes it run to the window's end). A later share's database is armed as the first window
-arms (irreversible kinds), and a registry whose kinds skip slots past a catch_up is cut between
-windows only. Real scratch databases on the test server, the real claim and report SQL.
+arms (irreversible kinds). Windows are cut inside only when there are more databases than
+windows, and never when kinds skip slots past a catch_up. Real scratch databases on the test
+server, the real claim and report SQL.
 """
 
 from __future__ import annotations
@@ -121,10 +122,14 @@ def assert_same_beside(server: str, registry: Registry, jobs: int) -> WorstCase:
     return alone
 
 
-def test_real_fix_beside_gives_what_one_after_the_other_gives(pg_server_url: str) -> None:
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_real_fix_beside_gives_what_one_after_the_other_gives(
+    pg_server_url: str, jobs: int
+) -> None:
+    """Two databases: a window each; three: the week cut in two."""
     registry = load_registry(REPO / "examples" / "starvation" / "real_fix.toml")
-    result = assert_same_beside(pg_server_url, registry, jobs=2)
-    assert len(result.windows) >= 2  # a week with a clock change, and the other change
+    result = assert_same_beside(pg_server_url, registry, jobs)
+    assert len(result.windows) == 2  # a week with a clock change, and the other change
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
@@ -195,7 +200,9 @@ def test_the_parts_of_the_windows_are_cut_into_shares_of_about_as_many_parts(
         beside = simulate._Beside(sims, registry, (), None, planned, parts)
         sizes = [len(p) for p in parts]
         assert beside.shares(1) == [[Stretch(n, 0, size) for n, size in enumerate(sizes, 1)]]
-        for jobs in (2, 3, 5):
+        # no more databases than windows: whole windows, the week alone
+        assert beside.shares(2) == [[Stretch(1, 0, sizes[0])], [Stretch(2, 0, sizes[1])]]
+        for jobs in (3, 5):
             shares = beside.shares(jobs)
             assert len(shares) == jobs
             stretches = [s for share in shares for s in share]

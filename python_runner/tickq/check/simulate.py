@@ -114,12 +114,15 @@ class _Beside:
     until it is at rest where the next one was at rest too (within PROBE parts of the cut, which
     the next one moved part by part first, noting where it was at rest), and the next one's runs
     count from there; if it never is, the stretch before runs to the window's end and the next
-    ones of that window do not count. The reports of the stretches, folded in order
+    ones of that window do not count (a next one not at rest once in its first SEEN parts gives
+    up at once: such a queue seldom rests). The reports of the stretches, folded in order
     (tickq.simulation_fold), are the window's: nothing runs or waits across an instant at rest,
     so each run, wait and holder is in one stretch.
     """
 
     PROBE = 48  # parts (12 hours of 15 minutes): how far past a cut to look for a common rest
+    SEEN = 8  # parts (2 hours): a stretch not at rest once by then gives up
+    CUT = True  # windows cut inside when there are more databases than windows
 
     def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
                  durations: dict[str, float] | None, planned: list[Window],
@@ -138,7 +141,11 @@ class _Beside:
         windows only."""
         sizes = [len(p) for p in self.parts]
         total = sum(sizes)
-        whole = any(k.catch_up is not None for k in self.registry.kinds.values())
+        # Whole windows when there are no more databases than windows: cut inside, a window
+        # loses the stretches a day before it that its repeats copy (simulation_repeat), and a
+        # queue that seldom rests pays for a probe in vain (bench/README.md).
+        whole = (jobs <= len(sizes) or not self.CUT
+                 or any(k.catch_up is not None for k in self.registry.kinds.values()))
         cuts: set[tuple[int, int]] = set()
         for j in range(1, jobs):
             at, number = round(total * j / jobs), 1
@@ -218,6 +225,11 @@ class _Beside:
         api.start_steady(sim, parts[moved][0])
         if stretch.begin:  # part by part first: where it is at rest, the stretch before may stop
             while moved < min(stretch.begin + self.PROBE, stretch.end):
+                if moved - stretch.begin >= self.SEEN and len(begins) == 1:
+                    # A queue that rests this seldom would rarely meet the stretch before at
+                    # rest: that one runs on to the window's end, this one gives up.
+                    self.rests[(number, stretch.begin)].set_result([])
+                    return
                 api.move_part(sim, *parts[moved], self.durations)
                 moved += 1
                 if moved < stretch.end and api.at_rest(sim, parts[moved][0]):
@@ -230,7 +242,7 @@ class _Beside:
         end: int | None = None
         if stretch.end < len(parts):  # on until at rest where the next stretch was
             theirs = set(self.rests[(number, stretch.end)].result())
-            while end is None and moved < min(stretch.end + self.PROBE, len(parts)):
+            while theirs and end is None and moved < min(stretch.end + self.PROBE, len(parts)):
                 if moved in theirs and api.at_rest(sim, parts[moved][0]):
                     end = moved
                 else:
