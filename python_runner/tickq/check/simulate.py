@@ -70,10 +70,12 @@ def worst_case(
 
 def evaluate(
     conn: Connection | Scratches, registry: Registry, durations: dict[str, float] | None,
-    agents: Sequence[SavedAgent] = (), jobs: int | None = None,
+    agents: Sequence[SavedAgent] = (), jobs: int | None = None, cut: bool = False,
 ) -> WorstCase:
     """`worst_case` in the scratch database behind `conn`, window after window; given
-    `Scratches`, in up to `jobs` of them at once (default: the machine's cores)."""
+    `Scratches`, in up to `jobs` of them at once (default: the machine's cores), a window each,
+    and with `cut` windows cut inside too when there are more databases than windows (measured
+    not to pay on two shared cores: bench/README.md)."""
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
@@ -89,7 +91,7 @@ def evaluate(
             worst = api.merge(first, worst, number, window)
         return WorstCase(planned, api.worst_waits(first, worst))
     beside = _Beside(sims, registry, agents, durations, planned,
-                     [api.parts(first, w.starts_at, w.ends_at) for w in planned])
+                     [api.parts(first, w.starts_at, w.ends_at) for w in planned], cut)
     return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
 
 
@@ -122,13 +124,12 @@ class _Beside:
 
     PROBE = 48  # parts (12 hours of 15 minutes): how far past a cut to look for a common rest
     SEEN = 8  # parts (2 hours): a stretch not at rest once by then gives up
-    CUT = True  # windows cut inside when there are more databases than windows
 
     def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
                  durations: dict[str, float] | None, planned: list[Window],
-                 parts: list[list[tuple[Any, Any]]]) -> None:
+                 parts: list[list[tuple[Any, Any]]], cut: bool = True) -> None:
         self.sims, self.registry, self.agents, self.durations = sims, registry, agents, durations
-        self.planned, self.parts = planned, parts
+        self.planned, self.parts, self.cut = planned, parts, cut
         self.rests: dict[tuple[int, int], Future[list[int]]] = {}
         # (window, first part) -> (the part it ended before, None: the window's end; its report)
         self.reports: dict[tuple[int, int], tuple[int | None, Any]] = {}
@@ -141,10 +142,10 @@ class _Beside:
         windows only."""
         sizes = [len(p) for p in self.parts]
         total = sum(sizes)
-        # Whole windows when there are no more databases than windows: cut inside, a window
-        # loses the stretches a day before it that its repeats copy (simulation_repeat), and a
-        # queue that seldom rests pays for a probe in vain (bench/README.md).
-        whole = (jobs <= len(sizes) or not self.CUT
+        # Whole windows unless cut, and when there are no more databases than windows: cut
+        # inside, a window loses the stretches a day before that its repeats copy
+        # (simulation_repeat), and a queue that seldom rests pays for a probe in vain.
+        whole = (jobs <= len(sizes) or not self.cut
                  or any(k.catch_up is not None for k in self.registry.kinds.values()))
         cuts: set[tuple[int, int]] = set()
         for j in range(1, jobs):
