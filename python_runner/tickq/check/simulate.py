@@ -1,8 +1,8 @@
 """The worst case behind `tickq check` and `tickq simulate`: the registry run with a moved clock
 through the real SQL, in a scratch database of its own (a copy of a migrated template kept on
-the server: tickq.db.scratch), dropped afterwards. The clock, its parts and the merging of
-windows are SQL's (sql/api/07_simulate.sql, 16_worst_case.sql); this module only says which
-windows to run.
+the server: tickq.db.scratch), dropped afterwards. The clock, its parts, the stretches it
+copies instead of simulating again and the merging of windows are SQL's (sql/api/07_simulate.sql,
+16_worst_case.sql, 18_repeats.sql); this module says which windows to run, and where.
 
 `check` judges the steady state: every kind starts at its own next slot in each window that
 tickq.simulation_windows plans (every schedule covered once, a daylight-saving change day of
@@ -36,7 +36,6 @@ from tickq.registry import Registry
 
 __all__ = ["KindWait", "ScratchUnavailable", "Scratches", "Window", "WorstCase", "evaluate",
            "replay", "scratch", "worst_case"]
-
 
 
 def scratch(server_url: str, jobs: int | None = None) -> AbstractContextManager[Scratches]:
