@@ -9,8 +9,10 @@ interpreter. Measured A B A B ... (--reps pairs, default 5; --quick 3 and 300 ki
 from other work on the machine falls on both; the ratio is median(B) / median(A). Before the
 pairs one untimed check builds the scratch template (tickq.db.scratch) if the server lacks it;
 its time is printed as the first check's. The 1,000 kinds are timed whole (median of up to 3 runs).
-Then where the time of one real_fix check goes, in this process: the scratch copy, the registry
-loaded, the simulation (its runs and events), the drop.
+Then where the time of one real_fix check goes, in this process: the scratch copies, the
+registry loaded, the simulation (its runs and events), the drop; with one database (the windows
+one after the other) and with as many as the machine has cores (beside each other), whose
+results must be the same.
 
 With --against DIR (another checkout, e.g. a `git archive` of an older commit), that checkout's
 `tickq check` is timed too, in the same pairs (A B C A B C ...), on a database of its own on the
@@ -26,6 +28,7 @@ import sys
 sys.dont_write_bytecode = True  # before anything of the checkout is imported
 
 import contextlib  # noqa: E402
+import hashlib  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -37,7 +40,6 @@ import _common as c  # noqa: E402
 
 from tickq import db  # noqa: E402
 from tickq.check import simulate  # noqa: E402
-from tickq.db.api import check as api  # noqa: E402
 from tickq.registry import load_registry  # noqa: E402
 
 TICKQ = [sys.executable, "-m", "tickq.cli"]
@@ -96,22 +98,30 @@ def whole_check(registry: Path, url: str, env: dict[str, str]) -> tuple[float, s
 
 
 def parts_of_one_check(registry: Path, server: str) -> str:
-    """Where a check's simulation spends its time, in this process."""
+    """Where a check's simulation spends its time, in this process: one database, the windows
+    one after the other, then the scratch databases of a check (as many as cores), beside each
+    other; the same result both ways (a digest of every kind's runs, longest wait, starved, ...)."""
     loaded = load_registry(registry)
-    started = time.perf_counter()
-    marks = []
-    with api.scratch(server) as conn:
-        marks.append(("scratch copied from the template", time.perf_counter()))
-        result = simulate.evaluate(conn, loaded, None)
-        marks.append(("registry loaded, windows planned, clock moved", time.perf_counter()))
-    marks.append(("scratch dropped", time.perf_counter()))
-    lines, last = [], started
-    for name, at in marks:
-        lines.append(f"  {name:48} {(at - last) * 1000:8.0f} ms")
-        last = at
+    lines, digests = [], []
+    for jobs in (1, os.cpu_count() or 1):
+        started = time.perf_counter()
+        marks = []
+        with simulate.scratch(server, jobs) as sims:
+            sims.conn  # noqa: B018 (made)
+            marks.append(("scratch copied from the template", time.perf_counter()))
+            result = simulate.evaluate(sims, loaded, None, jobs=jobs)
+            marks.append(("registry loaded, windows planned, clock moved", time.perf_counter()))
+        marks.append(("scratch dropped", time.perf_counter()))
+        lines.append(f"  {jobs} database(s) at once:")
+        last = started
+        for name, at in marks:
+            lines.append(f"    {name:46} {(at - last) * 1000:8.0f} ms")
+            last = at
+        digests.append(hashlib.sha256(repr(result).encode()).hexdigest()[:12])
     runs = sum(k.runs for k in result.kinds)
     hours = ", ".join(f"{float(w.hours):g} h" for w in result.windows)
-    lines.append(f"  {runs} runs simulated over {hours}")
+    lines.append(f"  {runs} runs simulated over {hours}; digests {', '.join(digests)}"
+                 + (" (the same)" if len(set(digests)) == 1 else " DIFFER"))
     return "\n".join(lines)
 
 

@@ -134,3 +134,43 @@ def test_a_template_whose_unlogged_tables_a_crash_emptied_checks_the_same(
                          for k in worst.kinds])
     assert verdicts[0] == verdicts[1]
     assert any(runs for _, runs, *_ in verdicts[0])
+
+
+HEAVY = """
+[settings]
+slots = 3
+tick = "5m"
+stale_after = "15m"
+housekeeping_every = "1d"
+
+[kinds.heavy]
+command = ["true"]
+every = "1h"
+offset = "10m"
+timeout = "10m"
+weight = 2
+priority = "high"
+
+[kinds.light]
+command = ["true"]
+every = "5m"
+timeout = "1m"
+priority = "low"
+"""
+
+
+def test_a_heavy_run_held_across_parts_is_picked_up_once(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """A run of weight 2 holds two slot rows; the next part picks it up by its first, so it is
+    reported once, at its own finish (twice was refused: "not live", and the check failed)."""
+    path = tmp_path / "r.toml"
+    path.write_text(HEAVY)
+    registry = load_registry(path)
+    with api.scratch(pg_server_url) as conn:
+        api.load(conn, registry)
+        api.simulate_window(conn, window(HOURS), None, steady=True)
+        heavy = [r for r in runs(conn) if r[0] == "heavy"]
+    # claimed at 10:10 and 11:10, each finished 10 minutes later: in the part after its claim's
+    assert [(r[2].strftime("%H:%M"), r[3].strftime("%H:%M"), r[4]) for r in heavy] == [
+        ("10:10", "10:20", "ok"), ("11:10", "11:20", "ok")]

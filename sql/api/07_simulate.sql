@@ -53,19 +53,19 @@ BEGIN
         UPDATE tickq.job_kind AS k SET due_at = v_due WHERE k.name = v_claim.kind;
     END LOOP;
     -- The simulator's runs still running, found by the slot rows they hold (every run a claim
-    -- opens holds one until it ends, a run of weight w holds w: each run once), each by its
-    -- primary key: not by a scan of the whole history, which grows with every run of the
-    -- window and is read again at every part (the plan is made once, in the first part, when
-    -- the history is empty; OFFSET 0 keeps the lookup by key whatever the planner thinks of
-    -- the table's size).
+    -- opens holds one until it ends; a heavy run several, and is found by its first, r.slot),
+    -- each by its primary key: not by a scan of the whole
+    -- history, which grows with every run of the window and is read again at every part (the
+    -- plan is made once, in the first part, when the history is empty; OFFSET 0 keeps the
+    -- lookup by key whatever the planner thinks of the table's size).
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'), coalesce(array_agg(r.finish ORDER BY r.id), '{}')
     INTO v_run_ids, v_finish
-    FROM (SELECT DISTINCT s.run_id FROM tickq.slot AS s WHERE s.run_id IS NOT NULL) AS sl
+    FROM tickq.slot AS sl
     CROSS JOIN LATERAL (
         SELECT r.id, r.claimed_at + tickq.simulated_hold(k, p_durations) AS finish
         FROM tickq.job_run AS r
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
-        WHERE r.id = sl.run_id AND r.outcome = 'running' AND r.dispatcher = 'simulator'
+        WHERE r.id = sl.run_id AND r.slot = sl.n AND r.outcome = 'running' AND r.dispatcher = 'simulator'
         OFFSET 0
     ) AS r;
     -- Events in time order: every tick the OS timer wakes a dispatcher that claims the free
@@ -251,6 +251,39 @@ COMMENT ON FUNCTION tickq.simulation_start(timestamptz) IS
 'while (a kind new to a '
 'queue is due at once; that one-off burst is not the steady state tickq check judges).';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_at_rest(
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- tickq.simulation_start(p_now) would change nothing here that a claim or a report reads:
+    -- no run running, every slot and pool slot free, every enabled kind unleased and at the first
+    -- try of its first slot at or after p_now. What it would still write is read by neither
+    -- (last_run_id; the history, which only the report of a stretch reads, by claim time), so
+    -- the clock moved on from here and the clock moved from simulation_start(p_now) elsewhere
+    -- make the same runs.
+    -- The cheap tests first (CASE keeps the order): the slot rows, then each kind's columns, and
+    -- only then its next slot and the history.
+    SELECT CASE WHEN EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL)
+            OR EXISTS (SELECT FROM tickq.job_kind AS k
+                WHERE k.enabled AND (k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.leased_until IS NOT NULL
+                    OR k.attempts <> 0 OR k.next_trigger <> 'schedule' OR k.due_at < p_now))
+            THEN false
+        ELSE NOT EXISTS (
+            SELECT FROM tickq.pool_slot AS ps WHERE ps.run_id IS NOT NULL OR ps.leased_until IS NOT NULL)
+            AND NOT EXISTS (
+                SELECT FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.due_at IS DISTINCT FROM tickq.next_slot(k.every, k.every_offset, k.at_times,
+                    k.on_days, k.days, k.months, k.cron, k.timezone, p_now - interval '1 microsecond'))
+            AND NOT EXISTS (SELECT FROM tickq.job_run AS r WHERE r.outcome = 'running')
+    END
+$$;
+COMMENT ON FUNCTION tickq.simulation_at_rest(timestamptz) IS
+'For the simulator, in a scratch database: true when tickq.simulation_start(p_now) would change '
+'nothing a claim or a report reads (no run running, every slot free, every enabled kind unleased '
+'at its first slot at or after p_now), so a stretch simulated from simulation_start(p_now) in '
+'another scratch database goes on exactly where this one stands.';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_parts(
     p_until timestamptz,
     p_now timestamptz DEFAULT now()
@@ -287,14 +320,30 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_part record;
+    v_rests timestamptz[] := '{}';
+    v_last timestamptz;
+    v_at timestamptz;
 BEGIN
     -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before
     -- the next starts (so the versions of the kind and slot rows it left can be pruned), with
-    -- no round trip to the caller between them.
+    -- no round trip to the caller between them. Where the clock stands at rest, a stretch that
+    -- repeats a day's stretch already simulated is not simulated again (tickq.simulation_repeat:
+    -- its runs are copied); never the first instant (where irreversible kinds are armed), nor
+    -- into the last part.
     IF p_steady THEN
         PERFORM tickq.simulation_start(p_now);
     END IF;
+    SELECT max(p.part_from) INTO v_last FROM tickq.simulation_parts(p_until, p_now) AS p;
     FOR v_part IN SELECT p.part_from, p.part_until FROM tickq.simulation_parts(p_until, p_now) AS p LOOP
+        CONTINUE WHEN v_part.part_from < v_at;
+        IF v_part.part_from > p_now AND tickq.simulation_at_rest(v_part.part_from) THEN
+            v_rests := v_rests || v_part.part_from;
+            v_at := tickq.simulation_repeat(v_rests, v_last, v_part.part_from);
+            IF v_at IS NOT NULL THEN
+                COMMIT;
+                CONTINUE;
+            END IF;
+        END IF;
         PERFORM tickq.simulate_events(v_part.part_until, p_durations, v_part.part_from);
         COMMIT;
     END LOOP;

@@ -1,6 +1,6 @@
 -- The worst case `tickq check` judges: which windows it simulates (simulation_windows), the window
 -- `tickq simulate` replays (simulation_replay_window), each kind's worst wait over all windows
--- (simulation_merge, simulation_worst), and the offsets `check --suggest` proposes
+-- (simulation_merge, simulation_fold, simulation_worst), and the offsets `check --suggest` proposes
 -- (spread_offsets). The simulator itself is sql/api/07_simulate.sql; a caller runs it in a
 -- scratch database of its own, window by window, part by part (tickq.simulation_parts).
 
@@ -160,29 +160,24 @@ COMMENT ON FUNCTION tickq.simulation_worst(jsonb, timestamptz) IS
 '(NULL: never due), starved, when that wait began, what it waited behind, and in which window '
 '(1 = the first merged). By lane, then name. p_now is unused.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_merge(
+CREATE OR REPLACE FUNCTION tickq.simulation_fold(
     p_worst jsonb,
-    p_window integer,
-    p_until timestamptz,
+    p_more jsonb,
     p_now timestamptz DEFAULT now()
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    -- Per kind, the window where it waited longest decides the wait, when it began and what it
-    -- waited behind (on a tie the earlier window; never due counts as shorter than any wait);
-    -- its runs are those of all windows, and it starved if any window starved it.
+    -- Per kind, the side where it waited longest decides the wait, when it began, what it
+    -- waited behind and the window (on a tie p_worst, the earlier windows; never due counts as
+    -- shorter than any wait); its runs are those of both sides, and it starved if either did.
     WITH seen AS (SELECT * FROM tickq.simulation_worst(p_worst, p_now)),
-    this AS (
-        SELECT r.kind, r.priority::text AS lane, r.runs, r.longest_wait, r.starved, r.worst_due_at,
-            r.behind, p_window AS in_window
-        FROM tickq.simulation_report(p_until, p_now) AS r
-    ),
+    more AS (SELECT * FROM tickq.simulation_worst(p_more, p_now)),
     paired AS (
         SELECT s, t, s.kind IS NULL OR (t.kind IS NOT NULL
             AND coalesce(t.longest_wait, interval '-1 day') > coalesce(s.longest_wait, interval '-1 day'))
             AS this_is_worse
         FROM seen AS s
-        FULL JOIN this AS t ON s.kind = t.kind
+        FULL JOIN more AS t ON s.kind = t.kind
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object(
         'kind', coalesce((p.s).kind, (p.t).kind),
@@ -196,10 +191,34 @@ AS $$
     )), '[]'::jsonb)
     FROM paired AS p
 $$;
+COMMENT ON FUNCTION tickq.simulation_fold(jsonb, jsonb, timestamptz) IS
+'Folds p_more, what later windows gave (as tickq.simulation_merge returns it), into p_worst, what '
+'earlier windows gave (NULL: none): per kind the longest wait of either side (a tie: p_worst''s), '
+'with the runs of both and starved if either starved it. Windows simulated apart (each in a scratch '
+'database of its own) folded in their order give what merging them one after the other in one '
+'database gives. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_merge(
+    p_worst jsonb,
+    p_window integer,
+    p_until timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- This window's report, in simulation_worst's shape, folded into the earlier windows'.
+    SELECT tickq.simulation_fold(p_worst, (
+        SELECT jsonb_agg(jsonb_build_object(
+            'kind', r.kind, 'lane', r.priority::text, 'runs', r.runs, 'longest_wait', r.longest_wait,
+            'starved', r.starved, 'worst_due_at', r.worst_due_at, 'behind', r.behind, 'in_window', p_window))
+        FROM tickq.simulation_report(p_until, p_now) AS r
+    ), p_now)
+$$;
 COMMENT ON FUNCTION tickq.simulation_merge(jsonb, integer, timestamptz, timestamptz) IS
 'Folds the simulator''s report of window p_window (tickq.simulation_report(p_until, p_now)) into '
-'p_worst, what earlier windows gave (NULL before the first): per kind the longest wait of any '
-'window, with the runs of all and starved if any starved it. Read it with tickq.simulation_worst.';
+'p_worst, what earlier windows gave (NULL before the first), by tickq.simulation_fold: per kind the '
+'longest wait of any window, with the runs of all and starved if any starved it. Read it with '
+'tickq.simulation_worst.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_slots_in(
     p_at_times time[],

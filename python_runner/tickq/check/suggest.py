@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from tickq.check import simulate
 from tickq.db.api import check as api
-from tickq.db.api.check import Connection
+from tickq.db.api.check import Connection, Scratches
 from tickq.registry import Registry
 from tickq.registry.durations import format_duration
 
@@ -73,7 +73,7 @@ def with_weights(registry: Registry, weights: dict[str, int]) -> Registry:
     return registry._replace(kinds=MappingProxyType(kinds))
 
 
-def larger_pools(conn: Connection, registry: Registry, durations: dict[str, float] | None,
+def larger_pools(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
                  starved: list[str]) -> dict[str, int]:
     """The smallest slots for the pools the starved kinds name that pass (each pool raised in
     turn, up to one slot per kind naming it), or nothing when none does."""
@@ -91,7 +91,7 @@ def larger_pools(conn: Connection, registry: Registry, durations: dict[str, floa
     return {}
 
 
-def lower_weights(conn: Connection, registry: Registry, durations: dict[str, float] | None,
+def lower_weights(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
                   starved: list[str]) -> dict[str, int]:
     """The highest weights below their own, for the starved heavy kinds, that pass (all lowered
     by one at a time), or nothing when even weight 1 does not."""
@@ -104,7 +104,7 @@ def lower_weights(conn: Connection, registry: Registry, durations: dict[str, flo
     return {}
 
 
-def passes(conn: Connection, registry: Registry,
+def passes(conn: Scratches, registry: Registry,
            durations: dict[str, float] | None) -> bool:
     """The check passes with room: no kind waits as long as stale_after, so a proposal never
     leaves the queue warning about stale kinds at every burst while the check stays green."""
@@ -125,15 +125,15 @@ def spread_offsets(
 
 
 def spread(
-    conn: Connection, registry: Registry, durations: dict[str, float] | None
+    conn: Scratches, registry: Registry, durations: dict[str, float] | None
 ) -> tuple[dict[str, int], dict[str, list[str]]]:
     """Offsets for the cadences and later "at" times for the calendar kinds (a month-end
     pile-up: tickq.spread_times), each flattening the first window's load; then, while the
     proposal still passes, cadences given back their own offset (at most MOST_REVERTS
     simulations; a time is moved only where its own is worse already). Empty when the proposal
     does not pass."""
-    offsets = spread_offsets(conn, registry, durations)
-    times = api.spread_times(conn, durations)
+    offsets = spread_offsets(conn.conn, registry, durations)
+    times = api.spread_times(conn.conn, durations)
     if not (offsets or times) or not passes(
             conn, with_times(with_offsets(registry, offsets), times), durations):
         return {}, {}
@@ -145,9 +145,9 @@ def spread(
 
 
 def suggest(
-    conn: Connection, registry: Registry, durations: dict[str, float] | None
+    conn: Scratches, registry: Registry, durations: dict[str, float] | None
 ) -> Suggestion:
-    """The smallest change that passes, each proposal simulated in the scratch database behind
+    """The smallest change that passes, each proposal simulated in the scratch databases of
     `conn` (the check's own: its agents stay, the registry is synced again for each)."""
     tried: list[str] = []
     offsets, times = spread(conn, registry, durations)

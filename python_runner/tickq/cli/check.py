@@ -8,6 +8,7 @@ that fit 100 columns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import sys
 import time
@@ -47,21 +48,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tickq.host import programs
 
     registry = common.registry(args)
-    with _judged_queue(args, registry) as conn:
+    with contextlib.ExitStack() as stack:
+        conn = stack.enter_context(_judged_queue(args, registry))
+        # Scratch databases for the check and its proposals, copied while the queue is asked.
+        sim = stack.enter_context(simulate.scratch(session.server(args.database_url)))
         report = capacity.check(conn, registry)
         facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
         warnings = schedule.schedule_warnings(conn, registry)
-    _print_capacity(report)
-    for warning in warnings:  # said, never a failure: cron's rule is what the user wrote
-        print(f"tickq: warning: {warning}", file=sys.stderr)
-    unstartable = programs.problems(registry)
-    for problem in unstartable:
-        print(f"tickq: {problem}", file=sys.stderr)
-    lacking = common.agents_cannot_run(registry)
-    if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
-        print(f"tickq: warning: {lacking}", file=sys.stderr)
-    server = session.server(args.database_url)
-    with simulate.scratch(server) as sim:  # one scratch database for the check and its proposals
+        conn.close()
+        _print_capacity(report)
+        for warning in warnings:  # said, never a failure: cron's rule is what the user wrote
+            print(f"tickq: warning: {warning}", file=sys.stderr)
+        unstartable = programs.problems(registry)
+        for problem in unstartable:
+            print(f"tickq: {problem}", file=sys.stderr)
+        lacking = common.agents_cannot_run(registry)
+        if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
+            print(f"tickq: warning: {lacking}", file=sys.stderr)
         result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
         _print_worst_case(result, registry, args.durations)
         if args.suggest and result.starved:

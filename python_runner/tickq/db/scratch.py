@@ -130,8 +130,8 @@ def _build(admin: Connection, server_url: str, template: str) -> None:
                 sql.Identifier(building), sql.Literal(MARK)))
         admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
             sql.Identifier(building), sql.Identifier(template)))
-    except psycopg.errors.DuplicateDatabase:
-        pass
+    except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+        pass  # renamed at the same moment: pg_database's unique index says so
     finally:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
                       .format(sql.Identifier(building)))

@@ -11,8 +11,10 @@ tickq.simulate_window may commit each part of the clock, as tickq.simulation_par
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -161,6 +163,74 @@ def scratch(server_url: str) -> Iterator[Connection]:
         yield conn
 
 
+class Scratches:
+    """The scratch databases of one check: `conn`, the first, and copies beside it (`beside`),
+    each a database and connection of its own, so windows can be simulated at the same time.
+    The first `ready` of them are made at once, in the background, while the caller does other
+    work; any other when asked. A copy handed out for the first time holds nothing yet: its
+    caller loads it as the first was loaded (`first_load`), then as the moment asks."""
+
+    def __init__(self, server_url: str, stack: ExitStack, ready: int) -> None:
+        self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
+        self._server_url = server_url
+        self._stack = stack
+        self._lock = threading.Lock()
+        self._handed: set[int] = set()
+        self._making = ThreadPoolExecutor(max(1, ready), thread_name_prefix="tickq-scratch")
+        self._copies: dict[int, Future[Connection]] = {}
+        for n in range(max(1, ready)):
+            self._copies[n] = self._making.submit(self._make, n)
+
+    def _make(self, n: int) -> Connection:
+        if n:  # after the first, which builds the template when it is missing
+            self._copies[0].exception()
+        made = scratch(self._server_url)
+        conn = made.__enter__()
+        with self._lock:
+            self._stack.push(made.__exit__)
+        return conn
+
+    @property
+    def conn(self) -> Connection:
+        """The first scratch database (waits for it to be made; ScratchUnavailable if it cannot
+        be)."""
+        return self._copies[0].result()
+
+    def beside(self, n: int) -> tuple[Connection, bool]:
+        """Copy `n` beside the first (1, 2, ...), and whether it is handed out for the first
+        time. Each copy is for one thread at a time."""
+        with self._lock:
+            if n not in self._copies:  # beyond the ones made at once
+                self._copies[n] = self._making.submit(self._make, n)
+            copy = self._copies[n]
+            fresh = n not in self._handed
+            self._handed.add(n)
+        return copy.result(), fresh
+
+    def settle(self) -> None:
+        """Wait for the copies still being made (so every one is dropped with the others)."""
+        self._making.shutdown(wait=True, cancel_futures=True)
+
+    def cancel(self) -> None:
+        """Cancel what every copy made is running (a check interrupted)."""
+        with self._lock:
+            made = [c.result() for c in self._copies.values() if c.done() and not c.exception()]
+        for conn in made:
+            conn.cancel_safe()
+
+
+@contextmanager
+def scratches(server_url: str, ready: int = 1) -> Iterator[Scratches]:
+    """Scratch databases for a check, `ready` of them made at once in the background
+    (`Scratches`); all dropped when the block ends."""
+    with ExitStack() as stack:
+        sims = Scratches(server_url, stack, ready)
+        try:
+            yield sims
+        finally:
+            sims.settle()
+
+
 def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
     """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
     hold `agents`."""
@@ -192,13 +262,71 @@ def simulate_window(
         "steady": steady, "start": window.starts_at})
 
 
-def merge(conn: Connection, worst: Any, number: int, window: Window) -> Any:
+def move_clock(conn: Connection, start: dt.datetime, until: dt.datetime,
+               durations: dict[str, float] | None, *, steady: bool) -> None:
+    """`simulate_window` from `start` through `until` (the same CALL): with `steady`, from
+    tickq.simulation_start(start); without, on from where the clock stands."""
+    conn.execute(db.load_query("simulate_window"), {
+        "until": until, "durations": Jsonb(durations) if durations else None,
+        "steady": steady, "start": start})
+
+
+def parts(conn: Connection, start: dt.datetime, until: dt.datetime
+          ) -> list[tuple[dt.datetime, dt.datetime]]:
+    """The parts simulate_window moves the clock in from `start` through `until`
+    (tickq.simulation_parts): (from, until) each."""
+    rows = conn.execute(db.load_query("simulation_parts"), {"start": start, "until": until})
+    return [(r[0], r[1]) for r in rows.fetchall()]
+
+
+def start_steady(conn: Connection, start: dt.datetime) -> None:
+    """tickq.simulation_start(start): every kind at its first slot at or after `start`."""
+    conn.execute(db.load_query("simulation_start"), {"start": start})
+
+
+def move_part(conn: Connection, start: dt.datetime, until: dt.datetime,
+              durations: dict[str, float] | None) -> None:
+    """One part of the clock, committed on its own (tickq.simulate_events), as simulate_window
+    moves each."""
+    conn.execute(db.load_query("simulate_events"), {
+        "until": until, "durations": Jsonb(durations) if durations else None, "start": start})
+
+
+def at_rest(conn: Connection, at: dt.datetime) -> bool:
+    """tickq.simulation_at_rest(at): the clock stopped just before `at` stands where
+    simulation_start(at) would put it."""
+    row = conn.execute(db.load_query("simulation_at_rest"), {"at": at}).fetchone()
+    assert row is not None
+    return bool(row[0])
+
+
+def arm_as_first(conn: Connection, first: Window, durations: dict[str, float] | None) -> None:
+    """Arm the irreversible kinds as simulating the first window does before anything else (a
+    manual run each at its start, tickq.simulate_events), for a scratch database whose first
+    window is a later one: the clock moved through the first window's first instant only."""
+    move_clock(conn, first.starts_at, first.starts_at, durations, steady=True)
+
+
+def merge(conn: Connection, worst: Any, number: int, window: Window,
+          stretch: tuple[dt.datetime, dt.datetime] | None = None) -> Any:
     """`worst` (None before the first window) with window `number`'s waits folded in
-    (tickq.simulation_merge); pass it on to the next window, then to `worst_waits`."""
+    (tickq.simulation_merge), or those of a `stretch` of it (from, through); pass it on to the
+    next window, then to `worst_waits`."""
+    start, until = stretch or (window.starts_at, window.ends_at)
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(db.load_query("simulation_merge"), {
             "worst": None if worst is None else Jsonb(worst), "window": number,
-            "until": window.ends_at, "start": window.starts_at}).fetchone()
+            "until": until, "start": start}).fetchone()
+    assert row is not None
+    return row["worst"]
+
+
+def fold(conn: Connection, worst: Any, more: Any) -> Any:
+    """`worst` (None: nothing yet) with `more` folded in: what `merge` gave for later windows,
+    simulated in another scratch database (tickq.simulation_fold)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(db.load_query("simulation_fold"), {
+            "worst": None if worst is None else Jsonb(worst), "more": Jsonb(more)}).fetchone()
     assert row is not None
     return row["worst"]
 

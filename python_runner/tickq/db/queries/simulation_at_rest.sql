@@ -1,0 +1,1 @@
+SELECT tickq.simulation_at_rest(%(at)s::timestamptz) AS at_rest

@@ -1,0 +1,1 @@
+SELECT tickq.simulation_start(%(start)s::timestamptz)

@@ -1,0 +1,158 @@
+"""A stretch of a window that repeats a day's stretch already simulated, from an instant at
+rest to another, is not simulated again: its runs are copied a day later
+(tickq.simulation_repeat). The window's runs and its report are exactly those of the same
+window moved part by part with nothing copied: every run's kind, due time, claim, finish,
+outcome, trigger and slots, and each kind's runs, longest wait, starved, when the wait began and
+what it waited behind.
+
+A real scratch database on the test server, the real claim and report SQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tickq.db.api import check as api
+from tickq.registry import Registry, load_registry
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Weekdays in London (a week's window with its clock change), calendar times in UTC and in
+# London, a heavy pooled kind, an irreversible one, and a kind that skips slots past its
+# catch_up when the queue is full.
+WEEK = """
+[settings]
+slots = 2
+tick = "5m"
+stale_after = "15m"
+housekeeping_every = "1h"
+
+[pools.api]
+slots = 1
+
+[kinds.deploy]
+command = ["true"]
+every = "1h"
+offset = "20m"
+timeout = "10m"
+irreversible = true
+priority = "high"
+
+[kinds.heavy]
+command = ["true"]
+every = "3h"
+timeout = "12m"
+weight = 2
+pools = ["api"]
+
+[kinds.pooled]
+command = ["true"]
+every = "30m"
+offset = "5m"
+timeout = "6m"
+pools = ["api"]
+priority = "urgent"
+
+[kinds.nightly]
+command = ["true"]
+at = ["01:30", "02:30", "09:00"]
+timezone = "Europe/London"
+timeout = "20m"
+priority = "low"
+
+[kinds.weekly]
+command = ["true"]
+at = "03:10"
+on = ["tue", "fri"]
+timezone = "Europe/London"
+timeout = "40m"
+priority = "low"
+
+[kinds.late]
+command = ["true"]
+at = ["05:45", "17:45"]
+timeout = "5m"
+catch_up = "5m"
+priority = "low"
+
+[kinds.blocker]
+command = ["true"]
+at = ["05:40", "17:40"]
+timeout = "30m"
+weight = 2
+priority = "high"
+"""
+
+RUN = ("SELECT kind, due_at, claimed_at, started_at, finished_at, outcome::text, run_trigger::text,"
+       " slot, slots, slot_at, first_slot_at, slots_covered, weight, pools, dispatcher"
+       " FROM tickq.job_run ORDER BY claimed_at, kind, slot")
+
+
+def registry_of(tmp_path: Path, text: str) -> Registry:
+    path = tmp_path / "r.toml"
+    path.write_text(text)
+    return load_registry(path)
+
+
+def copied(conn: psycopg.Connection) -> int:
+    """Runs last written by a transaction that wrote a run claimed hours apart from them: the
+    copies (a part's transaction spans 15 minutes of the clock and finishes runs claimed in
+    the part before)."""
+    row = conn.execute(
+        "SELECT count(*) FROM tickq.job_run AS r WHERE EXISTS (SELECT FROM tickq.job_run AS o"
+        " WHERE o.xmin = r.xmin AND o.claimed_at > r.claimed_at + interval '2 hours')").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def both_ways(server: str, registry: Registry) -> tuple[list, list, int]:
+    """The first window in one CALL (copying what repeats) and part by part (nothing copied):
+    (runs, report) each, and how many runs the CALL copied."""
+    results = []
+    for whole in (True, False):
+        with api.scratch(server) as conn:
+            api.load(conn, registry)
+            window = api.windows(conn)[0]
+            if whole:
+                api.simulate_window(conn, window, None, steady=True)
+                copies = copied(conn)
+            else:
+                api.start_steady(conn, window.starts_at)
+                for part in api.parts(conn, window.starts_at, window.ends_at):
+                    api.move_part(conn, *part, None)
+            results.append((conn.execute(RUN).fetchall(),
+                            api.worst_waits(conn, api.merge(conn, None, 1, window)), window))
+    (runs, report, window), (alone_runs, alone_report, alone_window) = results
+    assert window == alone_window, "the pair fell either side of midnight: run it again"
+    assert runs == alone_runs
+    assert report == alone_report
+    return runs, report, copies
+
+
+@pytest.mark.parametrize("name", ["real_fix", "week"])
+def test_a_repeated_stretch_gives_the_runs_the_clock_would_make(
+    pg_server_url: str, tmp_path: Path, name: str
+) -> None:
+    registry = (load_registry(REPO / "examples" / "starvation" / "real_fix.toml")
+                if name == "real_fix" else registry_of(tmp_path, WEEK))
+    runs, report, copies = both_ways(pg_server_url, registry)
+    assert copies > len(runs) // 4  # most days repeat most of the day before
+    assert any(k.runs for k in report)
+    if name == "week":  # what the stretches hold: arming, skipped slots, heavy pooled runs
+        assert sum(r[14] == "simulator: first run" for r in runs) == 1
+        assert sum(r[5] == "skipped" for r in runs) > 7
+        assert any(r[12] == 2 and r[13] == ["api"] for r in runs)
+
+
+def test_a_cadence_that_does_not_divide_a_day_repeats_only_where_it_has_no_slot(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Every 55 minutes: a day later its slots are 10 minutes off, so only the short stretches
+    holding none of its slots (and none a day later) may repeat; the runs are still the clock's."""
+    week = both_ways(pg_server_url, registry_of(tmp_path, WEEK))[2]
+    _, _, copies = both_ways(pg_server_url, registry_of(
+        tmp_path, WEEK.replace('every = "3h"', 'every = "55m"')))
+    assert copies < week // 2
