@@ -21,16 +21,29 @@ import os
 from pathlib import Path
 from typing import Any
 
-# Raise it when what decides a pass changes in tickq.registry.shape (not only the schema), or
-# what parse.py makes of a text before the schema sees it.
+# Raise it when what a kept file holds changes (the stat of the code below covers the rest).
 _VERSION = b"2"
 _KEEP = 32  # texts remembered: one per registry a user keeps, and a few edits of each
 _FOLDER = "registry-texts-passed"
 _NOT_OURS = 0o022  # a file or folder others may write could vouch for a text that never passed
 
 
+# The code that decides what a text parses to and whether it passes: a new tickq (or an edited
+# checkout) makes new keys, as a source's new modification time makes Python compile it again.
+_CODE = ("parse.py", "shape.py", "shape_cache.py", "build.py")
+
+
+def _code_stamp() -> bytes:
+    here = Path(__file__).parent
+    try:
+        return "\0".join(f"{name}:{s.st_size}:{s.st_mtime_ns}" for name in _CODE
+                         for s in [os.stat(here / name)]).encode()
+    except OSError:
+        return b"?"
+
+
 def digest(text: str, schema_text: str) -> str:
-    h = hashlib.sha256(_VERSION + b"\0")
+    h = hashlib.sha256(_VERSION + b"\0" + _code_stamp() + b"\0")
     h.update(hashlib.sha256(schema_text.encode()).digest())
     h.update(text.encode())
     return h.hexdigest()
