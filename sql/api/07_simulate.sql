@@ -320,7 +320,7 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_part record;
-    v_rests timestamptz[] := '{}';
+    v_rests timestamptz[] := '{}'::timestamptz[];
     v_last timestamptz;
     v_at timestamptz;
 BEGIN
