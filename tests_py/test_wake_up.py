@@ -111,6 +111,16 @@ def test_a_tick_imports_only_what_a_tick_uses(db_url: str, tmp_path: Path) -> No
     assert sorted(m for m in modules if m.startswith(NOT_FOR_A_TICK)) == []
 
 
+def test_a_tick_of_a_registry_that_passed_before_loads_no_toml_parser_or_checker(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = registry(tmp_path)
+    tick(path, db_url)
+    done, modules = imported("tick", "--registry", str(path), "--database-url", db_url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(m for m in modules if m.startswith(("tomllib", "jsonschema"))) == []
+
+
 def test_the_parser_of_one_command_holds_that_command_only() -> None:
     from tickq.cli import main
 

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import os
 import re
-import tomllib
 from pathlib import Path
 
 from tickq.db.connect import create_database, reach, with_dbname
@@ -143,6 +142,8 @@ def _is_ours(url: str, registry: str | Path) -> bool:
 def _kind_names(registry: str | Path) -> set[str]:
     """The kind names of the registry file, or none when it cannot be read (its own command
     says why)."""
+    import tomllib  # only when the shared database of before may be this project's
+
     path = registry_file(registry)
     try:
         if not path.is_file() or path.stat().st_size > _MAX_REGISTRY_BYTES:  # no FIFO, no giant
