@@ -205,7 +205,7 @@ def test_a_text_that_passed_is_not_parsed_again_and_reads_the_same(tmp_path: Pat
     path.write_text(
         '[settings]\ncapacity_margin = 0.5\n\n[kinds.b]\ncommand = ["x", "é \\u00e9"]\n'
         'at = [06:00:00, "18:30"]\ntimeout = "1m"\n\n[kinds.a]\ncommand = ["y"]\nat = 07:15:00\n'
-        'timeout = "60s"\nenv = { A = "1" }\n')
+        'timeout = "60s"\nretries = 2\n')
     env = {**os.environ, "TICKQ_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO / "python_runner")}
     runs = [json.loads(subprocess.run(
         [sys.executable, "-c", PARSED, str(path)], env=env, capture_output=True, text=True,
@@ -214,6 +214,14 @@ def test_a_text_that_passed_is_not_parsed_again_and_reads_the_same(tmp_path: Pat
     assert runs[0][1:] == runs[1][1:] and runs[1][1] == ["07:15"]
     assert list(runs[1][2]["kinds"]) == ["b", "a"]
     assert runs[1][2]["kinds"]["b"]["at"] == ["06:00", "18:30"]
+
+
+def test_a_text_holding_a_secret_is_parsed_every_time_and_no_copy_is_kept(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "registry.toml"
+    path.write_text('[kinds.a]\ncommand = ["x"]\nevery = "5m"\ntimeout = "1m"\n'
+                    'env = { TOKEN = "hunter2" }\n')
+    assert [_load(path, cache) for _ in range(2)] == ["ok True", "ok True"]
+    assert not any("hunter2" in f.read_text() for f in cache.rglob("*") if f.is_file())
 
 
 def test_the_schemas_digest_is_part_of_the_key() -> None:

@@ -83,17 +83,14 @@ def document(key: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def passed(key: str) -> bool:
-    return document(key) is not None
-
-
 def remember(key: str, doc: dict[str, Any]) -> None:
     """Keep `doc`, the parse of the text whose digest is `key`, which passed; the oldest texts
-    beyond the last _KEEP are forgotten. A document JSON cannot hold is not kept."""
+    beyond the last _KEEP are forgotten. A document JSON cannot hold is not kept, nor one that
+    holds a secret (an env value, a check-in or alert URL, a key): no copy of it is written."""
     import tempfile  # only when a text is new
 
     folder = _folder()
-    if folder is None:
+    if folder is None or _holds_secret(doc):
         return
     try:
         text = json.dumps(doc, ensure_ascii=False)
@@ -116,3 +113,16 @@ def remember(key: str, doc: dict[str, Any]) -> None:
             old.unlink(missing_ok=True)
     except OSError:
         pass  # only a cache
+
+
+# Keys whose values are secrets wherever they stand (a kind's or a step's env, ping_url,
+# settings.alert_url, [agents] api_key): a text holding one is parsed every time instead.
+_SECRET_KEYS = frozenset({"env", "ping_url", "alert_url", "api_key"})
+
+
+def _holds_secret(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in _SECRET_KEYS or _holds_secret(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_secret(v) for v in value)
+    return False
