@@ -208,12 +208,13 @@ def test_an_edited_registry_is_synced_again(db_url: str, tmp_path: Path) -> None
 
 
 
-def judged(conn: psycopg.Connection) -> int:
-    """Kinds the database has judged (calls of tickq.kind_problems) in the sessions that have
-    ended, once every other session has ended."""
+def judged(conn: psycopg.Connection, function: str = "parse_kind") -> int:
+    """Kinds the database has judged (calls of tickq.parse_kind, through the sync or
+    kind_problems; or calls of `function`) in the sessions that have ended, once every other
+    session has ended."""
     sessions(conn)
     return conn.execute("SELECT coalesce(sum(calls), 0)::int FROM pg_stat_user_functions"
-                        " WHERE schemaname = 'tickq' AND funcname = 'kind_problems'").fetchone()[0]
+                        " WHERE schemaname = 'tickq' AND funcname = %s", [function]).fetchone()[0]
 
 
 def test_an_idle_tick_does_not_judge_the_registry_it_synced_again(
@@ -236,6 +237,33 @@ def test_an_idle_tick_does_not_judge_the_registry_it_synced_again(
             assert judged(conn) == edited
         finally:
             conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+
+
+def test_a_tick_s_sync_is_its_verdict(db_url: str, tmp_path: Path) -> None:
+    """A tick asks for no verdict before its sync: the sync refuses what registry_problems
+    would list (and only then asks it, to name each problem), so an idle tick calls
+    registry_problems not at all, and a tick of a bad registry still exits 2 naming the key."""
+    path = registry(tmp_path, kinds=3)
+    tick(path, db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        name = conn.info.dbname
+        conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
+        try:
+            before = judged(conn, "registry_problems")
+            tick(path, db_url)
+            assert judged(conn, "registry_problems") == before
+            path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "0s"', 1))
+            done = subprocess.run(
+                [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path),
+                 "--database-url", db_url], env=env(), capture_output=True, text=True,
+                timeout=60)
+            assert done.returncode == 2, done.stderr
+            assert "k0" in done.stderr and "timeout" in done.stderr
+        finally:
+            conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+        assert {t for (t,) in conn.execute(
+            "SELECT timeout FROM tickq.job_kind WHERE name = 'k0'")} == {timedelta(seconds=30)}
+
 
 # ---------------------------------------------------------------- the schema's checksum
 

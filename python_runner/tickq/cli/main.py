@@ -89,15 +89,27 @@ def _wanted(argv: Sequence[str] | None, groups: dict[str, str]) -> str | None:
 
 class _Only:
     """The subparsers action, adding only the command `wanted`: any other command's arguments
-    go to a parser nobody reads."""
+    go nowhere (_Nowhere), not into a parser built for nobody to read."""
 
     def __init__(self, sub: argparse._SubParsersAction, wanted: str) -> None:
         self.sub, self.wanted = sub, wanted
 
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
         if name == self.wanted:
             return self.sub.add_parser(name, **kwargs)
-        return argparse.ArgumentParser(add_help=False)
+        return _Nowhere()
+
+
+class _Nowhere:
+    """A parser, group or subparsers action of a command that was not asked for: every call
+    (add_argument, set_defaults, add_subparsers, add_parser ...) does nothing and answers
+    another of itself, and attributes set on it (epilog) are kept and never read."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._nothing
+
+    def _nothing(self, *args: Any, **kwargs: Any) -> _Nowhere:
+        return self
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[str]:

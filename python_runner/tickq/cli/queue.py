@@ -27,14 +27,15 @@ REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 def dispatcher(
     args: argparse.Namespace, registry: Registry, log: EventLog, stop: StopEvent | None = None,
-    pinger: Pinger | None = None,
+    pinger: Pinger | None = None, *, sync: bool = True,
 ) -> Dispatcher:
     """A dispatcher on the configured queue, migrated, its registry's values judged by the
-    database (Dispatcher.migrate)."""
+    database (Dispatcher.migrate): by its sync, which a tick or a run makes first anyway,
+    unless `sync` is false (then by a verdict that writes nothing)."""
     found = Dispatcher(common.url(args), registry, log, stop_event=stop,
                        replace_queue=getattr(args, "replace_queue", False), pinger=pinger)
     try:
-        found.migrate()
+        found.migrate(sync=sync)
     except BaseException:
         found.close()
         raise
@@ -185,7 +186,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     registry = common.registry(args)
     log = EventLog(args.log_format)
-    queue = dispatcher(args, registry, log)
+    queue = dispatcher(args, registry, log, sync=False)
     try:
         # A kind new to the queue is no drift (nothing differed), but a sync that added it says so.
         before = set(queue.link.call(operator.kind_names))

@@ -15,7 +15,6 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.dispatch.pings import tail_body
-from tickq.host import programs
 from tickq.host.process import run_command
 
 
@@ -62,6 +61,8 @@ def webhook_body(doc: dict[str, Any]) -> bytes:
 
 
 def _alert(ctx: Context, command: tuple[str, ...], doc: dict[str, Any]) -> None:
+    from tickq.host import programs  # here: a tick that raises no alert resolves no program
+
     result = run_command(
         programs.resolve(command, ctx.folder).argv, cwd=ctx.folder,
         timeout=ctx.registry.settings.alert_timeout, grace=2.0,

@@ -37,7 +37,6 @@ from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.cancel import Poller
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
-from tickq.dispatch.execute import execute
 from tickq.dispatch.loop import Loop
 from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
@@ -106,6 +105,7 @@ class Dispatcher:
         # The earliest retry one of this tick's reports scheduled: claim again then, not only
         # when a run finishes or every refill_every seconds.
         self._retry_at: datetime | None = None
+        self._drift: list[Drift] | None = None  # what migrate(sync=True) synced, not reported yet
 
     # What callers (the CLI, tests) read of the dispatcher.
     url = property(lambda self: self.ctx.url)
@@ -125,10 +125,14 @@ class Dispatcher:
         if self._own_pinger and self.ctx.pinger is not None:
             self.ctx.pinger.close()
 
-    def migrate(self) -> list[str]:
+    def migrate(self, *, sync: bool = False) -> list[str]:
         """Migrate, then have the database judge the registry's values before anything uses
         one (its tick, its db_* timeouts): until then the tick's connection keeps timeouts the
-        registry may only shorten, and it takes the registry's own once they are judged."""
+        registry may only shorten, and it takes the registry's own once they are judged.
+
+        With `sync`, the judge is the sync itself, which refuses every value registry_problems
+        would list (and names each): one statement where a verdict and a sync were two. Its
+        drift is what the next tick or manual run reports (`_synced`)."""
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
         try:
             applied = self.link.call(migrator.migrate)
@@ -136,12 +140,15 @@ class Dispatcher:
             raise
         except DatabaseUnavailable as exc:  # a timeout, or the connection went away
             raise DatabaseUnavailable(f"while migrating: {exc}") from exc
-        self.link.call(registry_api.refuse_bad_values, self.registry)
-        self.link.retime(self.ctx.timeouts)
         if applied:  # one line however many files: a fresh database applies them all
             migrations = [step for step in applied if step.startswith("migration ")]
             self.log.event("db.migrated", migrations=len(migrations),
                            api=len(applied) > len(migrations), last=applied[-1])
+        if sync:
+            self._drift = self.sync()
+        else:
+            self.link.call(registry_api.refuse_bad_values, self.registry)
+        self.link.retime(self.ctx.timeouts)
         return applied
 
     # ------------------------------------------------------------ steps
@@ -161,7 +168,16 @@ class Dispatcher:
     def execute(
         self, claim: Claim, on_output: Callable[[bytes], None] | None = None
     ) -> RunResult:
+        # Imported at the first run (the command, its chain, its program's path): an idle tick
+        # starts none.
+        from tickq.dispatch.execute import execute
+
         return execute(self.ctx, claim, on_output)
+
+    def _synced(self) -> list[Drift]:
+        """The drift of the sync `migrate(sync=True)` made, once; else a sync now."""
+        drift, self._drift = self._drift, None
+        return self.sync() if drift is None else drift
 
     def sync(self) -> list[Drift]:
         """Make the queue match the registry; log and return each drift found (the database
@@ -282,7 +298,7 @@ class Dispatcher:
     ) -> None:
         def work() -> None:
             try:
-                result = execute(self.ctx, claim, on_output)
+                result = self.execute(claim, on_output)
             except BaseException as exc:  # noqa: BLE001 - a result must always come back
                 note = f"[tickq: dispatcher error: {exc!r}]\n"
                 result = RunResult("failed", None, note, 0.0, None)
@@ -307,7 +323,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.orphans = self.stop_orphans()
         # The database judges the registry's values (`tick` among them) before any is used.
-        summary.drift = sum(d.field != LOCKED for d in self.sync())
+        summary.drift = sum(d.field != LOCKED for d in self._synced())
         deadline = self._tick_deadline()
         summary.late_reports = self.replay_spool()
         summary.stale = len(self.warn_stale())
@@ -369,7 +385,7 @@ class Dispatcher:
         the kind is irreversible and unarmed, `confirm` (given the refusal) names the person who
         confirmed the run, or refuses by raising."""
         self.stop_orphans()
-        self.sync()
+        self._synced()
         self.replay_spool()
         if kind.startswith(AGENT_PREFIX) and self.registry.agents is None:
             # As a tick leaves it (tickq.claim_jobs): a run here could only fail.
