@@ -71,20 +71,10 @@ class Dispatcher:
     tick or a manual run takes, each delegating to its room."""
 
     def __init__(
-        self,
-        url: str,
-        registry: Registry,
-        log: EventLog,
-        *,
-        name: str | None = None,
-        stop_event: threading.Event | None = None,
-        grace: float = 5.0,
-        report_attempts: int = 8,
-        reconnect_delay: float = 0.5,
-        refill_every: float = 10.0,
-        ledger: Ledger | None = None,
-        replace_queue: bool = False,
-        pinger: Pinger | None = None,
+        self, url: str, registry: Registry, log: EventLog, *, name: str | None = None,
+        stop_event: threading.Event | None = None, grace: float = 5.0, report_attempts: int = 8,
+        reconnect_delay: float = 0.5, refill_every: float = 10.0, ledger: Ledger | None = None,
+        replace_queue: bool = False, pinger: Pinger | None = None,
     ) -> None:
         ledger = ledger or Ledger()
         # The model's key, which this process hands to the agent runner: out of reach of the
@@ -128,11 +118,9 @@ class Dispatcher:
     def migrate(self, *, sync: bool = False) -> list[str]:
         """Migrate, then have the database judge the registry's values before anything uses
         one (its tick, its db_* timeouts): until then the tick's connection keeps timeouts the
-        registry may only shorten, and it takes the registry's own once they are judged.
-
-        With `sync`, the judge is the sync itself, which refuses every value registry_problems
-        would list (and names each): one statement where a verdict and a sync were two. Its
-        drift is what the next tick or manual run reports (`_synced`)."""
+        registry may only shorten, and it takes the registry's own once they are judged. With
+        `sync` the judge is the sync, which refuses (and names) what a verdict would: one
+        statement, not two; its drift is the next tick's or manual run's (`_synced`)."""
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
         try:
             applied = self.link.call(migrator.migrate)
@@ -168,9 +156,7 @@ class Dispatcher:
     def execute(
         self, claim: Claim, on_output: Callable[[bytes], None] | None = None
     ) -> RunResult:
-        # Imported at the first run (the command, its chain, its program's path): an idle tick
-        # starts none.
-        from tickq.dispatch.execute import execute
+        from tickq.dispatch.execute import execute  # at the first run: an idle tick has none
 
         return execute(self.ctx, claim, on_output)
 
