@@ -30,7 +30,7 @@ QUERIES = Path(db.__file__).parent / "queries"
 # simulate runs in a scratch database its caller creates and migrates, never in the queue's.
 # Queries sent only to the scratch database `check` and `simulate` create (and so own).
 NOT_THE_DISPATCHERS = {
-    "save_agent_fields", "simulate_events", "simulate_window", "simulation_at_rest",
+    "save_agent_fields", "simulate_events", "simulate_window",
     "simulation_fold", "simulation_merge", "simulation_parts", "simulation_replay_window",
     "simulation_start", "scratch_unlogged", "simulation_windows", "simulation_worst",
     "spread_offsets", "spread_times",

@@ -20,11 +20,10 @@ first window is not the first is armed the same way before it (`api.arm_as_first
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,12 +68,11 @@ def worst_case(
 
 def evaluate(
     conn: Connection | Scratches, registry: Registry, durations: dict[str, float] | None,
-    agents: Sequence[SavedAgent] = (), jobs: int | None = None, cut: bool = False,
+    agents: Sequence[SavedAgent] = (), jobs: int | None = None,
 ) -> WorstCase:
     """`worst_case` in the scratch database behind `conn`, window after window; given
-    `Scratches`, in up to `jobs` of them at once (default: the machine's cores), a window each,
-    and with `cut` windows cut inside too when there are more databases than windows (measured
-    not to pay on two shared cores: bench/README.md)."""
+    `Scratches`, in up to `jobs` of them at once (default: the machine's cores), whole windows
+    each (cutting a window inside too did not pay on two cores: bench/README.md)."""
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
@@ -83,100 +81,51 @@ def evaluate(
         sims.first_load = (registry, agents)
     planned = api.windows(first)
     jobs = 1 if sims is None else _jobs(jobs)
-    if sims is None or jobs == 1:
+    if sims is None or jobs == 1 or len(planned) == 1:
         worst = None
         for number, window in enumerate(planned, 1):
             api.simulate_window(first, window, durations, steady=True)
             worst = api.merge(first, worst, number, window)
         return WorstCase(planned, api.worst_waits(first, worst))
-    beside = _Beside(sims, registry, agents, durations, planned,
-                     [api.parts(first, w.starts_at, w.ends_at) for w in planned], cut)
+    beside = _Beside(sims, registry, agents, durations, planned)
     return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
 
 
-@dataclass(frozen=True)
-class Stretch:
-    """Parts `begin` up to `end` (not included) of window `number`'s clock, in one scratch
-    database: from the window's first part, or from a part where the stretch before may stop."""
-    number: int
-    begin: int
-    end: int
-
-
 class _Beside:
-    """The windows cut into stretches, one share of them for each scratch database, simulated
-    at the same time and stitched together where the same runs follow.
-
-    The parts of all windows laid end to end are cut into `jobs` shares of about as many parts,
-    each share for one database (in order). A window cut in two goes on in the next database
-    from simulation_start at the cut, which gives the same runs as the clock moved on from the
-    stretch before only where that one stands as simulation_start would put it
-    (tickq.simulation_at_rest). So the database of the stretch before moves on, part by part,
-    until it is at rest where the next one was at rest too (within PROBE parts of the cut, which
-    the next one moved part by part first, noting where it was at rest), and the next one's runs
-    count from there; if it never is, the stretch before runs to the window's end and the next
-    ones of that window do not count (a next one not at rest once in its first SEEN parts gives
-    up at once: such a queue seldom rests). The reports of the stretches, folded in order
-    (tickq.simulation_fold), are the window's: nothing runs or waits across an instant at rest,
-    so each run, wait and holder is in one stretch.
-    """
-
-    PROBE = 48  # parts (12 hours of 15 minutes): how far past a cut to look for a common rest
-    SEEN = 8  # parts (2 hours): a stretch not at rest once by then gives up
+    """The windows in shares, one for each scratch database, simulated at the same time; their
+    reports, folded in window order (tickq.simulation_fold), are what merging the windows one
+    after the other in one database gives."""
 
     def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
-                 durations: dict[str, float] | None, planned: list[Window],
-                 parts: list[list[tuple[Any, Any]]], cut: bool = True) -> None:
+                 durations: dict[str, float] | None, planned: list[Window]) -> None:
         self.sims, self.registry, self.agents, self.durations = sims, registry, agents, durations
-        self.planned, self.parts, self.cut = planned, parts, cut
-        self.rests: dict[tuple[int, int], Future[list[int]]] = {}
-        # (window, first part) -> (the part it ended before, None: the window's end; its report)
-        self.reports: dict[tuple[int, int], tuple[int | None, Any]] = {}
+        self.planned = planned
+        self.reports: dict[int, Any] = {}  # window number -> its report
         self.lock = threading.Lock()
 
-    def shares(self, jobs: int) -> list[list[Stretch]]:
-        """The windows' parts cut into at most `jobs` shares of about as many parts, in window
-        order. A kind that skips slots past its catch_up starves in a stretch whatever its wait,
-        which that stretch's report cannot tell the next one's: such registries are cut between
-        windows only."""
-        sizes = [len(p) for p in self.parts]
-        total = sum(sizes)
-        # Whole windows unless cut, and when there are no more databases than windows: cut
-        # inside, a window loses the stretches a day before that its repeats copy
-        # (simulation_repeat), and a queue that seldom rests pays for a probe in vain.
-        whole = (jobs <= len(sizes) or not self.cut
-                 or any(k.catch_up is not None for k in self.registry.kinds.values()))
-        cuts: set[tuple[int, int]] = set()
+    def shares(self, jobs: int) -> list[list[int]]:
+        """The windows' numbers, whole and in order, in at most `jobs` shares of about as long
+        a clock each (a window goes to the share whose edge is nearer)."""
+        sizes = [(w.ends_at - w.starts_at).total_seconds() for w in self.planned]
+        total, starts = sum(sizes), set()
         for j in range(1, jobs):
-            at, number = round(total * j / jobs), 1
+            at, number = total * j / jobs, 1
             while number < len(sizes) and at >= sizes[number - 1]:
                 at -= sizes[number - 1]
                 number += 1
-            if whole and at:  # to the nearer edge of its window
-                if at * 2 >= sizes[number - 1] and number < len(sizes):
-                    number += 1
-                at = 0
-            if 0 < at < sizes[number - 1] or (at == 0 and number > 1):
-                cuts.add((number, at))
-        shares: list[list[Stretch]] = [[]]
-        for number, size in enumerate(sizes, 1):
-            begin = 0
-            for at in sorted(a for n, a in cuts if n == number):
-                if at:
-                    shares[-1].append(Stretch(number, begin, at))
+            if at * 2 >= sizes[number - 1] and number < len(sizes):
+                number += 1
+            if number > 1:
+                starts.add(number)
+        shares: list[list[int]] = []
+        for number in range(1, len(sizes) + 1):
+            if number in starts or not shares:
                 shares.append([])
-                begin = at
-            shares[-1].append(Stretch(number, begin, size))
-        return [share for share in shares if share]
+            shares[-1].append(number)
+        return shares
 
     def run(self, jobs: int) -> Any:
-        """Every window simulated in stretches beside each other: what merging the windows one
-        after the other in one database gives."""
         shares = self.shares(jobs)
-        for share in shares:
-            for stretch in share:
-                if stretch.begin:
-                    self.rests[(stretch.number, stretch.begin)] = Future()
         pool = ThreadPoolExecutor(len(shares), thread_name_prefix="tickq-window")
         try:
             for done in [pool.submit(self.share, n, share) for n, share in enumerate(shares)]:
@@ -186,76 +135,29 @@ class _Beside:
             self.sims.conn.cancel_safe()
             raise
         finally:
-            for rest in self.rests.values():  # a share that failed wakes the one waiting on it
-                if not rest.done():
-                    rest.set_result([])
             pool.shutdown(wait=True, cancel_futures=True)
         worst = None
         for number in range(1, len(self.planned) + 1):
-            begin: int | None = 0
-            while begin is not None:
-                begin, report = self.reports[(number, begin)]
-                worst = api.fold(self.sims.conn, worst, report)
+            worst = api.fold(self.sims.conn, worst, self.reports[number])
         return worst
 
-    def share(self, n: int, share: list[Stretch]) -> None:
-        """Share `n`'s stretches in scratch database `n` (0: the first)."""
-        try:
-            if n:  # the first was loaded already
-                sim, fresh = self.sims.beside(n)
-                if fresh and self.sims.first_load and self.sims.first_load[0] is not self.registry:
-                    api.load(sim, *self.sims.first_load)
-                api.load(sim, self.registry, self.agents)
-            else:
-                sim = self.sims.conn
-            if share[0] != Stretch(1, 0, share[0].end):  # armed as the first window arms
-                api.arm_as_first(sim, self.planned[0], self.durations)
-            for stretch in share:
-                self.stretch(sim, stretch)
-        finally:
-            for stretch in share:
-                rest = self.rests.get((stretch.number, stretch.begin))
-                if rest is not None and not rest.done():
-                    rest.set_result([])
-
-    def stretch(self, sim: Connection, stretch: Stretch) -> None:
-        number, parts = stretch.number, self.parts[stretch.number - 1]
-        moved = stretch.begin  # the next part to move
-        begins = [stretch.begin]
-        api.start_steady(sim, parts[moved][0])
-        if stretch.begin:  # part by part first: where it is at rest, the stretch before may stop
-            while moved < min(stretch.begin + self.PROBE, stretch.end):
-                if moved - stretch.begin >= self.SEEN and len(begins) == 1:
-                    # A queue that rests this seldom would rarely meet the stretch before at
-                    # rest: that one runs on to the window's end, this one gives up.
-                    self.rests[(number, stretch.begin)].set_result([])
-                    return
-                api.move_part(sim, *parts[moved], self.durations)
-                moved += 1
-                if moved < stretch.end and api.at_rest(sim, parts[moved][0]):
-                    begins.append(moved)
-            self.rests[(number, stretch.begin)].set_result(begins)
-        if moved < stretch.end:
-            api.move_clock(sim, parts[moved][0], parts[stretch.end - 1][1], self.durations,
-                           steady=False)
-            moved = stretch.end
-        end: int | None = None
-        if stretch.end < len(parts):  # on until at rest where the next stretch was
-            theirs = set(self.rests[(number, stretch.end)].result())
-            while theirs and end is None and moved < min(stretch.end + self.PROBE, len(parts)):
-                if moved in theirs and api.at_rest(sim, parts[moved][0]):
-                    end = moved
-                else:
-                    api.move_part(sim, *parts[moved], self.durations)
-                    moved += 1
-            if end is None and moved < len(parts):
-                api.move_clock(sim, parts[moved][0], parts[-1][1], self.durations, steady=False)
-        until = parts[-1][1] if end is None else parts[end][0] - dt.timedelta(microseconds=1)
-        window = self.planned[number - 1]
-        for begin in begins:
-            report = api.merge(sim, None, number, window, (parts[begin][0], until))
+    def share(self, n: int, share: list[int]) -> None:
+        """Share `n`'s windows in scratch database `n` (0: the first)."""
+        if n:  # the first was loaded already
+            sim, fresh = self.sims.beside(n)
+            if fresh and self.sims.first_load and self.sims.first_load[0] is not self.registry:
+                api.load(sim, *self.sims.first_load)
+            api.load(sim, self.registry, self.agents)
+        else:
+            sim = self.sims.conn
+        if share[0] != 1:  # armed as the first window arms
+            api.arm_as_first(sim, self.planned[0], self.durations)
+        for number in share:
+            window = self.planned[number - 1]
+            api.simulate_window(sim, window, self.durations, steady=True)
+            report = api.merge(sim, None, number, window)
             with self.lock:
-                self.reports[(number, begin)] = (end, report)
+                self.reports[number] = report
 
 
 def replay(

@@ -292,14 +292,6 @@ def move_part(conn: Connection, start: dt.datetime, until: dt.datetime,
         "until": until, "durations": Jsonb(durations) if durations else None, "start": start})
 
 
-def at_rest(conn: Connection, at: dt.datetime) -> bool:
-    """tickq.simulation_at_rest(at): the clock stopped just before `at` stands where
-    simulation_start(at) would put it."""
-    row = conn.execute(db.load_query("simulation_at_rest"), {"at": at}).fetchone()
-    assert row is not None
-    return bool(row[0])
-
-
 def arm_as_first(conn: Connection, first: Window, durations: dict[str, float] | None) -> None:
     """Arm the irreversible kinds as simulating the first window does before anything else (a
     manual run each at its start, tickq.simulate_events), for a scratch database whose first

@@ -1,1 +1,0 @@
-SELECT tickq.simulation_at_rest(%(at)s::timestamptz) AS at_rest
