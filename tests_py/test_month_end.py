@@ -4,7 +4,10 @@ month, so a pile-up of month-end kinds is found and named, and --suggest spreads
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import re
+from decimal import Decimal
 from pathlib import Path
 
 from test_cli import registry_file, tickq
@@ -67,3 +70,19 @@ def test_kinds_that_meet_only_in_february_are_found_in_a_28_day_month(
     starved = [line.strip() for line in result.stdout.splitlines() if " waits " in line]
     [line] = [s for s in starved if s.startswith(("the_28th", "last_day"))]
     assert "at the month end of February" in line and "(28 days)" in line, result.stdout
+
+
+def test_a_worst_wait_on_a_month_s_last_or_first_day_is_named_outside_a_month_end_window() -> None:
+    """The day is the database's (KindWait.month_end, tickq.month_end_at in the kind's zone);
+    a month-end window's own month end comes first."""
+    from tickq.cli.check import month_end
+    from tickq.db.api.check import KindWait, Window
+
+    week = Window(dt.datetime(2027, 4, 26, tzinfo=dt.UTC), Decimal(168), dt.timedelta(days=7),
+                  dt.timedelta(hours=1), None)
+    wait = KindWait("close", "normal", 3, dt.timedelta(hours=1), True,
+                    dt.datetime(2027, 5, 1, 2, 30, tzinfo=dt.UTC), [], 1, dt.date(2027, 4, 30))
+    assert month_end(wait, [week]) == ", at the month end of April 2027 (30 days)"
+    assert month_end(dataclasses.replace(wait, month_end=None), [week]) == ""
+    february = dataclasses.replace(week, month_end=dt.date(2027, 2, 28))
+    assert month_end(wait, [february]) == ", at the month end of February 2027 (28 days)"

@@ -148,3 +148,21 @@ COMMENT ON FUNCTION tickq.spread_times(jsonb, timestamptz) IS
 'first, its times moved later by the whole ticks (whole minutes, within the day) whose ticks the '
 'runs already placed load least, its own times when they are as good. Returns only the kinds whose '
 'times change ("HH:MM"). Each run holds its slot for p_durations->kind seconds, else its timeout.';
+
+CREATE OR REPLACE FUNCTION tickq.month_end_at(
+    p_zone text,
+    p_at timestamptz DEFAULT now()
+) RETURNS date
+LANGUAGE sql STABLE
+AS $$
+    -- On the month's last day or the next month's first, in the zone: that month's last day.
+    SELECT CASE
+        WHEN extract(DAY FROM t.local_at + interval '1 day') = 1 THEN t.local_at::date
+        WHEN extract(DAY FROM t.local_at) = 1 THEN (t.local_at - interval '1 day')::date
+    END
+    FROM (SELECT p_at AT TIME ZONE p_zone AS local_at) AS t
+$$;
+COMMENT ON FUNCTION tickq.month_end_at(text, timestamptz) IS
+'The last day of the month whose end p_at (default now) is at: p_at on a month''s last day or '
+'on the next month''s first day in zone p_zone; NULL on any other day. tickq check names the month end a '
+'starved kind''s worst wait began at with it (in the kind''s zone).';

@@ -12,7 +12,6 @@ import contextlib
 import datetime as dt
 import sys
 import time
-from zoneinfo import ZoneInfo
 
 from tickq.check import capacity, simulate
 from tickq.cli import common
@@ -198,28 +197,19 @@ def waited_for(kind: str, behind: list[str], registry: Registry | None) -> str:
     return "; needs " + "; ".join(needs) if needs else ""
 
 
-def month_end(k: KindWait, windows: list[Window], zone: str | None) -> str:
+def month_end(k: KindWait, windows: list[Window]) -> str:
     """", at the month end of ..." when the kind's worst wait began at one: in a month-end
-    window, or on the last or first day of a month in the kind's zone."""
+    window, or on the last or first day of a month in the kind's zone (the database's
+    KindWait.month_end)."""
     window = windows[k.in_window - 1] if 0 < k.in_window <= len(windows) else None
-    if window and window.month_end:
-        return f", at the month end of {window.month_end:%B %Y} ({window.month_end.day} days)"
-    if k.worst_due_at is None:
-        return ""
-    local = k.worst_due_at.astimezone(ZoneInfo(zone or "UTC"))
-    last = (local + dt.timedelta(days=1)).day == 1
-    if not (last or local.day == 1):
-        return ""
-    ending = local if last else local - dt.timedelta(days=1)
-    return f", at the month end of {ending:%B %Y} ({ending.day} days)"
+    ending = window.month_end if window and window.month_end else k.month_end
+    return f", at the month end of {ending:%B %Y} ({ending.day} days)" if ending else ""
 
 
 def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6,
                   registry: Registry | None = None) -> list[str]:
     """One line per starved kind: the worst wait, when it began (and the month end it is at),
     what it waited behind, and the pool or weight it needed."""
-    zones = ({name: kind.timezone or registry.settings.timezone
-              for name, kind in registry.kinds.items()} if registry is not None else {})
     lines = []
     for k in sorted(result.starved, key=lambda k: (-(k.longest_wait or dt.timedelta()), k.kind)):
         behind = k.behind or []
@@ -228,7 +218,7 @@ def starved_lines(result: simulate.WorstCase, stale_after: int, most: int = 6,
         # Starved within stale_after: the full queue made it skip slots past its catch_up.
         why = (f"longer than stale_after {format_duration(stale_after)}"
                if wait.total_seconds() > stale_after else "and skips slots past its catch_up")
-        at = month_end(k, result.windows, zones.get(k.kind))
+        at = month_end(k, result.windows)
         lines.append(f"{k.kind} ({k.lane}) waits {human(wait)}, {why}: "
                      f"due {utc(k.worst_due_at)}{at}"
                      if k.worst_due_at else f"{k.kind} ({k.lane}) starved")

@@ -103,6 +103,9 @@ class KindWait:
     worst_due_at: dt.datetime | None  # when the longest wait began
     behind: list[str] | None  # a starved kind: who held the slots meanwhile, longest first
     in_window: int  # which window (1 = the first) held the longest wait
+    # the last day of the month whose end the wait began at, in the kind's zone (its last or
+    # first day: tickq.month_end_at), else None
+    month_end: dt.date | None = None
 
 
 class _Rollback(Exception):
