@@ -89,11 +89,16 @@ def save_agent(db_url: str, registry: Path, name: str, **fields: Any) -> int:
 
 
 def tick(
-    registry: Path, db_url: str, marker: str, timeout: float = 60
+    registry: Path, db_url: str, marker: str, timeout: float = 60,
+    env: dict[str, str | None] | None = None,
 ) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
+    """`tickq tick` of `registry`; `env` sets (or, given None, unsets) variables of its own."""
+    more = env or {}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "TICKQ_REGISTRY") and more.get(k, "") is not None}
     env |= {KEY_ENV: KEY, "TEST_MARKER": marker,
             "PYTHONPATH": str(REPO / "python_runner")}
+    env |= {k: v for k, v in more.items() if v is not None}
     return subprocess.run(
         [sys.executable, "-m", "tickq", "tick", "--registry", str(registry),
          "--database-url", db_url],
@@ -175,6 +180,23 @@ def test_plain_answer_is_the_output_and_is_delivered(tmp_path: Path, db_url: str
     assert KEY not in everything_stored(db_url)
     assert KEY not in done.stdout + done.stderr
     assert KEY not in (tmp_path / "delivered.json").read_text()
+
+
+def test_tickqs_own_runner_writes_its_bytecode_where_the_dispatcher_does(
+    tmp_path: Path, db_url: str, marker: str
+):
+    """The runner is this interpreter's: a dispatcher told to keep bytecode elsewhere
+    (PYTHONPYCACHEPREFIX) or to write none has its runner do the same, so neither writes into
+    the installed package's (or a checkout's) folders."""
+    prefix = tmp_path / "bytecode"
+    with ChatServer([answer("ok.")]) as server:
+        registry = write_registry(tmp_path, server.base_url)
+        save_agent(db_url, registry, "brief", tools=["search_crm"], owner="ana")
+        done = tick(registry, db_url, marker, env={"PYTHONPYCACHEPREFIX": str(prefix),
+                                                   "PYTHONDONTWRITEBYTECODE": None})
+    assert done.returncode == 0, done.stderr
+    assert last_run(db_url, "brief")["outcome"] == "ok"
+    assert list(prefix.rglob("tickq/agents/runner.*.pyc")), sorted(prefix.rglob("*"))
 
 
 def test_two_tool_calls_then_an_answer(tmp_path: Path, db_url: str, marker: str):

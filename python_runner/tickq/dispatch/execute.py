@@ -6,6 +6,7 @@ registry file, never from a database row: the database names the kind and the ru
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from tickq.dispatch.chain import run_chain
 from tickq.dispatch.context import Context
 from tickq.host import programs
 from tickq.host.process import RunResult, run_command
-from tickq.registry import AGENT_PREFIX
+from tickq.registry import AGENT_PREFIX, default_agent_runner
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
 HOUSEKEEPING = "tickq.housekeeping"
@@ -105,6 +106,8 @@ def agent(ctx: Context, claim: Claim) -> RunResult:
            AGENT_DATABASE_ENV: ctx.url}
     if agents.api_key_env and agents.api_key_env in os.environ:
         env[agents.api_key_env] = os.environ[agents.api_key_env]
+    if tuple(agents.runner) == default_agent_runner():
+        env |= bytecode_settings()
     return run_command(
         [*agents.runner, str(agent_id)], cwd=ctx.folder, env=env, timeout=timeout,
         grace=ctx.grace, stop_event=ctx.stop_of(claim), ledger=ctx.ledger, labels=ctx.labels(claim),
@@ -122,3 +125,15 @@ def housekeeping(ctx: Context) -> RunResult:
     text = (f"lost={done.lost} runs_pruned={done.runs_pruned} drift_pruned={done.drift_pruned} "
             f"alerts_pruned={done.alerts_pruned}\n")
     return RunResult("ok", 0, text, time.monotonic() - started, None)
+
+
+def bytecode_settings() -> dict[str, str]:
+    """Where this interpreter keeps bytecode (PYTHONPYCACHEPREFIX) or that it writes none
+    (-B, PYTHONDONTWRITEBYTECODE), for tickq's own agent runner, which this interpreter runs:
+    it writes its modules' bytecode where this process would, not beside a checkout's sources."""
+    found = {}
+    if sys.pycache_prefix:
+        found["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+    if sys.dont_write_bytecode:
+        found["PYTHONDONTWRITEBYTECODE"] = "1"
+    return found
