@@ -184,3 +184,4 @@ def test_the_windows_are_shared_whole_in_order_by_their_length(
     assert shares([168, 48, 24], 2) == shares([168, 48, 24], 3) == [[1], [2, 3]]
     assert shares([24, 24, 24, 24], 2) == [[1, 2], [3, 4]]
     assert shares([24, 24, 24, 24], 4) == [[1], [2], [3], [4]]
+
