@@ -127,7 +127,7 @@ def test_a_tickq_process_is_not_dumpable_and_its_secret_is_wiped(tmp_path: Path)
     )
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO / "python_runner"),
            "TEST_SECRET": "hunter2"}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-B", "-c", probe], env=env, capture_output=True,
                           text=True, timeout=30, check=True)
     assert done.stdout.splitlines() == ["['TEST_SECRET']", "0", "True False",
                                         "hunter2 hunter2"]
