@@ -3,11 +3,13 @@ the rows it writes, and a sync of an unchanged registry that writes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -208,6 +210,18 @@ def test_an_edited_registry_is_synced_again(db_url: str, tmp_path: Path) -> None
 
 
 
+@contextlib.contextmanager
+def counting_calls(conn: psycopg.Connection) -> Iterator[None]:
+    """The database's sessions count their calls of plpgsql functions (track_functions) while
+    this lasts."""
+    name = conn.info.dbname
+    conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
+    try:
+        yield
+    finally:
+        conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+
+
 def judged(conn: psycopg.Connection, function: str = "parse_kind") -> int:
     """Kinds the database has judged (calls of tickq.parse_kind, through the sync or
     kind_problems; or calls of `function`) in the sessions that have ended, once every other
@@ -224,19 +238,14 @@ def test_an_idle_tick_does_not_judge_the_registry_it_synced_again(
     registry the queue last synced from that file judges none of its kinds again."""
     path = registry(tmp_path, kinds=5)
     tick(path, db_url)
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        name = conn.info.dbname
-        conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
-        try:
-            path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "40s"'))
-            before = judged(conn)
-            tick(path, db_url)  # an edited registry: each kind is judged
-            edited = judged(conn)
-            assert edited - before >= 5
-            tick(path, db_url)
-            assert judged(conn) == edited
-        finally:
-            conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+    with psycopg.connect(db_url, autocommit=True) as conn, counting_calls(conn):
+        path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "40s"'))
+        before = judged(conn)
+        tick(path, db_url)  # an edited registry: each kind is judged
+        edited = judged(conn)
+        assert edited - before >= 5
+        tick(path, db_url)
+        assert judged(conn) == edited
 
 
 def test_a_tick_s_sync_is_its_verdict(db_url: str, tmp_path: Path) -> None:
@@ -246,21 +255,16 @@ def test_a_tick_s_sync_is_its_verdict(db_url: str, tmp_path: Path) -> None:
     path = registry(tmp_path, kinds=3)
     tick(path, db_url)
     with psycopg.connect(db_url, autocommit=True) as conn:
-        name = conn.info.dbname
-        conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
-        try:
+        with counting_calls(conn):
             before = judged(conn, "registry_problems")
             tick(path, db_url)
             assert judged(conn, "registry_problems") == before
-            path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "0s"', 1))
-            done = subprocess.run(
-                [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path),
-                 "--database-url", db_url], env=env(), capture_output=True, text=True,
-                timeout=60)
-            assert done.returncode == 2, done.stderr
-            assert "k0" in done.stderr and "timeout" in done.stderr
-        finally:
-            conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
+        path.write_text(path.read_text().replace('timeout = "30s"', 'timeout = "0s"', 1))
+        done = subprocess.run(
+            [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path),
+             "--database-url", db_url], env=env(), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert "k0" in done.stderr and "timeout" in done.stderr
         assert {t for (t,) in conn.execute(
             "SELECT timeout FROM tickq.job_kind WHERE name = 'k0'")} == {timedelta(seconds=30)}
 
