@@ -86,3 +86,41 @@ def test_a_worst_wait_on_a_month_s_last_or_first_day_is_named_outside_a_month_en
     assert month_end(dataclasses.replace(wait, month_end=None), [week]) == ""
     february = dataclasses.replace(week, month_end=dt.date(2027, 2, 28))
     assert month_end(wait, [february]) == ", at the month end of February 2027 (28 days)"
+
+
+def test_the_month_end_is_judged_in_the_zone_the_kind_s_slots_are_read_in(
+    tmp_path: Path, pg_server_url: str
+) -> None:
+    """A calendar kind's own zone; an `every` kind (whose cadence knows no zone) the
+    registry's: at 12:00 UTC on April 29th it is already April 30th in Kiritimati (UTC+14)."""
+    from tickq.db.api import check as api
+    from tickq.registry import load_registry
+
+    path = registry_file(tmp_path, """\
+        [settings]
+        timezone = "Pacific/Kiritimati"
+
+        [kinds.hourly]
+        command = ["true"]
+        every = "1h"
+        timeout = "1m"
+
+        [kinds.daily_utc]
+        command = ["true"]
+        at = "09:00"
+        timezone = "UTC"
+        timeout = "1m"
+
+        [kinds.daily_local]
+        command = ["true"]
+        at = "09:00"
+        timeout = "1m"
+        """)
+    worst = [{"kind": kind, "lane": "normal", "runs": 1, "longest_wait": "00:30:00",
+              "starved": True, "worst_due_at": "2027-04-29T12:00:00Z", "behind": [],
+              "in_window": 1} for kind in ("hourly", "daily_utc", "daily_local")]
+    with api.scratch(pg_server_url) as conn:
+        api.load(conn, load_registry(path))
+        found = {k.kind: k.month_end for k in api.worst_waits(conn, worst)}
+    assert found == {"hourly": dt.date(2027, 4, 30), "daily_utc": None,
+                     "daily_local": dt.date(2027, 4, 30)}
