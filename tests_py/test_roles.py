@@ -79,6 +79,8 @@ def tickq(*args: str, url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def write_registry(folder: Path) -> Path:
+    """Two kinds due at their first tick, hourly after that: a tick that crosses a minute
+    boundary claims no second slot of either."""
     path = folder / "registry.toml"
     path.write_text(textwrap.dedent("""
         [settings]
@@ -90,12 +92,12 @@ def write_registry(folder: Path) -> Path:
 
         [kinds.works]
         command = ["sh", "-c", "echo works"]
-        every = "1m"
+        every = "1h"
         timeout = "10s"
 
         [kinds.fails]
         command = ["sh", "-c", "echo no; exit 3"]
-        every = "1m"
+        every = "1h"
         timeout = "10s"
     """))
     return path
