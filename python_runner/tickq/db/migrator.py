@@ -7,7 +7,6 @@ queries are ``tickq/db/queries/NAME.sql``.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -17,6 +16,7 @@ from psycopg import sql
 
 from tickq.db import schema_cache
 from tickq.db.errors import MigrationError
+from tickq.digest import sha256
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -86,7 +86,7 @@ def api_files(root: Traversable | Path | None = None) -> list[tuple[str, str]]:
 
 def api_checksum(api: list[tuple[str, str]]) -> str:
     """sha256 of the API files' contents, concatenated in name order."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for _name, text in api:
         digest.update(text.encode("utf-8"))
     return digest.hexdigest()

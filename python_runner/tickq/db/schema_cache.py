@@ -12,10 +12,11 @@ writable by others, the files are simply read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+from tickq.digest import sha256
 
 _VERSION = b"1"
 _KEEP = 16  # sql folders remembered: an installed tickq, a checkout or two, their tests' toys
@@ -24,7 +25,7 @@ _FILE = "schema-checksums"
 
 def key(folders: list[Path]) -> str | None:
     """The stat key of every .sql file of `folders`; None when one cannot be listed."""
-    h = hashlib.sha256(_VERSION + b"\0")
+    h = sha256(_VERSION + b"\0")
     try:
         for folder in folders:
             h.update(os.fsencode(folder.absolute()) + b"\0")

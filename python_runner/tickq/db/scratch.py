@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from psycopg import Connection, sql
 from tickq.db.connect import Timeouts, connect, with_dbname
 from tickq.db.errors import ScratchUnavailable
 from tickq.db.migrator import api_files, load_query, migrate, migration_files
+from tickq.digest import sha256
 
 PREFIX = "tickq_scratch_template_"
 MARK = "tickq scratch template"
@@ -46,7 +46,7 @@ COPY_TRIES = 5  # a template another check is still building or renaming is in u
 def schema_checksum() -> str:
     """12 hex digits of sha256 over every migration (name and text) and API file shipped, and
     what the template's build does after them (queries/scratch_unlogged.sql)."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for m in migration_files():
         digest.update(f"{m.name}\0{m.text}\0".encode())
     for name, text in api_files():
@@ -57,7 +57,7 @@ def schema_checksum() -> str:
 
 def template_name(role: str) -> str:
     """The template of this schema for databases `role` creates (it must own what it copies)."""
-    return f"{PREFIX}{schema_checksum()}_{hashlib.sha256(role.encode()).hexdigest()[:8]}"
+    return f"{PREFIX}{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}"
 
 
 @contextmanager

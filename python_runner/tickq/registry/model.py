@@ -11,7 +11,6 @@ key it is about.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -20,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
+
+from tickq.digest import sha256
 
 # The default of a mapping field: one empty mapping, shared, which nobody can change.
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -215,7 +216,7 @@ class Kind(NamedTuple):
 def env_digest(kind: str, name: str, value: str) -> str:
     """What the database keeps of an env value: enough to see that it changed, not the value
     (tickq.env_digests in sql/api/12_spool.sql computes the same for JSON sent directly)."""
-    return "sha256:" + hashlib.sha256(f"{kind}:{name}={value}".encode()).hexdigest()
+    return "sha256:" + sha256(f"{kind}:{name}={value}".encode()).hexdigest()
 
 
 # User-built agents (tickq.agents): their kinds' prefix and the tools' shape. Their caps are

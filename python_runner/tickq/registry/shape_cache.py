@@ -15,11 +15,12 @@ others, the text is simply parsed and checked.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from tickq.digest import sha256
 
 # Raise it when what a kept file holds changes (the stat of the code below covers the rest).
 _VERSION = b"2"
@@ -43,8 +44,8 @@ def _code_stamp() -> bytes:
 
 
 def digest(text: str, schema_text: str) -> str:
-    h = hashlib.sha256(_VERSION + b"\0" + _code_stamp() + b"\0")
-    h.update(hashlib.sha256(schema_text.encode()).digest())
+    h = sha256(_VERSION + b"\0" + _code_stamp() + b"\0")
+    h.update(sha256(schema_text.encode()).digest())
     h.update(text.encode())
     return h.hexdigest()
 
