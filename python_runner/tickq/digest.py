@@ -1,6 +1,6 @@
 """SHA-256 without loading OpenSSL: `hashlib` imports `_hashlib`, OpenSSL's bindings, whose
-start-up is about 3 ms of every tickq process (a tenth of what an idle tick costs over a bare
-psycopg process: bench/README.md). CPython's own SHA-256 gives the same digests, so every name
+start-up is about 1.7 ms of every tickq process (bench/README.md, "SHA-256 without
+OpenSSL"). CPython's own SHA-256 gives the same digests, so every name
 derived from one (the embedded server's socket, a queue's database, the caches' keys) stays as
 it was; where an interpreter is built without it, hashlib's is used.
 
