@@ -11,11 +11,15 @@ Real `tickq` subprocesses against a real PostgreSQL (tests_py/conftest.py).
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 
 import psycopg
-from processes import tickq
+from processes import tickq, tickq_env
 
 from tickq import db
 from tickq.db import scratch
@@ -152,3 +156,43 @@ def test_scratch_template_is_kept_while_the_schema_is_unchanged(
         finally:
             admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
             admin.execute(f"DROP DATABASE IF EXISTS {stale}")
+
+
+def test_a_check_stopped_while_its_worst_case_runs_ends_at_once_and_leaves_no_scratch(
+    tmp_path: Path, db_url: str, pg_server_url: str
+) -> None:
+    # The worst case runs in a thread beside the capacity questions; ^C must still stop the
+    # simulation in the scratch database (not wait for its week) and drop every copy.
+    # a week of 100 kinds every 5 minutes in 10 slots: about 30 s of simulation, if not stopped
+    lines = ['[settings]\nslots = 10\nstale_after = "15m"\n',
+             '[kinds.weekly]\ncommand = ["true"]\nat = "03:00"\non = ["mon"]\ntimeout = "1m"\n']
+    lines += [f'[kinds.k{i:02d}]\ncommand = ["true"]\nevery = "5m"\ntimeout = "1m"\n'
+              for i in range(100)]
+    registry = tmp_path / "week.toml"
+    registry.write_text("\n".join(lines))
+    check = subprocess.Popen(
+        [sys.executable, "-m", "tickq.cli", "check", "--registry", str(registry),
+         "--database-url", db_url], env=tickq_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    seen: set[str] = set()
+    try:
+        with psycopg.connect(pg_server_url, autocommit=True) as admin:
+            deadline = time.monotonic() + 60
+            while not seen and time.monotonic() < deadline and check.poll() is None:
+                seen = {r[0] for r in admin.execute(
+                    "SELECT datname FROM pg_stat_activity WHERE datname LIKE 'tickq_scratch_%%'"
+                    " AND query LIKE 'CALL tickq.simulate_window%%' AND state = 'active'")}
+                time.sleep(0.02)
+            assert seen, "no simulation seen running"
+            check.send_signal(signal.SIGINT)
+            stopped = time.monotonic()
+            _, err = check.communicate(timeout=60)
+            assert check.returncode == 128 + signal.SIGINT, err
+            assert time.monotonic() - stopped < 5, "the simulation ran on after ^C"
+            left = {r[0] for r in admin.execute(
+                "SELECT datname FROM pg_database WHERE datname = ANY(%s)", (list(seen),))}
+            assert not left, left
+            assert "Traceback" not in err, err
+    finally:
+        check.kill()
+        check.communicate()

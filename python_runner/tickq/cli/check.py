@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from tickq.check import capacity, simulate
 from tickq.cli import common
@@ -51,8 +52,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         conn = stack.enter_context(_judged_queue(args, registry))
         # Scratch databases for the check and its proposals, copied while the queue is asked.
         sim = stack.enter_context(simulate.scratch(session.server(args.database_url)))
-        report = capacity.check(conn, registry)
         facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
+        # The worst case needs nothing more of the queue: it runs in the scratch databases
+        # while the queue is asked for the capacity (a check waits for the longer, not both).
+        # The thread ends before its databases are dropped (its pool closes first).
+        beside = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tickq-worst"))
+        worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents)
+        stack.callback(sim.cancel_until, worst)  # a failure or ^C here stops it at once
+        report = capacity.check(conn, registry)
         warnings = schedule.schedule_warnings(conn, registry)
         conn.close()
         _print_capacity(report)
@@ -64,7 +71,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         lacking = common.agents_cannot_run(registry)
         if lacking:  # the agents' runs fail until it is installed; the kinds are not concerned
             print(f"tickq: warning: {lacking}", file=sys.stderr)
-        result = simulate.evaluate(sim, registry, facts.durations, facts.agents)
+        result = worst.result()
         _print_worst_case(result, registry, args.durations)
         if args.suggest and result.starved:
             from tickq.check import suggest

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -173,10 +173,10 @@ class Scratches:
     work; any other when asked. A copy handed out for the first time holds nothing yet: its
     caller loads it as the first was loaded (`first_load`), then as the moment asks."""
 
-    def __init__(self, server_url: str, stack: ExitStack, ready: int) -> None:
+    def __init__(self, server_url: str, ready: int) -> None:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
         self._server_url = server_url
-        self._stack = stack
+        self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
         self._lock = threading.Lock()
         self._handed: set[int] = set()
         self._making = ThreadPoolExecutor(max(1, ready), thread_name_prefix="tickq-scratch")
@@ -190,7 +190,7 @@ class Scratches:
         made = scratch(self._server_url)
         conn = made.__enter__()
         with self._lock:
-            self._stack.push(made.__exit__)
+            self._drops.append(made.__exit__)
         return conn
 
     @property
@@ -214,6 +214,20 @@ class Scratches:
         """Wait for the copies still being made (so every one is dropped with the others)."""
         self._making.shutdown(wait=True, cancel_futures=True)
 
+    def drop(self) -> None:
+        """Drop every copy made, all at once (each DROP DATABASE on its own connection: a
+        check waits for the slowest, not for their sum); the first error is raised after all
+        were tried."""
+        with self._lock:
+            drops, self._drops = self._drops, []
+        if len(drops) == 1:
+            drops[0](None, None, None)
+        elif drops:
+            with ThreadPoolExecutor(len(drops), thread_name_prefix="tickq-drop") as pool:
+                done = [pool.submit(exit_, None, None, None) for exit_ in drops]
+            for future in done:
+                future.result()
+
     def cancel(self) -> None:
         """Cancel what every copy made is running (a check interrupted)."""
         with self._lock:
@@ -221,17 +235,27 @@ class Scratches:
         for conn in made:
             conn.cancel_safe()
 
+    def cancel_until(self, work: Future[Any]) -> None:
+        """Cancel what the copies run until `work` (a thread simulating in them) has ended: a
+        cancel that falls between two of its statements is sent again. Nothing to do for work
+        that ended."""
+        while not work.done():
+            self.cancel()
+            wait([work], timeout=0.1)
+
 
 @contextmanager
 def scratches(server_url: str, ready: int = 1) -> Iterator[Scratches]:
     """Scratch databases for a check, `ready` of them made at once in the background
     (`Scratches`); all dropped when the block ends."""
-    with ExitStack() as stack:
-        sims = Scratches(server_url, stack, ready)
+    sims = Scratches(server_url, ready)
+    try:
+        yield sims
+    finally:
         try:
-            yield sims
-        finally:
             sims.settle()
+        finally:
+            sims.drop()
 
 
 def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
