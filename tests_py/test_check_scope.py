@@ -22,9 +22,7 @@ import psycopg
 from processes import tickq, tickq_env
 
 from tickq import db
-from tickq.check import simulate
 from tickq.db import scratch
-from tickq.registry import load_registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -125,99 +123,39 @@ def test_scratch_template_is_kept_while_the_schema_is_unchanged(
         role = admin.execute("SELECT current_user").fetchone()
         assert role is not None
         template = scratch.template_name(role[0])
-        spares = scratch.spare_prefix(role[0])
         assert template.startswith("tickq_scratch_template_")
-        # a template and a spare left by an older schema, as an older tickq would have named them
+        # a template left by an older schema, as an older tickq would have named it
         stale = "tickq_scratch_template_000000000000"
-        stale_spare = "tickq_scratch_spare_000000000000_00000000_000000000000"
-        for old, mark in ((stale, "tickq scratch template"), (stale_spare, "tickq scratch spare")):
-            admin.execute(f"DROP DATABASE IF EXISTS {old}")
-            admin.execute(f"CREATE DATABASE {old}")
-            admin.execute(f"COMMENT ON DATABASE {old} IS '{mark}'")
-        # a user's databases whose names only look like tickq's are never touched (no mark)
-        mine = {"tickq_scratch_template_mine", f"{spares}mine"}
-        for name in mine:
-            admin.execute(f"DROP DATABASE IF EXISTS {name}")
-            admin.execute(f"CREATE DATABASE {name}")
+        admin.execute(f"DROP DATABASE IF EXISTS {stale}")
+        admin.execute(f"CREATE DATABASE {stale}")
+        admin.execute(f"COMMENT ON DATABASE {stale} IS 'tickq scratch template'")
+        # a user's database whose name only looks like one is never touched
+        admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+        admin.execute("CREATE DATABASE tickq_scratch_template_mine")
 
         def names() -> set[str]:
             return {r[0] for r in admin.execute(
                 "SELECT datname FROM pg_database WHERE datname LIKE 'tickq_scratch%'")}
 
-        def oid(name: str = template) -> int:
+        def oid() -> int:
             row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s",
-                                (name,)).fetchone()
+                                (template,)).fetchone()
             assert row is not None, names()
             return int(row[0])
-
-        def spares_now() -> set[str]:
-            return {n for n in names() if n.startswith(spares)} - mine
 
         try:
             first = tickq("check", "--registry", str(registry), "--database-url", db_url)
             assert first.returncode == 0, first.stdout + first.stderr
             kept = oid()
-            # no scratch left, at most one spare of this schema; the older schema's spare gone,
-            # the look-alikes kept
-            assert names() - spares_now() == {template} | mine
-            assert len(spares_now()) <= 1, spares_now()
+            assert names() == {template, "tickq_scratch_template_mine"}
             again = tickq("simulate", "--registry", str(registry), "--hours", "1",
                           "--database-url", db_url)
             assert again.returncode == 0, again.stdout + again.stderr
             assert oid() == kept  # reused, not rebuilt
-            assert names() - spares_now() == {template} | mine  # no scratch left
+            assert names() == {template, "tickq_scratch_template_mine"}  # no scratch left
         finally:
-            for name in (*mine, stale, stale_spare):
-                admin.execute(f"DROP DATABASE IF EXISTS {name}")
-
-
-def test_a_check_leaves_one_spare_and_the_next_takes_it_as_a_fresh_copy(
-    pg_server_url: str
-) -> None:
-    # Windows simulated beside each other: when the first ends, a spare copy of the template is
-    # made for the next check (one, only when none is there). The next scratch database is that
-    # spare renamed (the same database), and holds what a fresh copy holds.
-    with psycopg.connect(pg_server_url, autocommit=True) as admin:
-        role = admin.execute("SELECT current_user").fetchone()
-        assert role is not None
-        prefix = scratch.spare_prefix(role[0])
-
-        def spares() -> dict[str, int]:
-            return {r[0]: r[1] for r in admin.execute(
-                "SELECT datname, oid FROM pg_database WHERE starts_with(datname, %s)"
-                " AND shobj_description(oid, 'pg_database') = 'tickq scratch spare'",
-                (prefix,))}
-
-        with scratch.scratch(pg_server_url, db.DEFAULT_TIMEOUTS):
-            pass  # the template is there now
-        for name in spares():
-            admin.execute(f"DROP DATABASE {name}")
-        with scratch.scratch(pg_server_url, db.DEFAULT_TIMEOUTS):
-            pass
-        assert spares() == {}  # a scratch database alone leaves none (no core to spare)
-        registry = load_registry(REPO / "examples" / "starvation" / "real_fix.toml")
-        with simulate.scratch(pg_server_url, 2) as sims:
-            result = simulate.evaluate(sims, registry, None, jobs=2)
-        assert len(result.windows) == 2
-        left = spares()
-        assert len(left) == 1, left
-        scratch.Spare(pg_server_url).join()
-        assert spares() == left  # made only when none is there
-        with scratch.scratch(pg_server_url, db.DEFAULT_TIMEOUTS) as conn:
-            taken = admin.execute("SELECT oid FROM pg_database WHERE datname = %s",
-                                  (conn.info.dbname,)).fetchone()
-            assert taken == (next(iter(left.values())),)  # the spare, renamed
-            rows = conn.execute(
-                "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n"
-                " ON n.oid = c.relnamespace WHERE n.nspname = 'tickq' AND c.relkind = 'r'"
-                " AND c.relpersistence = 'u' ORDER BY 1").fetchall()
-            tables = [r[0] for r in rows]
-            assert "job_run" in tables and "job_kind" in tables
-            for table in tables:
-                found = conn.execute(f"SELECT count(*) FROM tickq.{table}").fetchone()
-                assert found is not None
-                assert found[0] == (3 if table == "slot" else 0), table
-        assert spares() == {}
+            admin.execute("DROP DATABASE IF EXISTS tickq_scratch_template_mine")
+            admin.execute(f"DROP DATABASE IF EXISTS {stale}")
 
 
 def test_a_check_stopped_while_its_worst_case_runs_ends_at_once_and_leaves_no_scratch(

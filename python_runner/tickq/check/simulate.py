@@ -102,7 +102,6 @@ class _Beside:
         self.planned = planned
         self.reports: dict[int, Any] = {}  # window number -> its report
         self.lock = threading.Lock()
-        self.ended = 0  # shares simulated
 
     def shares(self, jobs: int) -> list[list[int]]:
         """The windows' numbers, whole and in order, in at most `jobs` shares of about as long
@@ -159,11 +158,6 @@ class _Beside:
             report = api.merge(sim, None, number, window)
             with self.lock:
                 self.reports[number] = report
-        with self.lock:
-            self.ended += 1
-            first_to_end = self.ended == 1 and len(self.reports) < len(self.planned)
-        if first_to_end:  # its core is free while the others simulate
-            self.sims.leave_spare()
 
 
 def replay(

@@ -177,7 +177,6 @@ class Scratches:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
         self._server_url = server_url
         self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
-        self._spare: db_scratch.Spare | None = None
         self._lock = threading.Lock()
         self._handed: set[int] = set()
         self._making = ThreadPoolExecutor(max(1, ready), thread_name_prefix="tickq-scratch")
@@ -215,40 +214,26 @@ class Scratches:
         """Wait for the copies still being made (so every one is dropped with the others)."""
         self._making.shutdown(wait=True, cancel_futures=True)
 
-    def leave_spare(self) -> None:
-        """Make a spare copy of the template for the next check, if none is there, in the
-        background (once per check: tickq.db.scratch.Spare). For a moment a core is free."""
-        with self._lock:
-            if self._spare is None:
-                self._spare = db_scratch.Spare(self._server_url)
-
     def drop(self) -> None:
         """Drop every copy made, all at once (each DROP DATABASE on its own connection: a
         check waits for the slowest, not for their sum); the first error is raised after all
         were tried."""
         with self._lock:
             drops, self._drops = self._drops, []
-        try:
-            if len(drops) == 1:
-                drops[0](None, None, None)
-            elif drops:
-                with ThreadPoolExecutor(len(drops), thread_name_prefix="tickq-drop") as pool:
-                    done = [pool.submit(exit_, None, None, None) for exit_ in drops]
-                for future in done:
-                    future.result()
-        finally:
-            if self._spare is not None:  # made meanwhile; a check ends once it is whole
-                self._spare.join()
+        if len(drops) == 1:
+            drops[0](None, None, None)
+        elif drops:
+            with ThreadPoolExecutor(len(drops), thread_name_prefix="tickq-drop") as pool:
+                done = [pool.submit(exit_, None, None, None) for exit_ in drops]
+            for future in done:
+                future.result()
 
     def cancel(self) -> None:
-        """Cancel what every copy made is running (a check interrupted), and the spare."""
+        """Cancel what every copy made is running (a check interrupted)."""
         with self._lock:
             made = [c.result() for c in self._copies.values() if c.done() and not c.exception()]
-            spare = self._spare
         for conn in made:
             conn.cancel_safe()
-        if spare is not None:
-            spare.cancel()
 
     def cancel_until(self, work: Future[Any]) -> None:
         """Cancel what the copies run until `work` (a thread simulating in them) has ended: a
