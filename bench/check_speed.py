@@ -16,7 +16,9 @@ results must be the same.
 
 With --against DIR (another checkout, e.g. a `git archive` of an older commit), that checkout's
 `tickq check` is timed too, in the same pairs (A B C A B C ...), on a database of its own on the
-same server, migrated by its own tickq (its scratch template is its own: another checksum).
+same server, migrated by its own tickq, as a role of its own (`tickq_bench_against`, dropped
+afterwards with the templates it made): its scratch template is its own even where the schemas
+differ (under one role each check would drop the other's and build its own again).
 
 No folder is left in the temp directory and no bytecode is written into the checkout.
 """
@@ -34,9 +36,11 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import _common as c  # noqa: E402
+from psycopg import conninfo, sql  # noqa: E402
 
 from tickq import db  # noqa: E402
 from tickq.check import simulate  # noqa: E402
@@ -125,17 +129,43 @@ def parts_of_one_check(registry: Path, server: str) -> str:
     return "\n".join(lines)
 
 
+AGAINST_ROLE = "tickq_bench_against"
+
+
 def other_checkout(
     against: Path | None, server: str, env: dict[str, str], stack: contextlib.ExitStack
 ) -> tuple[str, dict[str, str]] | None:
-    """The database and environment of the checkout `against`, migrated by its own tickq."""
+    """The database and environment of the checkout `against`, migrated by its own tickq, as a
+    role of its own (AGAINST_ROLE, taken with `-c role=`): a check drops its role's scratch
+    templates of other schemas, so two checkouts of different schemas under one role would
+    rebuild the template at every check, each dropping the other's."""
     if against is None:
         return None
+    stack.enter_context(against_role(server))
     url = stack.enter_context(c.fresh_database(server, "check_against", migrated=False))
+    url = conninfo.make_conninfo(url, options=f"-c role={AGAINST_ROLE}")
     other_env = {**env, "PYTHONPATH": str(against.resolve() / "python_runner")}
     subprocess.run([*TICKQ, "migrate", "--database-url", url], env=other_env, check=True,
                    capture_output=True)
     return url, other_env
+
+
+@contextlib.contextmanager
+def against_role(server: str) -> Iterator[None]:
+    """AGAINST_ROLE on the server while the block runs (a superuser, no login: the bench's own
+    role takes it), then the templates it made and the role dropped."""
+    with db.connect(server) as admin:
+        admin.execute(f"DROP ROLE IF EXISTS {AGAINST_ROLE}")
+        admin.execute(f"CREATE ROLE {AGAINST_ROLE} SUPERUSER NOLOGIN")
+        try:
+            yield
+        finally:
+            for (name,) in admin.execute(
+                    "SELECT datname FROM pg_database WHERE datdba = (SELECT oid FROM pg_roles"
+                    " WHERE rolname = %s)", (AGAINST_ROLE,)).fetchall():
+                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                              .format(sql.Identifier(name)))
+            admin.execute(f"DROP ROLE IF EXISTS {AGAINST_ROLE}")
 
 
 def runs_of(values: list[float]) -> str:
