@@ -40,6 +40,7 @@ from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import _common as c  # noqa: E402
+import psycopg  # noqa: E402
 from psycopg import conninfo, sql  # noqa: E402
 
 from tickq import db  # noqa: E402
@@ -141,9 +142,10 @@ def other_checkout(
     rebuild the template at every check, each dropping the other's."""
     if against is None:
         return None
-    stack.enter_context(against_role(server))
+    own_role = stack.enter_context(against_role(server))
     url = stack.enter_context(c.fresh_database(server, "check_against", migrated=False))
-    url = conninfo.make_conninfo(url, options=f"-c role={AGAINST_ROLE}")
+    if own_role:
+        url = conninfo.make_conninfo(url, options=f"-c role={AGAINST_ROLE}")
     other_env = {**env, "PYTHONPATH": str(against.resolve() / "python_runner")}
     subprocess.run([*TICKQ, "migrate", "--database-url", url], env=other_env, check=True,
                    capture_output=True)
@@ -151,14 +153,22 @@ def other_checkout(
 
 
 @contextlib.contextmanager
-def against_role(server: str) -> Iterator[None]:
+def against_role(server: str) -> Iterator[bool]:
     """AGAINST_ROLE on the server while the block runs (a superuser, no login: the bench's own
-    role takes it), then the templates it made and the role dropped."""
+    role takes it), then the templates it made and the role dropped. False, and said, where the
+    bench's role may not make it (a --database-url role that may only create databases): then
+    both checkouts share a role, and schemas that differ rebuild their templates."""
     with db.connect(server) as admin:
-        admin.execute(f"DROP ROLE IF EXISTS {AGAINST_ROLE}")
-        admin.execute(f"CREATE ROLE {AGAINST_ROLE} SUPERUSER NOLOGIN")
         try:
-            yield
+            admin.execute(f"DROP ROLE IF EXISTS {AGAINST_ROLE}")
+            admin.execute(f"CREATE ROLE {AGAINST_ROLE} SUPERUSER NOLOGIN")
+        except psycopg.Error as exc:
+            print(f"--against under the bench's own role ({exc.diag.message_primary}): where the "
+                  "schemas differ, each check builds its scratch template again")
+            yield False
+            return
+        try:
+            yield True
         finally:
             for (name,) in admin.execute(
                     "SELECT datname FROM pg_database WHERE datdba = (SELECT oid FROM pg_roles"

@@ -220,13 +220,12 @@ class Scratches:
         were tried."""
         with self._lock:
             drops, self._drops = self._drops, []
-        if len(drops) == 1:
-            drops[0](None, None, None)
-        elif drops:
-            with ThreadPoolExecutor(len(drops), thread_name_prefix="tickq-drop") as pool:
-                done = [pool.submit(exit_, None, None, None) for exit_ in drops]
-            for future in done:
-                future.result()
+        if not drops:
+            return
+        with ThreadPoolExecutor(len(drops), thread_name_prefix="tickq-drop") as pool:
+            done = [pool.submit(exit_, None, None, None) for exit_ in drops]
+        for future in done:
+            future.result()
 
     def cancel(self) -> None:
         """Cancel what every copy made is running (a check interrupted)."""
