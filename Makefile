@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 
 lint: venv
 	$(VENV)/bin/ruff check $(PY_DIRS)
-	$(VENV)/bin/sqlfluff lint $(SQL_DIRS)
+	$(VENV)/bin/sqlfluff lint --processes 0 $(SQL_DIRS)  # 0: every core
 
 # pgTAP's extension files and pg_prove come from Debian's packages, also for the embedded server.
 pg15-packages:

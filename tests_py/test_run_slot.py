@@ -10,8 +10,12 @@ from pathlib import Path
 import psycopg
 from test_cli import registry_file, tickq
 
-# Prints what it was told; fails its first try when asked to (a marker file says it tried).
+# Prints what it was told; fails its first try when asked to (a marker file says it tried). Its
+# retry comes a second later, in the same tick, not after the default 30 seconds.
 REGISTRY = """\
+[settings]
+retry_base = "1s"
+
 [kinds.hourly]
 command = ["sh", "-c", "env | grep ^TICKQ_; [ ! -e fail-once ] || {{ rm fail-once; exit 1; }}"]
 every = "1h"
