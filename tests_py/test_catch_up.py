@@ -4,6 +4,7 @@ a kind without catch_up merges the same slots into one run, as always."""
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -75,13 +76,12 @@ def test_a_catch_up_the_database_refuses_names_the_key(tmp_path: Path, db_url: s
     assert 'kind "nightly", key "catch_up": must be a duration from 1s to 366d' in result.stderr
 
 
-# stale_after leaves room for the built-in housekeeping kind (every 15 minutes, normal lane): in the
-# worst alignment of "now" (the hog's first run ends a minute before the hour, small takes that
-# minute, the hog's next slot comes first) it waits behind two runs of the hog, 1h41m.
+# Deployed on the hour (simulate --at), nothing waits an hour: the hog runs first, small and the
+# built-in housekeeping kind wait behind it 50 and 51 minutes.
 SIMULATED = """\
 [settings]
 slots = 1
-stale_after = "2h"
+stale_after = "1h"
 
 [kinds.hog]
 command = ["true"]
@@ -94,6 +94,12 @@ command = ["true"]
 every = "5m"
 timeout = "1m"
 """
+ON_THE_HOUR = "2027-01-04T00:00:00Z"
+
+
+def simulate_at(path: Path, db_url: str, at: str) -> subprocess.CompletedProcess[str]:
+    return tickq("simulate", "--registry", str(path), "--database-url", db_url, "--at", at,
+                 timeout=300)
 
 
 def test_simulate_names_a_kind_whose_slots_a_full_queue_makes_it_skip(
@@ -102,10 +108,29 @@ def test_simulate_names_a_kind_whose_slots_a_full_queue_makes_it_skip(
     """The simulator runs the real claim: a kind that waits behind the hog less than stale_after
     passes; with a catch_up shorter than that wait its slots are skipped, which starves it."""
     path = registry_file(tmp_path, SIMULATED)
-    waits = tickq("simulate", "--registry", str(path), "--database-url", db_url, timeout=300)
+    waits = simulate_at(path, db_url, ON_THE_HOUR)
     assert waits.returncode == 0, waits.stdout + waits.stderr
     path.write_text(SIMULATED + 'catch_up = "10m"\n')
-    skips = tickq("simulate", "--registry", str(path), "--database-url", db_url, timeout=300)
+    skips = simulate_at(path, db_url, ON_THE_HOUR)
     assert skips.returncode == 1, skips.stdout + skips.stderr
     starved = [line for line in skips.stdout.splitlines() if "small" in line]
     assert starved and "hog" in skips.stdout, skips.stdout
+
+
+def test_simulate_deploys_the_registry_at_the_time_it_is_given(
+    tmp_path: Path, db_url: str
+) -> None:
+    """The same registry deployed nine minutes past the hour: the hog's first run ends a minute
+    before the next hour, small takes that minute, the hog's next slot comes first, and the
+    housekeeping kind waits behind two runs of the hog, 1h41m. A time without an offset is UTC."""
+    path = registry_file(tmp_path, SIMULATED)
+    for at in ("2027-01-04T00:09:00+00:00", "2027-01-04T01:09:00+01:00", "2027-01-04T00:09"):
+        late = simulate_at(path, db_url, at)
+        assert late.returncode == 1, late.stdout + late.stderr
+        assert "simulated 2027-01-04 00:09 UTC to " in late.stdout, late.stdout
+        [housekeeping] = [line.split() for line in late.stdout.splitlines()
+                          if line.startswith("tickq.housekeeping")]
+        assert housekeeping[3:5] == ["1h41m", "STARVED"], late.stdout
+    bad = simulate_at(path, db_url, "next tuesday")
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    assert "--at" in bad.stderr and "ISO 8601" in bad.stderr, bad.stderr

@@ -30,13 +30,15 @@ def test_the_registry_example_loads_and_syncs(tmp_path: Path, conn: psycopg.Conn
 
     assert sorted(registry.kinds) == ["board_pack", "month_end_close", "office_hours",
                                       "send_scheduled_email", "weekly_ingest"]
-    conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
+    conn.execute(db.load_query("sync_registry"),
+                 {"registry": Jsonb(registry.to_sync_json()), "now": None})
     assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (6,)
 
     path.write_text("\n".join([main, *more]))
     registry = load_registry(path)
     assert {"payout", "core"} <= set(registry.kinds) and registry.agents is not None
-    conn.execute(db.load_query("sync_registry"), {"registry": Jsonb(registry.to_sync_json())})
+    conn.execute(db.load_query("sync_registry"),
+                 {"registry": Jsonb(registry.to_sync_json()), "now": None})
 
 
 def test_the_sql_examples_run(conn: psycopg.Connection) -> None:

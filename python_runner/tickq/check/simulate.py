@@ -20,6 +20,7 @@ first window is not the first is armed the same way before it (`api.arm_as_first
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import threading
 from collections.abc import Sequence
@@ -162,11 +163,12 @@ class _Beside:
 
 def replay(
     server_url: str, registry: Registry, hours: float | None, durations: dict[str, float] | None,
-    agents: Sequence[SavedAgent] = (),
+    agents: Sequence[SavedAgent] = (), at: dt.datetime | None = None,
 ) -> WorstCase:
-    """The registry deployed now, for `hours` (default: tickq.simulation_replay_window's)."""
+    """The registry deployed now, or `at`, for `hours` (default:
+    tickq.simulation_replay_window's)."""
     with api.scratch(server_url) as conn:
-        api.load(conn, registry, agents)
-        window = api.replay_window(conn, hours)
+        api.load(conn, registry, agents, now=at)
+        window = api.replay_window(conn, hours, now=at)
         api.simulate_window(conn, window, durations, steady=False)
         return WorstCase([window], api.worst_waits(conn, api.merge(conn, None, 1, window)))

@@ -91,7 +91,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
     server = session.server(args.database_url)
     started = time.monotonic()
-    result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents)
+    result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents,
+                             at=args.at)
     elapsed = time.monotonic() - started
     window = result.windows[0]
     print(f"simulated {utc(window.starts_at)} to {utc(window.ends_at)}"

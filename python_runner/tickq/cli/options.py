@@ -179,6 +179,9 @@ def check(add: Add) -> None:
               "run the registry with a moved clock; exit 1 on starvation")
     sim.add_argument("--hours", type=float, default=None,
                      help="simulated hours (default: every schedule once, plus stale_after)")
+    sim.add_argument("--at", type=_instant, default=None, metavar="T",
+                     help="deploy the registry at T instead of now (ISO 8601; without an "
+                          "offset, UTC), e.g. to replay a month end or a clock change")
     for p in (chk, sim):
         p.add_argument(
             "--durations", choices=("timeout", "observed"), default="timeout",

@@ -257,10 +257,11 @@ def scratches(server_url: str, ready: int = 1) -> Iterator[Scratches]:
             sims.drop()
 
 
-def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()) -> None:
+def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = (),
+         now: dt.datetime | None = None) -> None:
     """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
-    hold `agents`."""
-    registry_api.sync_registry(conn, registry)
+    hold `agents`; synced `now` (default: the database's clock)."""
+    registry_api.sync_registry(conn, registry, now=now)
     for agent in agents:
         conn.execute(db.load_query("save_agent_fields"),
                      {"name": agent.name, "fields": Jsonb(agent.fields)})
@@ -271,10 +272,12 @@ def windows(conn: Connection) -> list[Window]:
     return _rows(conn, Window, "simulation_windows")
 
 
-def replay_window(conn: Connection, hours: float | None) -> Window:
-    """The window `simulate` replays from now (tickq.simulation_replay_window)."""
+def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None = None
+                  ) -> Window:
+    """The window `simulate` replays from `now` (default: the database's clock;
+    tickq.simulation_replay_window)."""
     given = None if hours is None else Decimal(str(hours))
-    return _rows(conn, Window, "simulation_replay_window", {"hours": given})[0]
+    return _rows(conn, Window, "simulation_replay_window", {"hours": given, "now": now})[0]
 
 
 def simulate_window(

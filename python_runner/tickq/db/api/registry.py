@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -109,12 +110,14 @@ def source(registry: Registry) -> dict[str, str]:
 
 def sync_registry(
     conn: psycopg.Connection, registry: Registry, dispatcher: str | None = None, *,
-    from_file: bool = False, replace_queue: bool = False,
+    from_file: bool = False, replace_queue: bool = False, now: datetime | None = None,
 ) -> list[Drift]:
     """`tickq.sync_registry` (in a savepoint when a transaction is open); a refusal becomes
     RegistryRefused listing every problem. `dispatcher` names the sender (host:pid);
     `from_file` sends where the registry's file is, so a sync from another registry that
-    would retire kinds of the queue is refused (TQ090) unless `replace_queue`."""
+    would retire kinds of the queue is refused (TQ090) unless `replace_queue`. `now` is when
+    the sync happens (default: the database's clock), for a simulation that deploys the registry
+    at another time."""
     doc = sync_json(registry)
     if dispatcher is not None:
         doc["dispatcher"] = dispatcher
@@ -129,7 +132,8 @@ def sync_registry(
     try:
         with (conn.transaction() if nested else contextlib.nullcontext()), \
                 conn.cursor(row_factory=class_row(Drift)) as cur:
-            return cur.execute(load_query("sync_registry"), {"registry": Jsonb(doc)}).fetchall()
+            return cur.execute(load_query("sync_registry"),
+                               {"registry": Jsonb(doc), "now": now}).fetchall()
     except psycopg.Error as exc:
         if not is_refusal(exc) or conn.broken:
             raise

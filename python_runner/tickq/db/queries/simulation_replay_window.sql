@@ -1,2 +1,2 @@
 SELECT starts_at, hours, period, warm_up, dst_zone, month_end
-FROM tickq.simulation_replay_window(%(hours)s::numeric)
+FROM tickq.simulation_replay_window(%(hours)s::numeric, coalesce(%(now)s::timestamptz, now()))
