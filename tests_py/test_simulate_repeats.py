@@ -10,12 +10,14 @@ A real scratch database on the test server, the real claim and report SQL.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from tickq.db.api import check as api
+from tickq.db.api.check import Window
 from tickq.registry import Registry, load_registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,20 +99,20 @@ def registry_of(tmp_path: Path, text: str) -> Registry:
     return load_registry(path)
 
 
-def copied(conn: psycopg.Connection) -> int:
-    """Runs last written by a transaction that wrote a run claimed hours apart from them: the
-    copies (a part's transaction spans 15 minutes of the clock and finishes runs claimed in
-    the part before)."""
-    row = conn.execute(
-        "SELECT count(*) FROM tickq.job_run AS r WHERE EXISTS (SELECT FROM tickq.job_run AS o"
-        " WHERE o.xmin = r.xmin AND o.claimed_at > r.claimed_at + interval '2 hours')").fetchone()
-    assert row is not None
-    return int(row[0])
+def copied(conn: psycopg.Connection) -> list[tuple[dt.date, int, int]]:
+    """Per UTC day of the clock: the runs last written by a transaction that wrote a run claimed
+    hours apart from them (the copies: a part's transaction spans 15 minutes of the clock and
+    finishes runs claimed in the part before), and all its runs."""
+    return conn.execute(
+        "SELECT (r.claimed_at AT TIME ZONE 'UTC')::date, count(*) FILTER (WHERE EXISTS ("
+        " SELECT FROM tickq.job_run AS o"
+        " WHERE o.xmin = r.xmin AND o.claimed_at > r.claimed_at + interval '2 hours')), count(*)"
+        " FROM tickq.job_run AS r GROUP BY 1 ORDER BY 1").fetchall()
 
 
-def both_ways(server: str, registry: Registry) -> tuple[list, list, int]:
+def both_ways(server: str, registry: Registry) -> tuple[list, list, list, Window]:
     """The first window in one CALL (copying what repeats) and part by part (nothing copied):
-    (runs, report) each, and how many runs the CALL copied."""
+    (runs, report) each, and per day how many runs the CALL copied (`copied`)."""
     results = []
     for whole in (True, False):
         with api.scratch(server) as conn:
@@ -118,7 +120,7 @@ def both_ways(server: str, registry: Registry) -> tuple[list, list, int]:
             window = api.windows(conn)[0]
             if whole:
                 api.simulate_window(conn, window, None, steady=True)
-                copies = copied(conn)
+                days = copied(conn)
             else:
                 api.start_steady(conn, window.starts_at)
                 for part in api.parts(conn, window.starts_at, window.ends_at):
@@ -129,7 +131,7 @@ def both_ways(server: str, registry: Registry) -> tuple[list, list, int]:
     assert window == alone_window, "the pair fell either side of midnight: run it again"
     assert runs == alone_runs
     assert report == alone_report
-    return runs, report, copies
+    return runs, report, days, window
 
 
 @pytest.mark.parametrize("name", ["real_fix", "week"])
@@ -138,8 +140,12 @@ def test_a_repeated_stretch_gives_the_runs_the_clock_would_make(
 ) -> None:
     registry = (load_registry(REPO / "examples" / "starvation" / "real_fix.toml")
                 if name == "real_fix" else registry_of(tmp_path, WEEK))
-    runs, report, copies = both_ways(pg_server_url, registry)
-    assert copies > len(runs) // 4  # most days repeat most of the day before
+    runs, report, days, window = both_ways(pg_server_url, registry)
+    # Every whole day of the week but the first (nothing before it to copy) copies most of the
+    # day before: a day after a copied day too, whose rest points are the copy's.
+    whole_days = [d for d in days if window.starts_at.date() < d[0] < window.ends_at.date()]
+    assert len(whole_days) == 7, days
+    assert [d for d in whole_days[1:] if d[1] * 2 < d[2]] == [], days
     assert any(k.runs for k in report)
     if name == "week":  # what the stretches hold: arming, skipped slots, heavy pooled runs
         assert sum(r[14] == "simulator: first run" for r in runs) == 1
@@ -152,7 +158,7 @@ def test_a_cadence_that_does_not_divide_a_day_repeats_only_where_it_has_no_slot(
 ) -> None:
     """Every 55 minutes: a day later its slots are 10 minutes off, so only the short stretches
     holding none of its slots (and none a day later) may repeat; the runs are still the clock's."""
-    week = both_ways(pg_server_url, registry_of(tmp_path, WEEK))[2]
-    _, _, copies = both_ways(pg_server_url, registry_of(
-        tmp_path, WEEK.replace('every = "3h"', 'every = "55m"')))
+    week = sum(d[1] for d in both_ways(pg_server_url, registry_of(tmp_path, WEEK))[2])
+    copies = sum(d[1] for d in both_ways(pg_server_url, registry_of(
+        tmp_path, WEEK.replace('every = "3h"', 'every = "55m"')))[2])
     assert copies < week // 2

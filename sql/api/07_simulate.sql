@@ -321,6 +321,7 @@ AS $$
 DECLARE
     v_part record;
     v_rests timestamptz[] := '{}'::timestamptz[];
+    v_copied timestamptz[];
     v_last timestamptz;
     v_at timestamptz;
 BEGIN
@@ -338,8 +339,12 @@ BEGIN
         CONTINUE WHEN v_part.part_from < v_at;
         IF v_part.part_from > p_now AND tickq.simulation_at_rest(v_part.part_from) THEN
             v_rests := v_rests || v_part.part_from;
-            v_at := tickq.simulation_repeat(v_rests, v_last, v_part.part_from);
-            IF v_at IS NOT NULL THEN
+            v_copied := tickq.simulation_repeat(v_rests, v_last, v_part.part_from);
+            IF v_copied IS NOT NULL THEN
+                -- The copy stands at rest where the day it copies did: a day after it can be
+                -- copied in turn (else it had no rest point a day before to start from).
+                v_rests := v_rests || v_copied;
+                v_at := v_copied[cardinality(v_copied)];
                 COMMIT;
                 CONTINUE;
             END IF;

@@ -51,7 +51,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_repeat(
     p_rests timestamptz[],
     p_last timestamptz,
     p_now timestamptz DEFAULT now()
-) RETURNS timestamptz
+) RETURNS timestamptz[]
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -68,7 +68,9 @@ BEGIN
     -- the clock moved from now would make the same runs a day later and stand at rest at its
     -- end again: its runs are copied a day later and the clock stands there. The longest such
     -- stretch (a shorter one repeats whenever a longer one does), ending by p_last. Returns
-    -- where the clock now stands, or NULL when nothing repeats.
+    -- the instants the copy stands at rest (those of the stretch it copies, a day later: the
+    -- same state, so a day after the copy can be copied in turn), the last one where the clock
+    -- now stands; NULL when nothing repeats.
     v_from := p_now - v_shift;
     IF NOT v_from = ANY(p_rests) THEN
         RETURN NULL;
@@ -101,7 +103,7 @@ BEGIN
         due_at = tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
             v_candidates[v_low] + v_shift - interval '1 microsecond')
     WHERE k.enabled;
-    RETURN v_candidates[v_low] + v_shift;
+    RETURN ARRAY(SELECT c.at + v_shift FROM unnest(v_candidates[1:v_low]) AS c (at) ORDER BY c.at);
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_repeat(timestamptz[], timestamptz, timestamptz) IS
@@ -109,4 +111,5 @@ COMMENT ON FUNCTION tickq.simulation_repeat(timestamptz[], timestamptz, timestam
 'rest in this window, p_now last): when a stretch from a day before, simulated to a later instant '
 'at rest (at most p_last a day later), repeats a day later for every kind '
 '(tickq.simulation_repeats), its runs are copied a day later and the clock stands at rest at its '
-'end. Returns that instant, or NULL when no stretch repeats.';
+'end. Returns the instants the copy stands at rest (the stretch''s rest points of p_rests, a day '
+'later), in order, the last one where the clock stands; NULL when no stretch repeats.';
