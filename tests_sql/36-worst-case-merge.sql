@@ -1,7 +1,7 @@
 -- The simulator's clock in parts, the window `tickq simulate` replays, and each kind's worst wait
 -- merged over the windows `tickq check` simulates.
 BEGIN;
-SELECT plan(9);
+SELECT plan(11);
 
 -- one slot; a (high) holds it for its half-hour timeout while b (low) waits
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
@@ -21,6 +21,18 @@ SELECT results_eq(
     $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 10:10Z', '2026-06-01 10:00Z')$$,
     $$VALUES ('2026-06-01 10:00Z'::timestamptz, '2026-06-01 10:10Z'::timestamptz)$$,
     'a window shorter than a part is one part');
+SELECT results_eq(
+    $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 10:40Z', '2026-06-01 10:05Z')$$,
+    $$VALUES ('2026-06-01 10:05Z'::timestamptz, '2026-06-01 10:14:59.999999Z'::timestamptz),
+             ('2026-06-01 10:15Z', '2026-06-01 10:29:59.999999Z'),
+             ('2026-06-01 10:30Z', '2026-06-01 10:40Z')$$,
+    'after a shorter first part the parts begin on the quarter hours, where the clock rests most');
+SELECT results_eq(
+    $$SELECT part_from, part_until FROM tickq.simulation_parts('2026-06-01 10:40Z', '2026-06-01 10:02Z')$$,
+    $$VALUES ('2026-06-01 10:02Z'::timestamptz, '2026-06-01 10:16:59.999999Z'::timestamptz),
+             ('2026-06-01 10:17Z', '2026-06-01 10:31:59.999999Z'),
+             ('2026-06-01 10:32Z', '2026-06-01 10:40Z')$$,
+    'but every part starts on a tick: a window whose ticks miss the quarter hours keeps its own');
 
 SELECT results_eq(
     $$SELECT starts_at, hours, period, warm_up, dst_zone
