@@ -32,7 +32,7 @@ SELECT functions_are('tickq', ARRAY[
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start',
-    'simulation_at_rest', 'simulation_repeats', 'simulation_repeat',
+    'simulation_at_rest', 'simulation_repeats_until', 'simulation_repeat',
     'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',

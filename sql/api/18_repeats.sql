@@ -1,51 +1,75 @@
 -- Stretches of a window the simulator need not run again (tickq.simulate_window, 07_simulate.sql):
 -- where the clock stands at rest (tickq.simulation_at_rest) and a stretch simulated from a day
 -- before, to a later instant at rest, repeats a day later for every kind's slots
--- (simulation_repeats), the same runs follow a day later: simulation_repeat copies them. After
+-- (simulation_repeats_until), the same runs follow a day later: simulation_repeat copies them. After
 -- 16_worst_case.sql, whose calendar_slots_in it walks.
 
-CREATE OR REPLACE FUNCTION tickq.simulation_repeats(
+CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,
     p_until timestamptz,
     p_shift interval,
     p_now timestamptz DEFAULT now()
-) RETURNS boolean
-LANGUAGE sql STABLE
+) RETURNS timestamptz
+LANGUAGE plpgsql STABLE
 AS $$
-    -- Every enabled kind has, p_shift later, the slots it has from p_from until p_until and its
-    -- first one at or after p_until, each p_shift later: an every cadence (aligned to the clock,
-    -- tickq.next_slot) when p_shift is a whole number of cadences; a calendar slot by slot. Or it
-    -- has no slot in either stretch: it waits through both, its due time read by no claim. And
-    -- no kind is paused past p_from (a pause ends at an instant, not p_shift later).
-    SELECT NOT EXISTS (
-        SELECT FROM tickq.job_kind AS k
-        WHERE k.enabled AND CASE
-            WHEN k.paused_until > p_from THEN true
-            WHEN tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-                    p_from - interval '1 microsecond') >= p_until
-                AND tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, p_from + p_shift - interval '1 microsecond') >= p_until + p_shift THEN false
-            WHEN k.every IS NOT NULL THEN extract(EPOCH FROM p_shift) % extract(EPOCH FROM k.every) <> 0
-            ELSE ARRAY(
-                SELECT c.slot FROM tickq.calendar_slots_in(k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-                    p_until, p_from) AS c (slot)
-                UNION ALL
-                SELECT tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, p_until - interval '1 microsecond')
-            ) IS DISTINCT FROM ARRAY(
-                SELECT c.slot - p_shift FROM tickq.calendar_slots_in(k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, p_until + p_shift, p_from + p_shift) AS c (slot)
-                UNION ALL
-                SELECT tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, p_until + p_shift - interval '1 microsecond') - p_shift
-            )
-        END
-    )
+DECLARE
+    k record;
+    v_horizon timestamptz := p_until;
+    v_slot timestamptz;
+    v_later timestamptz;
+    v_matched timestamptz;
+BEGIN
+    -- A stretch from p_from until C comes again p_shift later when every enabled kind has, p_shift
+    -- later, the slots it has from p_from until C and its first one at or after C, each p_shift
+    -- later: an every cadence (aligned to the clock, tickq.next_slot) when p_shift is a whole
+    -- number of cadences; a calendar slot by slot. Or it has no slot in either stretch: it waits
+    -- through both, its due time read by no claim. And no kind is paused past p_from (a pause
+    -- ends at an instant, not p_shift later). Whether C qualifies only ever changes once, from
+    -- yes to no, as C grows: so this walks each kind's slots from p_from and from p_from +
+    -- p_shift side by side, once, and finds the latest C (at most p_until) where each still
+    -- qualifies, instead of testing candidate instants one by one. A kind's walk stops at the
+    -- first slot that differs, or at the first slot at or past the latest C found so far.
+    IF EXISTS (SELECT FROM tickq.job_kind AS pk WHERE pk.enabled AND pk.paused_until > p_from) THEN
+        RETURN NULL;
+    END IF;
+    FOR k IN
+        SELECT jk.every, jk.every_offset, jk.at_times, jk.on_days, jk.days, jk.months, jk.cron, jk.timezone
+        FROM tickq.job_kind AS jk
+        WHERE jk.enabled
+            AND NOT (jk.every IS NOT NULL AND extract(EPOCH FROM p_shift) % extract(EPOCH FROM jk.every) = 0)
+    LOOP
+        v_slot := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+            k.timezone, p_from - interval '1 microsecond');
+        v_later := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+            k.timezone, p_from + p_shift - interval '1 microsecond');
+        v_matched := NULL;
+        LOOP
+            -- an every cadence that p_shift does not divide only waits through both stretches
+            IF k.every IS NOT NULL OR v_slot IS DISTINCT FROM v_later - p_shift THEN
+                -- the last slot that matched is the latest C (its first slot at or after C);
+                -- before any matched, C must come before the first slot of either stretch
+                v_horizon := least(v_horizon, coalesce(v_matched,
+                    CASE WHEN v_slot IS NOT NULL AND v_later IS NOT NULL THEN least(v_slot, v_later - p_shift) END,
+                    p_from));
+                EXIT;
+            END IF;
+            EXIT WHEN v_slot IS NULL OR v_slot >= v_horizon;  -- the same slots as far as needed
+            v_matched := v_slot;
+            v_slot := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+                k.timezone, v_slot);
+            v_later := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+                k.timezone, v_later);
+        END LOOP;
+        EXIT WHEN v_horizon <= p_from;
+    END LOOP;
+    RETURN v_horizon;
+END
 $$;
-COMMENT ON FUNCTION tickq.simulation_repeats(timestamptz, timestamptz, interval, timestamptz) IS
-'For the simulator: true when the stretch from p_from until p_until comes again p_shift later for '
-'every enabled kind (the same slots, and the first one after, p_shift later; or no slot in either '
-'stretch), with no kind paused past p_from. p_now is unused.';
+COMMENT ON FUNCTION tickq.simulation_repeats_until(timestamptz, timestamptz, interval, timestamptz) IS
+'For the simulator: the latest instant C, at most p_until, such that the stretch from p_from until C '
+'comes again p_shift later for every enabled kind (the same slots, and the first one at or after C, '
+'p_shift later; or no slot in either stretch); p_from or earlier when none; NULL when a kind is '
+'paused past p_from. p_now is unused.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeat(
     p_rests timestamptz[],
@@ -58,13 +82,12 @@ DECLARE
     v_shift constant interval := interval '1 day';
     v_from timestamptz;
     v_candidates timestamptz[];
-    v_low integer := 0;
-    v_high integer;
-    v_middle integer;
+    v_until timestamptz;
+    v_low integer;
 BEGIN
     -- p_rests: the instants the clock stood at rest (tickq.simulation_at_rest) in this window, in
     -- order, the last one now. From a day before it a stretch was simulated to a later instant
-    -- at rest; when every kind's slots repeat a day later over it (tickq.simulation_repeats),
+    -- at rest; when every kind's slots repeat a day later over it (tickq.simulation_repeats_until),
     -- the clock moved from now would make the same runs a day later and stand at rest at its
     -- end again: its runs are copied a day later and the clock stands there. The longest such
     -- stretch (a shorter one repeats whenever a longer one does), ending by p_last. Returns
@@ -77,15 +100,11 @@ BEGIN
     END IF;
     v_candidates := ARRAY(SELECT r.at FROM unnest(p_rests) AS r (at)
         WHERE r.at > v_from AND r.at <= p_now AND r.at + v_shift <= p_last ORDER BY r.at);
-    v_high := cardinality(v_candidates);
-    WHILE v_low < v_high LOOP
-        v_middle := (v_low + v_high + 1) / 2;
-        IF tickq.simulation_repeats(v_from, v_candidates[v_middle], v_shift) THEN
-            v_low := v_middle;
-        ELSE
-            v_high := v_middle - 1;
-        END IF;
-    END LOOP;
+    IF cardinality(v_candidates) = 0 THEN
+        RETURN NULL;
+    END IF;
+    v_until := tickq.simulation_repeats_until(v_from, v_candidates[cardinality(v_candidates)], v_shift);
+    v_low := coalesce((SELECT max(c.n) FROM unnest(v_candidates) WITH ORDINALITY AS c (at, n) WHERE c.at <= v_until), 0);
     IF v_low = 0 THEN
         RETURN NULL;
     END IF;
@@ -110,6 +129,6 @@ COMMENT ON FUNCTION tickq.simulation_repeat(timestamptz[], timestamptz, timestam
 'For the simulator, in a scratch database, the clock at rest at p_now (p_rests: where it stood at '
 'rest in this window, p_now last): when a stretch from a day before, simulated to a later instant '
 'at rest (at most p_last a day later), repeats a day later for every kind '
-'(tickq.simulation_repeats), its runs are copied a day later and the clock stands at rest at its '
+'(tickq.simulation_repeats_until), its runs are copied a day later and the clock stands at rest at its '
 'end. Returns the instants the copy stands at rest (the stretch''s rest points of p_rests, a day '
 'later), in order, the last one where the clock stands; NULL when no stretch repeats.';
