@@ -1,8 +1,8 @@
 -- Stretches of a window the simulator need not run again (tickq.simulate_window, 07_simulate.sql):
 -- where the clock stands at rest (tickq.simulation_at_rest) and a stretch simulated from a day
 -- before, to a later instant at rest, repeats a day later for every kind's slots
--- (simulation_repeats_until), the same runs follow a day later: simulation_repeat copies them. After
--- 16_worst_case.sql, whose calendar_slots_in it walks.
+-- (simulation_repeats_until, which walks each kind's slots with tickq.next_slot), the same runs
+-- follow a day later: simulation_repeat copies them.
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,
