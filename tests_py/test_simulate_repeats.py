@@ -146,6 +146,7 @@ def test_a_repeated_stretch_gives_the_runs_the_clock_would_make(
     whole_days = [d for d in days if window.starts_at.date() < d[0] < window.ends_at.date()]
     assert len(whole_days) >= 6, days  # a week and 40 minutes, from 23:35 local time
     assert [d for d in whole_days[1:] if d[1] * 2 < d[2]] == [], days
+    assert sum(d[1] for d in days) > len(runs) // 4  # most days repeat most of the day before
     assert any(k.runs for k in report)
     if name == "week":  # what the stretches hold: arming, skipped slots, heavy pooled runs
         assert sum(r[14] == "simulator: first run" for r in runs) == 1
