@@ -1,15 +1,24 @@
-"""Scratch databases for the simulator (`tickq check`, `tickq simulate`): each one a copy
+"""Scratch databases for the simulator (`tickq check`, `tickq simulate`): copies
 (`CREATE DATABASE ... TEMPLATE`) of a migrated template that stays on the server while the schema
-is unchanged, so a check copies a database instead of migrating one.
+is unchanged, so a check copies a database instead of migrating one; and the copies themselves
+kept for the next check (the pool), so a check usually neither copies nor drops one.
 
 The template is named after the schema's checksum (every migration and API file) and its owner:
 `tickq_scratch_template_<checksum>_<role>`, and carries the comment `tickq scratch template`, so
 it is never taken for a user's database, nor a user's database for it. It is built under a name
 of its own and renamed only once migrated, so no copy is ever taken of a half-built one; two
-checks that build it at once keep the first. Templates of this role with another checksum (an
-older tickq's) are dropped by the next check. The tables the simulation writes are unlogged in
-it (queries/scratch_unlogged.sql), and so in every copy. A scratch database is dropped when its
-simulation ends.
+checks that build it at once keep the first. The tables the simulation writes are unlogged in
+it (queries/scratch_unlogged.sql), and so in every copy; it keeps its own rows and sequence
+positions in tickq.scratch_seed (queries/scratch_seed.sql).
+
+The pool: up to POOL_SIZE copies per schema and role, `tickq_scratch_pool_<checksum>_<role>_<n>`
+with the comment `tickq scratch pool`. A check takes the first one no other check holds (an
+advisory lock inside it, held while its connection is open, so a check that dies lets go of
+it), making it from the template the first time, and puts it back to the template's state
+before it simulates (queries/scratch_reset.sql: about 20 ms, where a copy took 60-150 ms and its
+DROP 30-60 ms and a checkpoint of the whole server). When every one is held, it simulates in a
+copy of its own, dropped afterwards. Templates and pools of this role with another checksum (an
+older tickq's) are dropped by the next check.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import psycopg
 from psycopg import Connection, sql
@@ -31,6 +41,12 @@ from tickq.digest import sha256
 
 PREFIX = "tickq_scratch_template_"
 MARK = "tickq scratch template"
+POOL_PREFIX = "tickq_scratch_pool_"
+POOL_MARK = "tickq scratch pool"
+# Checks beside each other take one pool database each, a check as many as the machine has
+# cores; past this many, a check copies a database of its own and drops it.
+POOL_SIZE = 8
+POOL_LOCK = 0x7469636B  # the advisory lock a check holds in the pool database it uses
 # The scratch session's settings, one round trip. Nothing in a scratch database outlives it, so
 # its commits need not wait for the disk. The simulation runs the same few statements thousands
 # of times on tables of a few rows: with custom plans (the default for a statement with
@@ -45,13 +61,15 @@ COPY_TRIES = 5  # a template another check is still building or renaming is in u
 @functools.cache
 def schema_checksum() -> str:
     """12 hex digits of sha256 over every migration (name and text) and API file shipped, and
-    what the template's build does after them (queries/scratch_unlogged.sql)."""
+    what the template's build does after them and how a used copy is put back
+    (queries/scratch_unlogged.sql, scratch_seed.sql, scratch_reset.sql)."""
     digest = sha256()
     for m in migration_files():
         digest.update(f"{m.name}\0{m.text}\0".encode())
     for name, text in api_files():
         digest.update(f"{name}\0{text}\0".encode())
-    digest.update(load_query("scratch_unlogged").encode())
+    for query in ("scratch_unlogged", "scratch_seed", "scratch_reset"):
+        digest.update(load_query(query).encode())
     return digest.hexdigest()[:12]
 
 
@@ -60,51 +78,123 @@ def template_name(role: str) -> str:
     return f"{PREFIX}{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}"
 
 
+def pool_name(role: str, n: int) -> str:
+    """Pool database `n` (0, 1, ...) of this schema for `role`."""
+    return f"{POOL_PREFIX}{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}_{n}"
+
+
 @contextmanager
 def scratch(server_url: str, timeouts: Timeouts) -> Iterator[Connection]:
-    """An autocommit connection to a fresh copy of the migrated template; dropped afterwards.
-    Commits need not wait for the disk: nothing in a scratch database outlives it. Every
+    """An autocommit connection to a scratch database in the template's state: a pool database
+    held while the connection is open, else a copy of its own, dropped afterwards. Commits
+    need not wait for the disk: nothing in a scratch database outlives its check. Every
     statement runs its generic plan (SESSION_SETTINGS)."""
     try:
         admin = connect(server_url)
     except psycopg.Error as exc:
         raise _unavailable(exc) from None
-    with admin:
-        name = f"tickq_scratch_{uuid.uuid4().hex[:12]}"
-        try:
-            _copy(admin, server_url, name)
-        except psycopg.Error as exc:
-            raise _unavailable(exc) from None
-        try:
-            with connect(with_dbname(server_url, name), timeouts=timeouts) as conn:
-                conn.execute(SESSION_SETTINGS)
-                yield conn
-        finally:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                          .format(sql.Identifier(name)))
+    try:
+        conn, own_copy = _take(admin, server_url, timeouts)
+    except psycopg.Error as exc:
+        admin.close()
+        raise _unavailable(exc) from None
+    except BaseException:
+        admin.close()
+        raise
+    if own_copy is None:
+        admin.close()  # a pool database is left as it is: the next check puts it back
+    try:
+        with conn:
+            yield conn
+    finally:
+        if own_copy is not None:
+            with admin:
+                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                              .format(sql.Identifier(own_copy)))
 
 
-def _copy(admin: Connection, server_url: str, name: str) -> None:
-    """Create database `name` from the template, building the template first if it is missing;
-    drop this role's templates of other schemas."""
+@dataclass(frozen=True)
+class _Found:
+    role: str
+    ours: frozenset[str]  # templates and pool databases this role made (marked, owned)
+    names: frozenset[str]  # every database named like one
+
+    @property
+    def template(self) -> str:
+        return template_name(self.role)
+
+
+def _look(admin: Connection) -> _Found:
+    """This role's templates and pool databases, and every database named like one."""
     found = admin.execute(
-        "SELECT current_user, d.datname, shobj_description(d.oid, 'pg_database'),"
+        "SELECT current_user, d.datname, shobj_description(d.oid, 'pg_database') IN (%s, %s),"
         " d.datdba = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
-        " FROM (SELECT) AS one LEFT JOIN pg_database AS d ON starts_with(d.datname, %s)",
-        (PREFIX,)).fetchall()
-    role = str(found[0][0])
-    template = template_name(role)
-    ours = {row[1] for row in found if row[2] == MARK and row[3]}
-    if template in {row[1] for row in found} - ours:
-        raise ScratchUnavailable(f"database {template} is in the way: tickq did not make it")
-    for old in sorted(ours - {template}):
-        # In use: an older tickq is copying it right now; a later check drops it.
+        " FROM (SELECT) AS one LEFT JOIN pg_database AS d"
+        " ON starts_with(d.datname, %s) OR starts_with(d.datname, %s)",
+        (MARK, POOL_MARK, PREFIX, POOL_PREFIX)).fetchall()
+    return _Found(role=str(found[0][0]),
+                  ours=frozenset(row[1] for row in found if row[2] and row[3]),
+                  names=frozenset(row[1] for row in found if row[1] is not None))
+
+
+def _take(admin: Connection, server_url: str, timeouts: Timeouts
+          ) -> tuple[Connection, str | None]:
+    """A scratch connection and, when it is a copy of its own, that copy's name (else None:
+    a pool database, held by POOL_LOCK)."""
+    found = _look(admin)
+    if found.template in found.names - found.ours:
+        raise ScratchUnavailable(f"database {found.template} is in the way: tickq did not make it")
+    pool = [pool_name(found.role, n) for n in range(POOL_SIZE)]
+    for old in sorted(found.ours - {found.template, *pool}):
+        # In use: an older tickq is copying or simulating in it right now; a later check drops it.
         with contextlib.suppress(psycopg.errors.ObjectInUse):
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
+    for name in pool:
+        if name in found.names - found.ours:
+            continue  # a database of that name tickq did not make
+        made = False
+        if name not in found.ours:
+            try:
+                _copy(admin, server_url, found, name)
+                admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                    sql.Identifier(name), sql.Literal(POOL_MARK)))
+                made = True
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another check made it at the same moment: it may hold it
+        try:
+            conn = connect(with_dbname(server_url, name), timeouts=timeouts)
+        except psycopg.OperationalError:
+            continue  # dropped meanwhile (by a newer tickq's check)
+        try:
+            if conn.execute("SELECT pg_try_advisory_lock(%s)", (POOL_LOCK,)).fetchone() == (True,):
+                conn.execute(SESSION_SETTINGS)
+                if not made:
+                    conn.execute(load_query("scratch_reset"))
+                return conn, None
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+    name = f"tickq_scratch_{uuid.uuid4().hex[:12]}"
+    _copy(admin, server_url, found, name)
+    try:
+        conn = connect(with_dbname(server_url, name), timeouts=timeouts)
+        conn.execute(SESSION_SETTINGS)
+    except BaseException:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                      .format(sql.Identifier(name)))
+        raise
+    return conn, name
+
+
+def _copy(admin: Connection, server_url: str, found: _Found, name: str) -> None:
+    """Create database `name` from the template, building the template first if it is
+    missing."""
+    template = found.template
     query = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
         sql.Identifier(name), sql.Identifier(template))
     for attempt in range(COPY_TRIES):
-        if attempt or template not in ours:
+        if attempt or template not in found.ours:
             _build(admin, server_url, template)
         try:
             admin.execute(query)
@@ -126,6 +216,7 @@ def _build(admin: Connection, server_url: str, template: str) -> None:
         with connect(with_dbname(server_url, building)) as conn:
             migrate(conn)
             conn.execute(load_query("scratch_unlogged"))
+            conn.execute(load_query("scratch_seed"))
             conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
                 sql.Identifier(building), sql.Literal(MARK)))
         admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(

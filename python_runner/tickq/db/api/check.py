@@ -160,8 +160,8 @@ def live_agents(conn: Connection) -> list[SavedAgent]:
 
 @contextmanager
 def scratch(server_url: str) -> Iterator[Connection]:
-    """An autocommit connection to a fresh copy of the migrated scratch template
-    (tickq.db.scratch); dropped afterwards."""
+    """An autocommit connection to a scratch database in the migrated template's state
+    (tickq.db.scratch: a pool database held until the block ends, else a copy dropped then)."""
     with db_scratch.scratch(server_url, db.Timeouts(statement=SIMULATE_STATEMENT_TIMEOUT)) as conn:
         yield conn
 
@@ -215,9 +215,9 @@ class Scratches:
         self._making.shutdown(wait=True, cancel_futures=True)
 
     def drop(self) -> None:
-        """Drop every copy made, all at once (each DROP DATABASE on its own connection: a
-        check waits for the slowest, not for their sum); the first error is raised after all
-        were tried."""
+        """Let go of every scratch database taken, all at once (a copy of its own is dropped,
+        each DROP DATABASE on its own connection: a check waits for the slowest, not for their
+        sum); the first error is raised after all were tried."""
         with self._lock:
             drops, self._drops = self._drops, []
         if not drops:
@@ -246,7 +246,7 @@ class Scratches:
 @contextmanager
 def scratches(server_url: str, ready: int = 1) -> Iterator[Scratches]:
     """Scratch databases for a check, `ready` of them made at once in the background
-    (`Scratches`); all dropped when the block ends."""
+    (`Scratches`); all let go of when the block ends."""
     sims = Scratches(server_url, ready)
     try:
         yield sims

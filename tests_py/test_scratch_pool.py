@@ -1,0 +1,166 @@
+"""The scratch databases a check simulates in are kept for the next check (tickq.db.scratch's
+pool): a check takes one no other check holds, puts it back to the template's state, and leaves
+it when it ends, so checks after the first neither copy nor drop a database (and ask the server
+for no checkpoint). What it puts back must be exactly what a fresh copy of the template holds,
+or a check's verdict would depend on what was checked before it.
+
+Real `tickq` subprocesses and the scratch API against a real PostgreSQL (tests_py/conftest.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+from processes import tickq
+
+from tickq.db import Timeouts, scratch
+from tickq.db.api import check as api
+from tickq.db.connect import with_dbname
+from tickq.registry import load_registry
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_FIX = REPO / "examples" / "starvation" / "real_fix.toml"
+TIMEOUTS = Timeouts(statement=600)
+
+
+def contents(conn: psycopg.Connection) -> dict[str, str]:
+    """Every tickq table's rows (sorted) and every sequence's position, as text."""
+    out = {}
+    for rel, kind in conn.execute(
+            "SELECT c.oid::regclass::text, c.relkind FROM pg_class AS c"
+            " WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('r', 'S')"
+            " ORDER BY 1").fetchall():
+        query = (f"SELECT last_value::text || ' ' || is_called::text FROM {rel}" if kind == "S"
+                 else f"SELECT coalesce(jsonb_agg(r ORDER BY r::text), '[]')::text"
+                      f" FROM (SELECT to_jsonb(t) AS r FROM {rel} AS t) AS q")
+        row = conn.execute(query).fetchone()
+        assert row is not None
+        out[rel] = row[0]
+    return out
+
+
+def database_of(conn: psycopg.Connection) -> str:
+    row = conn.execute("SELECT current_database()").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+@contextlib.contextmanager
+def admin_of(pg_server_url: str) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        yield admin
+
+
+def role_of(admin: psycopg.Connection) -> str:
+    row = admin.execute("SELECT current_user").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_used_pool_database_is_put_back_to_what_a_fresh_copy_holds(
+    pg_server_url: str
+) -> None:
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:  # the template exists from here on
+        first = database_of(conn)
+        assert first.startswith(scratch.POOL_PREFIX)
+        api.load(conn, load_registry(REAL_FIX))
+        week = api.windows(conn)[0]
+        api.simulate_window(conn, week, None, steady=True)
+        row = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()
+        assert row is not None and row[0] > 1000  # a used database: a week of runs in it
+    with admin_of(pg_server_url) as admin:
+        fresh = f"tickq_test_fresh_{first[-12:]}"
+        template = scratch.template_name(role_of(admin))
+        admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+        admin.execute(f'CREATE DATABASE "{fresh}" TEMPLATE "{template}"')
+        try:
+            with psycopg.connect(with_dbname(pg_server_url, fresh)) as copy:
+                expected = contents(copy)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        assert database_of(conn) == first  # the same one, taken again
+        assert contents(conn) == expected
+        # and it simulates as a fresh copy does: the week's runs again
+        api.load(conn, load_registry(REAL_FIX))
+        api.simulate_window(conn, api.windows(conn)[0], None, steady=True)
+        again = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()
+        assert again == row
+
+
+def test_checks_beside_each_other_never_share_a_pool_database(pg_server_url: str) -> None:
+    with contextlib.ExitStack() as stack:
+        held = [database_of(stack.enter_context(scratch.scratch(pg_server_url, TIMEOUTS)))
+                for _ in range(scratch.POOL_SIZE + 1)]
+        assert len(set(held)) == len(held), held
+        assert all(name.startswith(scratch.POOL_PREFIX) for name in held[:-1]), held
+        # every pool database held: the next one simulates in a copy of its own...
+        own = held[-1]
+        assert not own.startswith(scratch.POOL_PREFIX), held
+    with admin_of(pg_server_url) as admin:
+        left = {r[0] for r in admin.execute(
+            "SELECT datname FROM pg_database WHERE datname = ANY(%s)", (held,))}
+    assert left == set(held[:-1])  # ...dropped when it ends; the pool stays
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        assert database_of(conn) == held[0]  # let go of when its holder ended
+
+
+def test_checks_after_the_first_neither_copy_nor_drop_a_database(
+    tmp_path: Path, db_url: str, pg_server_url: str
+) -> None:
+    def databases(admin: psycopg.Connection) -> set[tuple[str, int]]:
+        return {(r[0], int(r[1])) for r in admin.execute(
+            "SELECT datname, oid FROM pg_database WHERE datname LIKE 'tickq_scratch%'")}
+
+    def checkpoints_asked(admin: psycopg.Connection) -> int:
+        row = admin.execute(
+            "SELECT num_requested FROM pg_stat_checkpointer"
+            if admin.info.server_version >= 170000
+            else "SELECT checkpoints_req FROM pg_stat_bgwriter").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    first = tickq("check", "--registry", str(REAL_FIX), "--database-url", db_url)
+    assert first.returncode == 0, first.stdout + first.stderr
+    with admin_of(pg_server_url) as admin:
+        before, asked = databases(admin), checkpoints_asked(admin)
+        again = tickq("check", "--registry", str(REAL_FIX), "--database-url", db_url)
+        assert again.returncode == 0, again.stdout + again.stderr
+        replay = tickq("simulate", "--registry", str(REAL_FIX), "--hours", "2",
+                       "--database-url", db_url)
+        assert replay.returncode == 0, replay.stdout + replay.stderr
+        assert databases(admin) == before  # the same databases: none made, none dropped
+        assert checkpoints_asked(admin) == asked  # a DROP DATABASE would have asked for one
+    # the same verdict and the same table as the first check's (its databases were fresh)
+    assert again.stdout == first.stdout
+
+
+def test_a_pool_of_another_schema_is_dropped_and_a_lookalike_is_never_touched(
+    pg_server_url: str
+) -> None:
+    with admin_of(pg_server_url) as admin:
+        role = role_of(admin)
+        stale = scratch.pool_name(role, 0).replace(scratch.schema_checksum(), "000000000000")
+        mine = scratch.pool_name(role, 0)[:-1] + "mine"
+        lookalike = scratch.pool_name(role, scratch.POOL_SIZE - 1)
+        for name in (stale, mine, lookalike):
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f"""COMMENT ON DATABASE "{stale}" IS '{scratch.POOL_MARK}'""")
+        try:
+            with contextlib.ExitStack() as stack:
+                held = [database_of(stack.enter_context(scratch.scratch(pg_server_url, TIMEOUTS)))
+                        for _ in range(scratch.POOL_SIZE)]
+            left = {r[0] for r in admin.execute(
+                "SELECT datname FROM pg_database WHERE datname = ANY(%s)",
+                ([stale, mine, lookalike],))}
+            assert left == {mine, lookalike}  # an older tickq's pool is gone, not the others
+            # a database of a pool's name that tickq did not make is passed over, never used
+            assert lookalike not in held
+            assert held[-1] not in {mine, lookalike} and held[-1].startswith("tickq_scratch_")
+        finally:
+            for name in (stale, mine, lookalike):
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
