@@ -1,6 +1,7 @@
 """How long `tickq check` takes with its worst-case simulation, against a bare psycopg process on
 the same server in the same run: `examples/starvation/real_fix.toml` (45 kinds; weekly kinds in
-London, so a week holding a clock change) and a day of 1,000 generated kinds.
+London, so a week holding a clock change), the demo's 3 kinds (what every check costs besides its
+simulation) and a day of 1,000 generated kinds.
 
     .venv/bin/python bench/check_speed.py [--quick] [--reps N] [--database-url URL] [--against DIR]
 
@@ -12,7 +13,8 @@ its time is printed as the first check's. The 1,000 kinds are timed whole (media
 Then where the time of one real_fix check goes, in this process: the scratch copies, the
 registry loaded, the simulation (its runs and events), the drop; with one database (the windows
 one after the other) and with as many as the machine has cores (beside each other), whose
-results must be the same.
+results must be the same; then each window alone in a database of its own, and their sum shared
+perfectly over the cores: the least the simulation itself can take on this machine.
 
 With --against DIR (another checkout, e.g. a `git archive` of an older commit), that checkout's
 `tickq check` is timed too, in the same pairs (A B C A B C ...), on a database of its own on the
@@ -45,10 +47,12 @@ from psycopg import conninfo, sql  # noqa: E402
 
 from tickq import db  # noqa: E402
 from tickq.check import simulate  # noqa: E402
+from tickq.db.api import check as api  # noqa: E402
 from tickq.registry import load_registry  # noqa: E402
 
 TICKQ = [sys.executable, "-m", "tickq.cli"]
 REAL_FIX = c.REPO / "examples" / "starvation" / "real_fix.toml"
+DEMO = c.REPO / "examples" / "demo" / "registry.toml"
 REFERENCE = "import psycopg, sys; psycopg.connect(sys.argv[1]).execute('select 1')"
 
 
@@ -113,10 +117,10 @@ def parts_of_one_check(registry: Path, server: str) -> str:
         marks = []
         with simulate.scratch(server, jobs) as sims:
             sims.conn  # noqa: B018 (made)
-            marks.append(("scratch copied from the template", time.perf_counter()))
+            marks.append(("scratch taken (a pool database put back)", time.perf_counter()))
             result = simulate.evaluate(sims, loaded, None, jobs=jobs)
             marks.append(("registry loaded, windows planned, clock moved", time.perf_counter()))
-        marks.append(("scratch dropped", time.perf_counter()))
+        marks.append(("scratch let go of", time.perf_counter()))
         lines.append(f"  {jobs} database(s) at once:")
         last = started
         for name, at in marks:
@@ -127,6 +131,20 @@ def parts_of_one_check(registry: Path, server: str) -> str:
     hours = ", ".join(f"{float(w.hours):g} h" for w in result.windows)
     lines.append(f"  {runs} runs simulated over {hours}; digests {', '.join(digests)}"
                  + (" (the same)" if len(set(digests)) == 1 else " DIFFER"))
+    alone = []
+    for number in range(len(result.windows)):  # each window alone, in a database of its own
+        with simulate.scratch(server, 1) as sims:
+            api.load(sims.conn, loaded)
+            window = api.windows(sims.conn)[number]
+            if number:
+                api.arm_as_first(sims.conn, result.windows[0], None)
+            started = time.perf_counter()
+            api.simulate_window(sims.conn, window, None, steady=True)
+            alone.append(time.perf_counter() - started)
+    cores = os.cpu_count() or 1
+    lines.append("  each window alone: " + ", ".join(f"{a * 1000:.0f} ms" for a in alone)
+                 + f"; their sum shared perfectly over {cores} core(s): "
+                 f"{sum(alone) / cores * 1000:.0f} ms, the longest {max(alone) * 1000:.0f} ms")
     return "\n".join(lines)
 
 
@@ -222,6 +240,16 @@ def main() -> None:
             print(f"C the same check of {args.against}: {statistics.median(others):.2f} s "
                   f"(runs: {runs_of(others)}), C / A = {statistics.median(others) / ref:.1f}, "
                   f"B / C = {check / statistics.median(others):.2f}")
+        smalls, other_smalls = [], []
+        for _ in range(reps):
+            smalls.append(whole_check(DEMO, url, env)[0])
+            if other:
+                other_smalls.append(whole_check(DEMO, *other)[0])
+        small = statistics.median(smalls)
+        print(f"tickq check of the demo's 3 kinds: {small:.2f} s (runs: {runs_of(smalls)}), "
+              f"{small / ref:.1f}x A"
+              + (f"; {args.against}: {statistics.median(other_smalls):.2f} s "
+                 f"(runs: {runs_of(other_smalls)})" if other else ""))
         walls, other_walls = [], []
         for _ in range(1 if args.quick else min(reps, 3)):
             wall, verdict = whole_check(kinds, url, env)
