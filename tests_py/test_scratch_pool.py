@@ -71,6 +71,11 @@ def test_a_used_pool_database_is_put_back_to_what_a_fresh_copy_holds(
         api.simulate_window(conn, week, None, steady=True)
         row = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()
         assert row is not None and row[0] > 1000  # a used database: a week of runs in it
+        # and what a check does not write: a row the template had, changed (its table keeps
+        # its row count), and a row in a table it had none in
+        conn.execute("UPDATE tickq.migration SET name = 'changed' WHERE version ="
+                     " (SELECT min(version) FROM tickq.migration)")
+        conn.execute("INSERT INTO tickq.dispatcher_tick VALUES ('elsewhere', 'd', now())")
     with admin_of(pg_server_url) as admin:
         fresh = f"tickq_test_fresh_{first[-12:]}"
         template = scratch.template_name(role_of(admin))
