@@ -169,3 +169,26 @@ def test_a_pool_of_another_schema_is_dropped_and_a_lookalike_is_never_touched(
         finally:
             for name in (stale, mine, lookalike):
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_pool_database_that_cannot_be_put_back_is_dropped_and_made_again(
+    pg_server_url: str
+) -> None:
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        broken = database_of(conn)
+        conn.execute("DROP TABLE tickq.scratch_seed")  # what the put-back reads
+    with admin_of(pg_server_url) as admin:
+        def oid() -> int | None:
+            row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s",
+                                (broken,)).fetchone()
+            return None if row is None else int(row[0])
+
+        before = oid()
+        with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+            assert database_of(conn) != broken
+            assert conn.execute("SELECT count(*) FROM tickq.scratch_seed").fetchone() != (0,)
+        assert oid() is None  # dropped
+        with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+            assert database_of(conn) == broken  # made again from the template
+            assert conn.execute("SELECT count(*) FROM tickq.job_run").fetchone() == (0,)
+        assert oid() not in (None, before)

@@ -16,8 +16,9 @@ with the comment `tickq scratch pool`. A check takes the first one no other chec
 advisory lock inside it, held while its connection is open, so a check that dies lets go of
 it), making it from the template the first time, and puts it back to the template's state
 before it simulates (queries/scratch_reset.sql: about 20 ms, where a copy took 60-150 ms and its
-DROP 30-60 ms and a checkpoint of the whole server). When every one is held, it simulates in a
-copy of its own, dropped afterwards. Templates and pools of this role with another checksum (an
+DROP 30-60 ms and a checkpoint of the whole server); one that cannot be put back (its tables
+changed by hand) is dropped, and made again by a later check. When every one is held, it
+simulates in a copy of its own, dropped afterwards. Templates and pools of this role with another checksum (an
 older tickq's) are dropped by the next check.
 """
 
@@ -169,7 +170,16 @@ def _take(admin: Connection, server_url: str, timeouts: Timeouts
             if conn.execute("SELECT pg_try_advisory_lock(%s)", (POOL_LOCK,)).fetchone() == (True,):
                 conn.execute(SESSION_SETTINGS)
                 if not made:
-                    conn.execute(load_query("scratch_reset"))
+                    try:
+                        conn.execute(load_query("scratch_reset"))
+                    except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
+                        raise
+                    except psycopg.DatabaseError:
+                        # It cannot be put back (changed by hand?): dropped, made again later.
+                        conn.close()
+                        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
+                                      .format(sql.Identifier(name)))
+                        continue
                 return conn, None
         except BaseException:
             conn.close()
