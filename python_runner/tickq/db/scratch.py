@@ -18,8 +18,8 @@ it), making it from the template the first time, and puts it back to the templat
 before it simulates (queries/scratch_reset.sql: about 20 ms, where a copy took 60-150 ms and its
 DROP 30-60 ms and a checkpoint of the whole server); one that cannot be put back (its tables
 changed by hand) is dropped, and made again by a later check. When every one is held, it
-simulates in a copy of its own, dropped afterwards. Templates and pools of this role with another checksum (an
-older tickq's) are dropped by the next check.
+simulates in a copy of its own, dropped afterwards. Templates and pools of this role with
+another checksum (an older tickq's) are dropped by the next check.
 """
 
 from __future__ import annotations
@@ -128,11 +128,13 @@ class _Found:
 def _look(admin: Connection) -> _Found:
     """This role's templates and pool databases, and every database named like one."""
     found = admin.execute(
-        "SELECT current_user, d.datname, shobj_description(d.oid, 'pg_database') IN (%s, %s),"
+        "SELECT current_user, d.datname, CASE WHEN starts_with(d.datname, %(template)s)"
+        " THEN %(mark)s ELSE %(pool_mark)s END = shobj_description(d.oid, 'pg_database'),"
         " d.datdba = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
         " FROM (SELECT) AS one LEFT JOIN pg_database AS d"
-        " ON starts_with(d.datname, %s) OR starts_with(d.datname, %s)",
-        (MARK, POOL_MARK, PREFIX, POOL_PREFIX)).fetchall()
+        " ON starts_with(d.datname, %(template)s) OR starts_with(d.datname, %(pool)s)",
+        {"template": PREFIX, "mark": MARK, "pool": POOL_PREFIX, "pool_mark": POOL_MARK}
+    ).fetchall()
     return _Found(role=str(found[0][0]),
                   ours=frozenset(row[1] for row in found if row[2] and row[3]),
                   names=frozenset(row[1] for row in found if row[1] is not None))
