@@ -10,11 +10,13 @@ Real `tickq` subprocesses and the scratch API against a real PostgreSQL (tests_p
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
-from processes import tickq
+from processes import tickq, tickq_env
 
 from tickq.db import Timeouts, scratch
 from tickq.db.api import check as api
@@ -192,3 +194,30 @@ def test_a_pool_database_that_cannot_be_put_back_is_dropped_and_made_again(
             assert database_of(conn) == broken  # made again from the template
             assert conn.execute("SELECT count(*) FROM tickq.job_run").fetchone() == (0,)
         assert oid() not in (None, before)
+
+
+def test_checks_started_at_once_take_pool_databases_of_their_own_and_agree(
+    db_url: str, pg_server_url: str
+) -> None:
+    # Three `tickq check` processes at once, as a CI with parallel jobs starts them: they race
+    # to make and take pool databases (a copy of the template is refused while another is
+    # being made from it; two make the same name) and must each end with the same verdict and
+    # the same table, and hold nothing afterwards.
+    checks = [subprocess.Popen(
+        [sys.executable, "-m", "tickq.cli", "check", "--registry", str(REAL_FIX),
+         "--database-url", db_url], env=tickq_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [check.communicate(timeout=120) for check in checks]
+    for check, (out, err) in zip(checks, outs, strict=True):
+        assert check.returncode == 0, out + err
+    assert len({out for out, _ in outs}) == 1
+    with admin_of(pg_server_url) as admin:
+        role = role_of(admin)
+        pool = [scratch.pool_name(role, n) for n in range(scratch.POOL_SIZE)]
+        held = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = ANY(%s)",
+                             (pool,)).fetchone()
+        assert held == (0,)
+        own = admin.execute(
+            "SELECT datname FROM pg_database WHERE datname ~ '^tickq_scratch_[0-9a-f]{12}$'"
+        ).fetchall()
+        assert own == []  # a copy of its own, if a check made one, is dropped

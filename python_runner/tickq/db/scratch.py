@@ -162,8 +162,9 @@ def _take(admin: Connection, server_url: str, timeouts: Timeouts
                 admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
                     sql.Identifier(name), sql.Literal(POOL_MARK)))
                 made = True
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another check made it at the same moment: it may hold it
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # another check made it at the same moment (pg_database's unique index
+                # says so when both got past the name check): it may hold it
         try:
             conn = connect(with_dbname(server_url, name), timeouts=timeouts)
         except psycopg.OperationalError:
