@@ -1,7 +1,8 @@
 """How long `tickq check` takes with its worst-case simulation, against a bare psycopg process on
 the same server in the same run: `examples/starvation/real_fix.toml` (45 kinds; weekly kinds in
 London, so a week holding a clock change), the demo's 3 kinds (what every check costs besides its
-simulation) and a day of 1,000 generated kinds.
+simulation), a day of 1,000 generated kinds, and `check --suggest` of the story's original
+registry (45 kinds in 2 slots: no offsets help, so it searches the slots and the timeouts).
 
     .venv/bin/python bench/check_speed.py [--quick] [--reps N] [--database-url URL] [--against DIR]
 
@@ -53,6 +54,7 @@ from tickq.registry import load_registry  # noqa: E402
 TICKQ = [sys.executable, "-m", "tickq.cli"]
 REAL_FIX = c.REPO / "examples" / "starvation" / "real_fix.toml"
 DEMO = c.REPO / "examples" / "demo" / "registry.toml"
+ORIGINAL = c.REPO / "examples" / "starvation" / "original.toml"
 REFERENCE = "import psycopg, sys; psycopg.connect(sys.argv[1]).execute('select 1')"
 
 
@@ -93,11 +95,11 @@ def reference(url: str, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def whole_check(registry: Path, url: str, env: dict[str, str]) -> tuple[float, str]:
+def whole_check(registry: Path, url: str, env: dict[str, str], *more: str) -> tuple[float, str]:
     """Seconds of one `tickq check` process (the checkout `env` names) and its verdict."""
     started = time.perf_counter()
-    done = subprocess.run([*TICKQ, "check", "--registry", str(registry), "--database-url", url],
-                          env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run([*TICKQ, "check", *more, "--registry", str(registry), "--database-url",
+                           url], env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"tickq check exited {done.returncode}: {done.stderr[-2000:]}")
@@ -263,6 +265,15 @@ def main() -> None:
         if other:
             print(f"  the same of {args.against}: {statistics.median(other_walls):.2f} s "
                   f"(runs: {runs_of(other_walls)})")
+        suggests, other_suggests = [], []
+        for _ in range(1 if args.quick else min(reps, 3)):
+            suggests.append(whole_check(ORIGINAL, url, env, "--suggest")[0])
+            if other:
+                other_suggests.append(whole_check(ORIGINAL, *other, "--suggest")[0])
+        print(f"tickq check --suggest of original.toml: {statistics.median(suggests):.2f} s "
+              f"(runs: {runs_of(suggests)})"
+              + (f"; {args.against}: {statistics.median(other_suggests):.2f} s "
+                 f"(runs: {runs_of(other_suggests)})" if other else ""))
         print("\none real_fix.toml simulation, in this process:")
         print(parts_of_one_check(REAL_FIX, server))
 

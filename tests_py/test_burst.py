@@ -204,3 +204,34 @@ def test_check_observed_durations_use_the_queues_history(db_url: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every run taking its observed p95, else its timeout" in done.stdout
     assert "worst case fits" in done.stdout
+
+
+def test_suggest_simulates_no_proposal_twice(
+    tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each simulation of a week is seconds for a starving registry: the check's own worst case
+    # is the registry's, and a number of slots the search simulated passes or fails the same
+    # the second time. Counted at the one door every proposal goes through (simulate.evaluate,
+    # in a real scratch database); the suggestion must be the one the search always gave.
+    from tickq.check import simulate, suggest
+    from tickq.registry import load_registry
+
+    path = tmp_path / "registry.toml"
+    path.write_text('[settings]\nslots = 1\nhousekeeping_every = "1h"\n' + "".join(
+        f'[kinds.k{i}]\ncommand = ["true"]\nevery = "1h"\ntimeout = "15m"\n' for i in range(6)))
+    registry = load_registry(path)
+    simulated: list[str] = []
+    evaluate = simulate.evaluate
+
+    def counted(conn, proposal, durations, *args, **kwargs):  # type: ignore[no-untyped-def]
+        simulated.append(repr(proposal))
+        return evaluate(conn, proposal, durations, *args, **kwargs)
+
+    with simulate.scratch(pg_server_url) as sims:
+        checked = simulate.evaluate(sims, registry, None)
+        assert checked.starved
+        monkeypatch.setattr(simulate, "evaluate", counted)
+        found = suggest.suggest(sims, registry, None, checked)
+    assert found.slots == 7, found  # all six and housekeeping are due at :00, each a slot
+    assert repr(registry) not in simulated  # the check's own worst case was not run again
+    assert len(simulated) == len(set(simulated)), simulated

@@ -78,7 +78,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.suggest and result.starved:
             from tickq.check import suggest
 
-            print(suggest.render(suggest.suggest(sim, registry, facts.durations)))
+            print(suggest.render(suggest.suggest(sim, registry, facts.durations, result)))
     fits = report.verdict.fits
     return EXIT_OK if fits and not result.starved and not unstartable else EXIT_NO
 
