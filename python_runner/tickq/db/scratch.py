@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import Connection, sql
 
-from tickq.db.connect import Timeouts, connect, with_dbname
+from tickq.db.connect import Timeouts, connect, drop_database, with_dbname
 from tickq.db.errors import ScratchUnavailable
 from tickq.db.migrator import api_files, load_query, migrate, migration_files
 from tickq.digest import sha256
@@ -76,12 +76,16 @@ def schema_checksum() -> str:
 
 def template_name(role: str) -> str:
     """The template of this schema for databases `role` creates (it must own what it copies)."""
-    return f"{PREFIX}{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}"
+    return f"{PREFIX}{_of_schema_and_role(role)}"
 
 
 def pool_name(role: str, n: int) -> str:
     """Pool database `n` (0, 1, ...) of this schema for `role`."""
-    return f"{POOL_PREFIX}{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}_{n}"
+    return f"{POOL_PREFIX}{_of_schema_and_role(role)}_{n}"
+
+
+def _of_schema_and_role(role: str) -> str:
+    return f"{schema_checksum()}_{sha256(role.encode()).hexdigest()[:8]}"
 
 
 @contextmanager
@@ -91,27 +95,16 @@ def scratch(server_url: str, timeouts: Timeouts) -> Iterator[Connection]:
     need not wait for the disk: nothing in a scratch database outlives its check. Every
     statement runs its generic plan (SESSION_SETTINGS)."""
     try:
-        admin = connect(server_url)
+        with connect(server_url) as admin:
+            conn, own_copy = _take(admin, server_url, timeouts)
     except psycopg.Error as exc:
         raise _unavailable(exc) from None
-    try:
-        conn, own_copy = _take(admin, server_url, timeouts)
-    except psycopg.Error as exc:
-        admin.close()
-        raise _unavailable(exc) from None
-    except BaseException:
-        admin.close()
-        raise
-    if own_copy is None:
-        admin.close()  # a pool database is left as it is: the next check puts it back
     try:
         with conn:
             yield conn
     finally:
-        if own_copy is not None:
-            with admin:
-                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                              .format(sql.Identifier(own_copy)))
+        if own_copy is not None:  # a pool database is left as it is: the next check puts it back
+            drop_database(server_url, own_copy)
 
 
 @dataclass(frozen=True)
@@ -155,49 +148,60 @@ def _take(admin: Connection, server_url: str, timeouts: Timeouts
     for name in pool:
         if name in found.names - found.ours:
             continue  # a database of that name tickq did not make
-        made = False
-        if name not in found.ours:
-            try:
-                _copy(admin, server_url, found, name)
-                admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                    sql.Identifier(name), sql.Literal(POOL_MARK)))
-                made = True
-            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
-                pass  # another check made it at the same moment (pg_database's unique index
-                # says so when both got past the name check): it may hold it
-        try:
-            conn = connect(with_dbname(server_url, name), timeouts=timeouts)
-        except psycopg.OperationalError:
-            continue  # dropped meanwhile (by a newer tickq's check)
-        try:
-            if conn.execute("SELECT pg_try_advisory_lock(%s)", (POOL_LOCK,)).fetchone() == (True,):
-                conn.execute(SESSION_SETTINGS)
-                if not made:
-                    try:
-                        conn.execute(load_query("scratch_reset"))
-                    except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
-                        raise
-                    except psycopg.DatabaseError:
-                        # It cannot be put back (changed by hand?): dropped, made again later.
-                        conn.close()
-                        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                                      .format(sql.Identifier(name)))
-                        continue
-                return conn, None
-        except BaseException:
-            conn.close()
-            raise
-        conn.close()
+        made = name not in found.ours and _make_pool(admin, server_url, found, name)
+        held = _hold(server_url, name, timeouts, fresh=made)
+        if held is not None:
+            return held, None
     name = f"tickq_scratch_{uuid.uuid4().hex[:12]}"
     _copy(admin, server_url, found, name)
     try:
         conn = connect(with_dbname(server_url, name), timeouts=timeouts)
         conn.execute(SESSION_SETTINGS)
     except BaseException:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
-                      .format(sql.Identifier(name)))
+        drop_database(server_url, name)
         raise
     return conn, name
+
+
+def _make_pool(admin: Connection, server_url: str, found: _Found, name: str) -> bool:
+    """Make pool database `name` from the template; False when another check made it at the
+    same moment (pg_database's unique index says so when both got past the name check)."""
+    try:
+        _copy(admin, server_url, found, name)
+    except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+        return False
+    admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+        sql.Identifier(name), sql.Literal(POOL_MARK)))
+    return True
+
+
+def _hold(server_url: str, name: str, timeouts: Timeouts, fresh: bool) -> Connection | None:
+    """Pool database `name`, held by POOL_LOCK and put back (unless `fresh` from the template);
+    None when another check holds it, it was dropped meanwhile (by a newer tickq's check), or
+    it cannot be put back (changed by hand?): then it is dropped, and a later check makes it
+    again."""
+    try:
+        conn = connect(with_dbname(server_url, name), timeouts=timeouts)
+    except psycopg.OperationalError:
+        return None
+    try:
+        if conn.execute("SELECT pg_try_advisory_lock(%s)", (POOL_LOCK,)).fetchone() != (True,):
+            conn.close()
+            return None
+        conn.execute(SESSION_SETTINGS)
+        if not fresh:
+            try:
+                conn.execute(load_query("scratch_reset"))
+            except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
+                raise
+            except psycopg.DatabaseError:
+                conn.close()
+                drop_database(server_url, name)
+                return None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _copy(admin: Connection, server_url: str, found: _Found, name: str) -> None:
