@@ -108,6 +108,28 @@ def whole_check(registry: Path, url: str, env: dict[str, str], *more: str) -> tu
     return wall, verdict.split(":")[0]
 
 
+def in_turn(
+    registry: Path, times: int, url: str, env: dict[str, str],
+    other: tuple[str, dict[str, str]] | None, *more: str,
+) -> tuple[list[float], list[float], str]:
+    """`times` checks of `registry` (with `more` options) by this checkout and, given `other`,
+    as many by that one, each after one of this checkout's: their seconds and the last verdict."""
+    own, others, verdict = [], [], "?"
+    for _ in range(times):
+        wall, verdict = whole_check(registry, url, env, *more)
+        own.append(wall)
+        if other:
+            others.append(whole_check(registry, *other, *more)[0])
+    return own, others, verdict
+
+
+def against_text(against: Path | None, others: list[float]) -> str:
+    """How the other checkout did, for the end of a line ('' without one)."""
+    if not others:
+        return ""
+    return f"; {against}: {statistics.median(others):.2f} s (runs: {runs_of(others)})"
+
+
 def parts_of_one_check(registry: Path, server: str) -> str:
     """Where a check's simulation spends its time, in this process: one database, the windows
     one after the other, then the scratch databases of a check (as many as cores), beside each
@@ -242,22 +264,12 @@ def main() -> None:
             print(f"C the same check of {args.against}: {statistics.median(others):.2f} s "
                   f"(runs: {runs_of(others)}), C / A = {statistics.median(others) / ref:.1f}, "
                   f"B / C = {check / statistics.median(others):.2f}")
-        smalls, other_smalls = [], []
-        for _ in range(reps):
-            smalls.append(whole_check(DEMO, url, env)[0])
-            if other:
-                other_smalls.append(whole_check(DEMO, *other)[0])
+        smalls, other_smalls, _ = in_turn(DEMO, reps, url, env, other)
         small = statistics.median(smalls)
         print(f"tickq check of the demo's 3 kinds: {small:.2f} s (runs: {runs_of(smalls)}), "
-              f"{small / ref:.1f}x A"
-              + (f"; {args.against}: {statistics.median(other_smalls):.2f} s "
-                 f"(runs: {runs_of(other_smalls)})" if other else ""))
-        walls, other_walls = [], []
-        for _ in range(1 if args.quick else min(reps, 3)):
-            wall, verdict = whole_check(kinds, url, env)
-            walls.append(wall)
-            if other:
-                other_walls.append(whole_check(kinds, *other)[0])
+              f"{small / ref:.1f}x A" + against_text(args.against, other_smalls))
+        long_runs = 1 if args.quick else min(reps, 3)
+        walls, other_walls, verdict = in_turn(kinds, long_runs, url, env, other)
         day = statistics.median(walls)
         print(f"tickq check of {count} kinds, a day: {day:.2f} s (runs: {runs_of(walls)}), "
               f"{verdict}, {day / ref:.0f}x A (target under 10 s): "
@@ -265,15 +277,9 @@ def main() -> None:
         if other:
             print(f"  the same of {args.against}: {statistics.median(other_walls):.2f} s "
                   f"(runs: {runs_of(other_walls)})")
-        suggests, other_suggests = [], []
-        for _ in range(1 if args.quick else min(reps, 3)):
-            suggests.append(whole_check(ORIGINAL, url, env, "--suggest")[0])
-            if other:
-                other_suggests.append(whole_check(ORIGINAL, *other, "--suggest")[0])
+        suggests, other_suggests, _ = in_turn(ORIGINAL, long_runs, url, env, other, "--suggest")
         print(f"tickq check --suggest of original.toml: {statistics.median(suggests):.2f} s "
-              f"(runs: {runs_of(suggests)})"
-              + (f"; {args.against}: {statistics.median(other_suggests):.2f} s "
-                 f"(runs: {runs_of(other_suggests)})" if other else ""))
+              f"(runs: {runs_of(suggests)})" + against_text(args.against, other_suggests))
         print("\none real_fix.toml simulation, in this process:")
         print(parts_of_one_check(REAL_FIX, server))
 
