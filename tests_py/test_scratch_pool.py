@@ -32,7 +32,7 @@ def contents(conn: psycopg.Connection) -> dict[str, str]:
     """Every tickq table's rows (sorted) and every sequence's position, as text."""
     out = {}
     for rel, kind in conn.execute(
-            "SELECT c.oid::regclass::text, c.relkind FROM pg_class AS c"
+            "SELECT 'tickq.' || quote_ident(c.relname), c.relkind FROM pg_class AS c"
             " WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind IN ('r', 'S')"
             " ORDER BY 1").fetchall():
         query = (f"SELECT last_value::text || ' ' || is_called::text FROM {rel}" if kind == "S"
@@ -221,3 +221,34 @@ def test_checks_started_at_once_take_pool_databases_of_their_own_and_agree(
             "SELECT datname FROM pg_database WHERE datname ~ '^tickq_scratch_[0-9a-f]{12}$'"
         ).fetchall()
         assert own == []  # a copy of its own, if a check made one, is dropped
+
+
+SAFEGUARDS = (
+    "SELECT (SELECT count(*) FROM pg_proc AS p WHERE p.pronamespace = 'tickq'::regnamespace"
+    "   AND p.prosecdef),"
+    " (SELECT count(*) FROM pg_constraint AS c WHERE c.conrelid = 'tickq.job_run'::regclass"
+    "   AND c.contype = 'f' AND c.confrelid = 'tickq.job_kind'::regclass)")
+
+
+def test_only_the_scratch_databases_go_without_the_queues_safeguards(
+    pg_server_url: str, conn: psycopg.Connection
+) -> None:
+    # The queue: the dispatcher's and reader's functions run as their owner with a pinned
+    # search_path, and every run names a kind that exists.
+    definers, run_kind_keys = conn.execute(SAFEGUARDS).fetchone() or (0, 0)
+    assert definers > 20 and run_kind_keys == 1
+    with scratch.scratch(pg_server_url, TIMEOUTS) as sim:
+        # A scratch database: neither (queries/scratch_lean.sql), and its session pins the
+        # search_path the queue's functions pin themselves.
+        assert sim.execute(SAFEGUARDS).fetchone() == (0, 0)
+        assert sim.execute("SELECT current_setting('search_path')").fetchone() == (
+            "pg_catalog, tickq, pg_temp",)
+        # and the simulation still runs the queue's claim: a run it opens is one a claim opened
+        api.load(sim, load_registry(REAL_FIX))
+        api.simulate_window(sim, api.windows(sim)[1], None, steady=True)
+        row = sim.execute("SELECT count(*), count(*) FILTER (WHERE r.kind NOT IN"
+                          " (SELECT k.name FROM tickq.job_kind AS k)) FROM tickq.job_run AS r"
+                          ).fetchone()
+        assert row is not None and row[0] > 500 and row[1] == 0
+    # and the queue's own safeguards are untouched by a check on the same server
+    assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1)

@@ -7,9 +7,10 @@ The template is named after the schema's checksum (every migration and API file)
 `tickq_scratch_template_<checksum>_<role>`, and carries the comment `tickq scratch template`, so
 it is never taken for a user's database, nor a user's database for it. It is built under a name
 of its own and renamed only once migrated, so no copy is ever taken of a half-built one; two
-checks that build it at once keep the first. The tables the simulation writes are unlogged in
-it (queries/scratch_unlogged.sql), and so in every copy; it keeps its own rows and sequence
-positions in tickq.scratch_seed (queries/scratch_seed.sql).
+checks that build it at once keep the first. Its functions run as their caller, who owns them,
+and job_run has no foreign key (queries/scratch_lean.sql); the tables the simulation writes are
+unlogged in it (queries/scratch_unlogged.sql), and so in every copy; it keeps its own rows and
+sequence positions in tickq.scratch_seed (queries/scratch_seed.sql).
 
 The pool: up to POOL_SIZE copies per schema and role, `tickq_scratch_pool_<checksum>_<role>_<n>`
 with the comment `tickq scratch pool`. A check takes the first one no other check holds (an
@@ -53,9 +54,11 @@ POOL_LOCK = 0x7469636B  # the advisory lock a check holds in the pool database i
 # of times on tables of a few rows: with custom plans (the default for a statement with
 # parameters) many of them are planned again on every call, about a tenth of a simulation's
 # time; their generic plans give the same rows (every query the simulation's outcome depends on
-# orders by a unique key) in a fifth less backend CPU time (bench/README.md).
+# orders by a unique key) in a fifth less backend CPU time (bench/README.md). The search_path
+# is the one the queue's functions pin, which the template's do not (queries/scratch_lean.sql).
 SESSION_SETTINGS = ("SELECT set_config('synchronous_commit', 'off', false),"
-                    " set_config('plan_cache_mode', 'force_generic_plan', false)")
+                    " set_config('plan_cache_mode', 'force_generic_plan', false),"
+                    " set_config('search_path', 'pg_catalog, tickq, pg_temp', false)")
 COPY_TRIES = 5  # a template another check is still building or renaming is in use for a moment
 
 
@@ -63,13 +66,13 @@ COPY_TRIES = 5  # a template another check is still building or renaming is in u
 def schema_checksum() -> str:
     """12 hex digits of sha256 over every migration (name and text) and API file shipped, and
     what the template's build does after them and how a used copy is put back
-    (queries/scratch_unlogged.sql, scratch_seed.sql, scratch_reset.sql)."""
+    (queries/scratch_lean.sql, scratch_unlogged.sql, scratch_seed.sql, scratch_reset.sql)."""
     digest = sha256()
     for m in migration_files():
         digest.update(f"{m.name}\0{m.text}\0".encode())
     for name, text in api_files():
         digest.update(f"{name}\0{text}\0".encode())
-    for query in ("scratch_unlogged", "scratch_seed", "scratch_reset"):
+    for query in ("scratch_lean", "scratch_unlogged", "scratch_seed", "scratch_reset"):
         digest.update(load_query(query).encode())
     return digest.hexdigest()[:12]
 
@@ -232,6 +235,7 @@ def _build(admin: Connection, server_url: str, template: str) -> None:
     try:
         with connect(with_dbname(server_url, building)) as conn:
             migrate(conn)
+            conn.execute(load_query("scratch_lean"))
             conn.execute(load_query("scratch_unlogged"))
             conn.execute(load_query("scratch_seed"))
             conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
