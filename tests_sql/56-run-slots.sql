@@ -1,7 +1,7 @@
 -- The slots a run covers (job_run.slot_at, first_slot_at, slots_covered; the command's
 -- TICKQ_SLOT, TICKQ_FIRST_SLOT, TICKQ_SLOTS): a merged late run, its retry, a manual run.
 BEGIN;
-SELECT plan(17);
+SELECT plan(19);
 
 SELECT is(tickq.last_slot(NULL, NULL, ARRAY['00:00']::time[], NULL, ARRAY[-1]::smallint[], NULL, NULL, 'UTC',
     '2026-01-15Z', '2026-04-10Z'), '2026-03-31 00:00Z'::timestamptz,
@@ -30,6 +30,22 @@ SELECT is(tickq.last_slot(NULL, NULL, NULL, NULL, NULL, NULL, '30 * * * *', 'Eur
     '2026-10-24 12:00Z', '2026-10-25 01:45Z'), '2026-10-25 01:30Z'::timestamptz,
     'a cron string on real time: the second 01:30 of a fall-back night');
 
+-- slots_between answers most claims from the first slot after the due time; counting the days
+-- must give the same number wherever that slot falls.
+SELECT is((SELECT count(*)::integer FROM (VALUES
+        (ARRAY['01:30', '13:05']::time[], NULL::smallint[], NULL::smallint[], NULL::text, 'Europe/London'),
+        (ARRAY['02:30']::time[], ARRAY[7]::smallint[], NULL, NULL, 'Europe/London'),
+        (ARRAY['06:00']::time[], NULL, ARRAY[-1]::smallint[], NULL, 'America/New_York'),
+        (NULL, NULL, NULL, '*/20 1-3 * * *', 'Europe/London')) AS c (at_times, on_days, days, cron, zone)
+    CROSS JOIN generate_series(1::bigint, 400) AS g (i)
+    CROSS JOIN LATERAL (SELECT '2026-03-27 00:00Z'::timestamptz + make_interval(secs => (g.i * 15485863) % 3000000)
+        AS since) AS s
+    CROSS JOIN LATERAL (SELECT s.since + make_interval(secs => (g.i * 7919) % (3 * 86400)) AS now) AS n
+    WHERE tickq.slots_between(NULL, NULL, c.at_times, c.on_days, c.days, NULL, c.cron, c.zone, s.since, n.now)
+        IS DISTINCT FROM tickq.calendar_count(
+            tickq.calendar_of(c.at_times, c.on_days, c.days, NULL, c.cron, c.zone), s.since, n.now)), 0,
+    'slots_between agrees with counting for 1,600 stretches of four calendars, over both clock changes');
+
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "kinds": {"month_end": {"command": ["x"], "at": "06:00", "days": [-1], "timezone": "Europe/London",
         "timeout": 60, "retries": 1}}}', '2026-01-01Z')$$, 'a month-end kind synced');
@@ -51,6 +67,12 @@ SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = '
 SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
     FROM tickq.claim_kind('month_end', 'me', '2026-04-10 14:00Z')$$,
     $$VALUES ('manual', NULL::timestamptz, NULL::timestamptz, 0)$$, 'a manual run covers no slot');
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'month_end'),
+    'me', 'ok', 0, NULL, NULL, '2026-04-10 14:01Z');
+SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
+    FROM tickq.claim_jobs(1, 'd1', '2026-04-30 05:02Z')$$,
+    $$VALUES ('schedule', '2026-04-30 05:00Z'::timestamptz, '2026-04-30 05:00Z'::timestamptz, 1)$$,
+    'claimed on time: the one slot it was due for');
 
 
 -- first_run: "next_slot" makes a new kind wait for its first slot; "now" runs it at once.
