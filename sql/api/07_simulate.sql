@@ -33,6 +33,7 @@ DECLARE
     v_claim record;
     v_events integer := 0;
     v_due timestamptz;
+    v_holds jsonb;
 BEGIN
     -- Meant for a scratch database: it claims and reports as dispatcher 'simulator' on whatever
     -- queue it is given. It goes on where an earlier call stopped (the simulator's runs still
@@ -40,6 +41,9 @@ BEGIN
     -- transaction every claim and report adds a version of the same few kind and slot rows that
     -- nothing can prune, and each step gets slower than the last.
     SELECT * INTO STRICT v_settings FROM tickq.settings;
+    -- How long each kind's runs hold their slot, read once rather than joined to every claim.
+    SELECT jsonb_object_agg(k.name, tickq.simulated_hold(k, p_durations))
+    INTO v_holds FROM tickq.job_kind AS k;
     -- The question is whether the schedule fits once everything runs: each unarmed irreversible
     -- kind is armed first by a manual run through the real path, keeping its due time.
     FOR v_claim IN
@@ -102,10 +106,9 @@ BEGIN
         CONTINUE WHEN cardinality(v_run_ids) >= v_settings.slots OR NOT EXISTS (
             SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_t);
         FOR v_claim IN
-            SELECT c.run_id, tickq.simulated_hold(k, p_durations) AS hold
+            SELECT c.run_id, (v_holds ->> c.kind)::interval AS hold
             -- As a dispatcher does: claim no more than the slots its runs leave free.
             FROM tickq.claim_jobs(v_settings.slots - cardinality(v_run_ids), 'simulator', v_t) AS c
-            INNER JOIN tickq.job_kind AS k ON c.kind = k.name
         LOOP
             v_run_ids := v_run_ids || v_claim.run_id;
             v_finish := v_finish || (v_t + v_claim.hold);
