@@ -1,8 +1,8 @@
 -- Stretches of a window the simulator need not run again (tickq.simulate_window, 07_simulate.sql):
--- where the clock stands at rest (tickq.simulation_at_rest) and a stretch simulated from a day
--- before, to a later instant at rest, repeats a day later for every kind's slots
+-- where the clock stands at rest (tickq.simulation_at_rest) and a stretch simulated from some
+-- days before, to a later instant at rest, repeats that many days later for every kind's slots
 -- (simulation_repeats_until, which walks each kind's slots with tickq.next_slot), the same runs
--- follow a day later: simulation_repeat copies them.
+-- follow that many days later: simulation_repeat copies them.
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,
@@ -32,11 +32,18 @@ BEGIN
     IF EXISTS (SELECT FROM tickq.job_kind AS pk WHERE pk.enabled AND pk.paused_until > p_from) THEN
         RETURN NULL;
     END IF;
+    -- The answer is the least of the kinds' (the order changes nothing), so the kinds most
+    -- likely to differ go first: a cadence p_shift does not divide (its first slot), then
+    -- calendars with day rules, then those of a zone with clock changes, fewest times first.
+    -- Once the answer is p_from the walk ends, and a stretch that does not repeat costs a step
+    -- or two, not a day of every kind's slots.
     FOR k IN
         SELECT jk.every, jk.every_offset, jk.at_times, jk.on_days, jk.days, jk.months, jk.cron, jk.timezone
         FROM tickq.job_kind AS jk
         WHERE jk.enabled
             AND NOT (jk.every IS NOT NULL AND extract(EPOCH FROM p_shift) % extract(EPOCH FROM jk.every) = 0)
+        ORDER BY jk.every IS NULL, jk.on_days IS NULL AND jk.days IS NULL AND jk.months IS NULL AND jk.cron IS NULL,
+            jk.timezone = 'UTC', cardinality(jk.at_times), jk.name
     LOOP
         v_slot := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
             k.timezone, p_from - interval '1 microsecond');
@@ -79,32 +86,37 @@ CREATE OR REPLACE FUNCTION tickq.simulation_repeat(
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    v_shift constant interval := interval '1 day';
+    v_shift interval;
     v_from timestamptz;
     v_candidates timestamptz[];
     v_until timestamptz;
-    v_low integer;
+    v_low integer := 0;
 BEGIN
     -- p_rests: the instants the clock stood at rest (tickq.simulation_at_rest) in this window, in
-    -- order, the last one now. From a day before it a stretch was simulated to a later instant
-    -- at rest; when every kind's slots repeat a day later over it (tickq.simulation_repeats_until),
-    -- the clock moved from now would make the same runs a day later and stand at rest at its
-    -- end again: its runs are copied a day later and the clock stands there. The longest such
-    -- stretch (a shorter one repeats whenever a longer one does), ending by p_last. Returns
-    -- the instants the copy stands at rest (those of the stretch it copies, a day later: the
-    -- same state, so a day after the copy can be copied in turn), the last one where the clock
-    -- now stands; NULL when nothing repeats.
-    v_from := p_now - v_shift;
-    IF NOT v_from = ANY(p_rests) THEN
-        RETURN NULL;
-    END IF;
-    v_candidates := ARRAY(SELECT r.at FROM unnest(p_rests) AS r (at)
-        WHERE r.at > v_from AND r.at <= p_now AND r.at + v_shift <= p_last ORDER BY r.at);
-    IF cardinality(v_candidates) = 0 THEN
-        RETURN NULL;
-    END IF;
-    v_until := tickq.simulation_repeats_until(v_from, v_candidates[cardinality(v_candidates)], v_shift);
-    v_low := coalesce((SELECT max(c.n) FROM unnest(v_candidates) WITH ORDINALITY AS c (at, n) WHERE c.at <= v_until), 0);
+    -- order, the last one now. From a whole number of days before it a stretch was simulated to
+    -- a later instant at rest; when every kind's slots repeat that many days later over it
+    -- (tickq.simulation_repeats_until), the clock moved from now would make the same runs that
+    -- many days later and stand at rest at its end again: its runs are copied and the clock
+    -- stands there. The day before first, then two days before, and so on to the window's first
+    -- rest: a stretch that holds a weekly kind's slot differs from the day after, which lacks
+    -- it, and that day is then the same as the day before the weekly slot (real_fix's week: 130
+    -- parts simulated instead of 148, bench/README.md). The longest stretch of the nearest such
+    -- day (a shorter one repeats whenever a longer one does), ending by p_last. Returns the
+    -- instants the copy stands at rest (those of the stretch it copies, shifted: the same state,
+    -- so a day after the copy can be copied in turn), the last one where the clock now stands;
+    -- NULL when nothing repeats.
+    FOR v_days IN 1..greatest(0, extract(DAY FROM p_now - p_rests[1])::integer) LOOP
+        v_shift := make_interval(hours => 24 * v_days);  -- whole days of the clock, whatever the session's zone
+        v_from := p_now - v_shift;
+        CONTINUE WHEN NOT v_from = ANY(p_rests);
+        v_candidates := ARRAY(SELECT r.at FROM unnest(p_rests) AS r (at)
+            WHERE r.at > v_from AND r.at <= p_now AND r.at + v_shift <= p_last ORDER BY r.at);
+        CONTINUE WHEN cardinality(v_candidates) = 0;
+        v_until := tickq.simulation_repeats_until(v_from, v_candidates[cardinality(v_candidates)], v_shift);
+        v_low := coalesce((SELECT max(c.n) FROM unnest(v_candidates) WITH ORDINALITY AS c (at, n)
+            WHERE c.at <= v_until), 0);
+        EXIT WHEN v_low > 0;
+    END LOOP;
     IF v_low = 0 THEN
         RETURN NULL;
     END IF;
@@ -127,8 +139,9 @@ END
 $$;
 COMMENT ON FUNCTION tickq.simulation_repeat(timestamptz[], timestamptz, timestamptz) IS
 'For the simulator, in a scratch database, the clock at rest at p_now (p_rests: where it stood at '
-'rest in this window, p_now last): when a stretch from a day before, simulated to a later instant '
-'at rest (at most p_last a day later), repeats a day later for every kind '
-'(tickq.simulation_repeats_until), its runs are copied a day later and the clock stands at rest at its '
-'end. Returns the instants the copy stands at rest (the stretch''s rest points of p_rests, a day '
-'later), in order, the last one where the clock stands; NULL when no stretch repeats.';
+'rest in this window, p_now last): when a stretch from the nearest whole number of days before, '
+'simulated to a later instant at rest (at most p_last that many days later), repeats that many '
+'days later for every kind (tickq.simulation_repeats_until), its runs are copied that many days '
+'later and the clock stands at rest at its end. Returns the instants the copy stands at rest (the '
+'stretch''s rest points of p_rests, shifted), in order, the last one where the clock stands; NULL '
+'when no stretch repeats.';
