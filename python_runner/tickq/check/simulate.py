@@ -77,7 +77,10 @@ def evaluate(
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
-    api.load(first, registry, agents)
+    if sims is not None and sims.preloaded(registry):  # synced while the queue was asked
+        api.load_agents(first, agents)
+    else:
+        api.load(first, registry, agents)
     if sims is not None and sims.first_load is None:
         sims.first_load = (registry, agents)
     planned = api.windows(first)

@@ -47,12 +47,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     stale_after in the worst case, else 1."""
     from tickq.host import programs
 
-    registry = common.registry(args)
     with contextlib.ExitStack() as stack:
         # Scratch databases for the check and its proposals, taken (usually kept ones put back:
-        # tickq.db.scratch) while the queue judges the registry and is asked; a refused registry
-        # waits for no more than that (about 40 ms).
+        # tickq.db.scratch) while the registry is read and the queue judges it and is asked; the
+        # registry is synced into the first meanwhile (its values judged there too, by the same
+        # SQL). A refused registry waits for no more than that (about 40 ms).
         sim = stack.enter_context(simulate.scratch(session.server(args.database_url)))
+        registry = common.registry(args)
+        sim.preload(registry)
         conn = stack.enter_context(_judged_queue(args, registry))
         facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
         # The worst case needs nothing more of the queue: it runs in the scratch databases

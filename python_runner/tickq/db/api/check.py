@@ -175,6 +175,7 @@ class Scratches:
 
     def __init__(self, server_url: str, ready: int) -> None:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
+        self._preload: tuple[Registry, Future[None]] | None = None
         self._server_url = server_url
         self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
         self._lock = threading.Lock()
@@ -192,6 +193,23 @@ class Scratches:
         with self._lock:
             self._drops.append(made.__exit__)
         return conn
+
+    def preload(self, registry: Registry) -> None:
+        """Sync `registry` into the first scratch database as soon as it is made, in the
+        background, while the caller asks the queue what else to load (its agents:
+        `preloaded`)."""
+        self._preload = (registry, self._making.submit(self._sync_first, registry))
+
+    def _sync_first(self, registry: Registry) -> None:
+        load(self._copies[0].result(), registry)
+
+    def preloaded(self, registry: Registry) -> bool:
+        """Whether `preload` synced this very registry into the first database (waits for it,
+        and raises what the sync raised)."""
+        if self._preload is None or self._preload[0] is not registry:
+            return False
+        self._preload[1].result()
+        return True
 
     @property
     def conn(self) -> Connection:
@@ -262,6 +280,11 @@ def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()
     """Make the scratch queue match `registry` (a later registry replaces an earlier one) and
     hold `agents`; synced `now` (default: the database's clock)."""
     registry_api.sync_registry(conn, registry, now=now)
+    load_agents(conn, agents)
+
+
+def load_agents(conn: Connection, agents: Sequence[SavedAgent]) -> None:
+    """Save the queue's `agents` in the scratch queue, beside the registry's kinds."""
     for agent in agents:
         conn.execute(db.load_query("save_agent_fields"),
                      {"name": agent.name, "fields": Jsonb(agent.fields)})

@@ -1,13 +1,18 @@
--- For the scratch template only (tickq.db.scratch), after the migration: two safeguards of a
--- queue that guard nothing in a database only the role that built it ever uses, and cost the
--- simulator's claims and reports about a tenth of their time (bench/README.md).
+-- For the scratch template only (tickq.db.scratch), after the migration: what a queue needs and
+-- a database only the role that built it ever uses, for a simulation, does not. Each cost the
+-- simulator's claims and reports time (bench/README.md).
 -- * The API's functions run as their caller (SECURITY INVOKER), not as their owner with a
 --   pinned search_path: here the caller is their owner, and a scratch session pins the same
 --   search_path itself (tickq.db.scratch.SESSION_SETTINGS). Each call of a function that sets
 --   search_path saves, sets and restores it, and every claim and report makes several.
 -- * job_run's foreign key to job_kind, checked for every run a claim opens and every report of
 --   it: the simulator never renames or deletes a kind.
--- Their SQL is the queue's, statement for statement.
+-- * job_run's indexes other than its primary key (the history by kind, by success, by finish):
+--   the simulation finds runs by id and its report by claim time, never through them, and every
+--   report changes columns they hold, so none of its updates could be HOT (each wrote a new
+--   entry in all four indexes); without them each is.
+-- Their SQL is the queue's, statement for statement: no plan the simulation's outcome depends
+-- on changes with them (every such query orders by a unique key).
 DO $$
 DECLARE
     v_function regprocedure;
@@ -21,4 +26,17 @@ BEGIN
     END LOOP;
 END
 $$;
-ALTER TABLE tickq.job_run DROP CONSTRAINT job_run_kind_fkey
+ALTER TABLE tickq.job_run DROP CONSTRAINT job_run_kind_fkey;
+DO $$
+DECLARE
+    v_index regclass;
+BEGIN
+    FOR v_index IN
+        SELECT i.indexrelid::regclass FROM pg_catalog.pg_index AS i
+        WHERE i.indrelid = 'tickq.job_run'::regclass AND NOT i.indisunique
+        ORDER BY i.indexrelid
+    LOOP
+        EXECUTE format('DROP INDEX %s', v_index);
+    END LOOP;
+END
+$$
