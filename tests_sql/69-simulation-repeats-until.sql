@@ -2,7 +2,7 @@
 -- (tickq.simulation_repeats_until, by which tickq.simulation_repeat copies): every kind's slots
 -- walked from the stretch's start and from a day later, side by side, to the first that differs.
 BEGIN;
-SELECT plan(13);
+SELECT plan(15);
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 300, "stale_after": 900, "housekeeping_every": 86400},
@@ -34,6 +34,16 @@ SELECT is(tickq.simulation_repeats_until('2026-06-01 05:00Z', '2026-06-02 00:00Z
     'nothing repeats while a kind is paused: the pause ends at an instant, not a day later');
 SELECT is(tickq.simulation_repeats_until('2026-06-01 06:00Z', '2026-06-02 00:00Z', '1 day'),
     '2026-06-02 00:00Z'::timestamptz, 'from where the pause ended it does');
+
+SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 2, "tick": 300, "stale_after": 900, "housekeeping_every": 43200},
+    "kinds": {
+        "five": {"command": ["x"], "every": 300, "timeout": 60},
+        "uneven": {"command": ["x"], "at": ["01:00", "14:00"], "timeout": 60}
+    }}', '2026-06-01 00:00Z')$$, 'two times of day in UTC, 13 and 11 hours apart');
+SELECT is(tickq.simulation_repeats_until('2026-06-01 00:00Z', '2026-06-01 12:00Z', '12 hours'),
+    '2026-06-01 01:00Z'::timestamptz,
+    'UTC times of day repeat every whole day, not every half day: 01:00 is not 14:00 less 12 hours');
 
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 300, "stale_after": 900, "housekeeping_every": 86400},

@@ -32,6 +32,8 @@ BEGIN
     IF EXISTS (SELECT FROM tickq.job_kind AS pk WHERE pk.enabled AND pk.paused_until > p_from) THEN
         RETURN NULL;
     END IF;
+    -- Times of day in UTC with no day rules repeat every whole day by definition (UTC never
+    -- changes its offset): their walk would match slot for slot to the end, so it is left out.
     -- The answer is the least of the kinds' (the order changes nothing), so the kinds most
     -- likely to differ go first: a cadence p_shift does not divide (its first slot), then
     -- calendars with day rules, then those of a zone with clock changes, fewest times first.
@@ -42,6 +44,8 @@ BEGIN
         FROM tickq.job_kind AS jk
         WHERE jk.enabled
             AND NOT (jk.every IS NOT NULL AND extract(EPOCH FROM p_shift) % extract(EPOCH FROM jk.every) = 0)
+            AND NOT (jk.timezone = 'UTC' AND jk.every IS NULL AND jk.cron IS NULL AND jk.on_days IS NULL
+                AND jk.days IS NULL AND jk.months IS NULL AND extract(EPOCH FROM p_shift) % 86400 = 0)
         ORDER BY jk.every IS NULL, jk.on_days IS NULL AND jk.days IS NULL AND jk.months IS NULL AND jk.cron IS NULL,
             jk.timezone = 'UTC', cardinality(jk.at_times), jk.name
     LOOP
