@@ -253,3 +253,21 @@ def test_only_the_scratch_databases_go_without_the_queues_safeguards(
         assert row is not None and row[0] > 500 and row[1] == 0
     # and the queue's own safeguards are untouched by a check on the same server
     assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1, 4)
+
+
+def test_putting_back_empties_only_the_tables_a_check_wrote(pg_server_url: str) -> None:
+    """TRUNCATE gives a table new files: one a check never writes (the migrations' own rows,
+    seeded from the template) keeps its files when the database is put back, whatever the
+    session's search_path makes of its name; one a check writes (job_run) gets new ones."""
+    files = ("SELECT c.relname, c.relfilenode FROM pg_class AS c"
+             " WHERE c.oid IN ('tickq.migration'::regclass, 'tickq.job_run'::regclass)")
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        first = database_of(conn)
+        api.load(conn, load_registry(REAL_FIX))
+        api.simulate_window(conn, api.windows(conn)[1], None, steady=True)
+        before = dict(conn.execute(files).fetchall())
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        assert database_of(conn) == first
+        after = dict(conn.execute(files).fetchall())
+    assert after["migration"] == before["migration"]
+    assert after["job_run"] != before["job_run"]

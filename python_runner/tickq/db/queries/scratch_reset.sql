@@ -7,6 +7,7 @@
 -- so only those (and the 4 that reference them) are: a check of the demo's registry in a loop of
 -- checks took 270 ms against 307 ms when all 19 were (bench/README.md). queue_registry goes
 -- last: a write of the slot rows forgets its digest (tickq.forget_registry_digest).
+-- Tables are matched to their seeds by oid: a name as text depends on the session's search_path.
 -- tests_py/test_scratch_pool.py compares every table and sequence with a fresh copy.
 DO $$
 DECLARE
@@ -18,7 +19,7 @@ DECLARE
 BEGIN
     FOR v_seed IN
         SELECT c.oid::regclass AS relation, s.content
-        FROM pg_class AS c LEFT JOIN tickq.scratch_seed AS s ON s.relation = c.oid::regclass::text
+        FROM pg_class AS c LEFT JOIN tickq.scratch_seed AS s ON s.relation::regclass = c.oid
         WHERE c.relnamespace = 'tickq'::regnamespace AND c.relkind = 'r' AND c.relname <> 'scratch_seed'
     LOOP
         IF v_seed.content IS NULL THEN
@@ -28,7 +29,7 @@ BEGIN
                 v_seed.relation) INTO v_seed.content;
             SELECT v_seed.content IS DISTINCT FROM jsonb_agg(r.row ORDER BY r.row::text) INTO v_wrote
             FROM tickq.scratch_seed AS s CROSS JOIN LATERAL jsonb_array_elements(s.content) AS r (row)
-            WHERE s.relation = v_seed.relation::text;
+            WHERE s.relation::regclass = v_seed.relation;
         END IF;
         IF v_wrote THEN
             v_dirty := v_dirty || v_seed.relation;
