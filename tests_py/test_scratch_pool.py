@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -62,9 +64,25 @@ def role_of(admin: psycopg.Connection) -> str:
     return str(row[0])
 
 
+def comments(admin: psycopg.Connection) -> dict[str, str]:
+    return dict(admin.execute(
+        "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database"
+        " WHERE datname LIKE 'tickq_scratch_pool%'").fetchall())
+
+
+def as_if_none_was_put_back(pg_server_url: str) -> None:
+    """Mark every pool database as in use by the last check, so the next is taken in order
+    (a database an earlier test's check put back would be taken first)."""
+    with admin_of(pg_server_url) as admin:
+        for name, mark in comments(admin).items():
+            if mark == scratch.CLEAN_MARK:
+                admin.execute(f"""COMMENT ON DATABASE "{name}" IS '{scratch.POOL_MARK}'""")
+
+
 def test_a_used_pool_database_is_put_back_to_what_a_fresh_copy_holds(
     pg_server_url: str
 ) -> None:
+    as_if_none_was_put_back(pg_server_url)
     with scratch.scratch(pg_server_url, TIMEOUTS) as conn:  # the template exists from here on
         first = database_of(conn)
         assert first.startswith(scratch.POOL_PREFIX)
@@ -261,6 +279,7 @@ def test_putting_back_empties_only_the_tables_a_check_wrote(pg_server_url: str) 
     session's search_path makes of its name; one a check writes (job_run) gets new ones."""
     files = ("SELECT c.relname, c.relfilenode FROM pg_class AS c"
              " WHERE c.oid IN ('tickq.migration'::regclass, 'tickq.job_run'::regclass)")
+    as_if_none_was_put_back(pg_server_url)
     with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
         first = database_of(conn)
         api.load(conn, load_registry(REAL_FIX))
@@ -271,3 +290,50 @@ def test_putting_back_empties_only_the_tables_a_check_wrote(pg_server_url: str) 
         after = dict(conn.execute(files).fetchall())
     assert after["migration"] == before["migration"]
     assert after["job_run"] != before["job_run"]
+
+
+def test_a_database_done_with_while_another_simulates_is_put_back_at_once(
+    db_url: str, pg_server_url: str
+) -> None:
+    """A check of two windows simulates each in a pool database. The one beside the first,
+    done while the first still simulates (here held back by a lock until then), is put back at
+    once and marked so; the next check takes it first and as it is, and marks it in use before
+    anything writes to it. The verdicts are the same."""
+    from tickq.check import simulate
+
+    registry = load_registry(REAL_FIX)
+    as_if_none_was_put_back(pg_server_url)
+    with admin_of(pg_server_url) as admin, simulate.scratch(pg_server_url, 2) as sims:
+        sims.preload(registry)
+        assert sims.preloaded(registry)
+        first = database_of(sims.conn)
+        with psycopg.connect(with_dbname(pg_server_url, first)) as holder:
+            # the first database's simulation starts by writing pool_slot: it waits here
+            holder.execute("LOCK TABLE tickq.pool_slot IN ACCESS EXCLUSIVE MODE")
+            with ThreadPoolExecutor(1) as pool:
+                worst = pool.submit(simulate.evaluate, sims, registry, None, last=True)
+                deadline = time.monotonic() + 8
+                while scratch.CLEAN_MARK not in comments(admin).values():
+                    assert time.monotonic() < deadline and not worst.done(), comments(admin)
+                    time.sleep(0.05)
+                holder.rollback()  # the first may go on
+                result = worst.result()
+        clean = [name for name, mark in comments(admin).items() if mark == scratch.CLEAN_MARK]
+        assert len(clean) == 1 and clean[0] != first
+        fresh = f"tickq_test_fresh_{clean[0][-12:]}"
+        admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+        template = scratch.template_name(role_of(admin))
+        admin.execute(f'CREATE DATABASE "{fresh}" TEMPLATE "{template}"')
+        try:
+            with psycopg.connect(with_dbname(pg_server_url, fresh)) as copy:
+                expected = contents(copy)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+    with admin_of(pg_server_url) as admin:
+        with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+            assert database_of(conn) == clean[0]  # taken first
+            assert contents(conn) == expected  # in the template's state, as put back
+            # and in use now: a check that died here would leave it to the next to put back
+            assert comments(admin)[clean[0]] == scratch.POOL_MARK
+        with simulate.scratch(pg_server_url, 2) as sims:  # the databases put back as before
+            assert simulate.evaluate(sims, registry, None) == result

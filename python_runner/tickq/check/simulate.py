@@ -69,11 +69,13 @@ def worst_case(
 
 def evaluate(
     conn: Connection | Scratches, registry: Registry, durations: dict[str, float] | None,
-    agents: Sequence[SavedAgent] = (), jobs: int | None = None,
+    agents: Sequence[SavedAgent] = (), jobs: int | None = None, last: bool = False,
 ) -> WorstCase:
     """`worst_case` in the scratch database behind `conn`, window after window; given
     `Scratches`, in up to `jobs` of them at once (default: the machine's cores), whole windows
-    each (cutting a window inside too did not pay on two cores: bench/README.md)."""
+    each (cutting a window inside too did not pay on two cores: bench/README.md). With `last`
+    the caller uses none beside the first again: each is put back for the next check as soon as
+    its windows are done, while the first still simulates (tickq.db.scratch.put_back)."""
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
@@ -91,7 +93,7 @@ def evaluate(
             api.simulate_window(first, window, durations, steady=True)
             worst = api.merge(first, worst, number, window)
         return WorstCase(planned, api.worst_waits(first, worst))
-    beside = _Beside(sims, registry, agents, durations, planned)
+    beside = _Beside(sims, registry, agents, durations, planned, last)
     return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
 
 
@@ -101,11 +103,13 @@ class _Beside:
     after the other in one database gives."""
 
     def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
-                 durations: dict[str, float] | None, planned: list[Window]) -> None:
+                 durations: dict[str, float] | None, planned: list[Window],
+                 last: bool = False) -> None:
         self.sims, self.registry, self.agents, self.durations = sims, registry, agents, durations
-        self.planned = planned
+        self.planned, self.last = planned, last
         self.reports: dict[int, Any] = {}  # window number -> its report
         self.lock = threading.Lock()
+        self.first_done = threading.Event()  # share 0's windows, in the first database
 
     def shares(self, jobs: int) -> list[list[int]]:
         """The windows' numbers, whole and in order, in at most `jobs` shares of about as long
@@ -154,14 +158,20 @@ class _Beside:
             api.load(sim, self.registry, self.agents)
         else:
             sim = self.sims.conn
-        if share[0] != 1:  # armed as the first window arms
-            api.arm_as_first(sim, self.planned[0], self.durations)
-        for number in share:
-            window = self.planned[number - 1]
-            api.simulate_window(sim, window, self.durations, steady=True)
-            report = api.merge(sim, None, number, window)
-            with self.lock:
-                self.reports[number] = report
+        try:
+            if share[0] != 1:  # armed as the first window arms
+                api.arm_as_first(sim, self.planned[0], self.durations)
+            for number in share:
+                window = self.planned[number - 1]
+                api.simulate_window(sim, window, self.durations, steady=True)
+                report = api.merge(sim, None, number, window)
+                with self.lock:
+                    self.reports[number] = report
+        finally:
+            if not n:
+                self.first_done.set()
+        if n and self.last and not self.first_done.is_set():  # free meanwhile: put back now
+            api.put_back(sim)
 
 
 def replay(

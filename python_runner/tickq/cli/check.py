@@ -61,7 +61,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         # while the queue is asked for the capacity (a check waits for the longer, not both).
         # The thread ends before its databases are dropped (its pool closes first).
         beside = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tickq-worst"))
-        worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents)
+        # Without --suggest the databases beside the first are not used again.
+        worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents,
+                              last=not args.suggest)
         stack.callback(sim.cancel_until, worst)  # a failure or ^C here stops it at once
         report = capacity.check(conn, registry)
         warnings = schedule.schedule_warnings(conn, registry)

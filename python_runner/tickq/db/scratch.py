@@ -18,7 +18,10 @@ advisory lock inside it, held while its connection is open, so a check that dies
 it), making it from the template the first time, and puts it back to the template's state
 before it simulates (queries/scratch_reset.sql: about 20 ms, where a copy took 60-150 ms and its
 DROP 30-60 ms and a checkpoint of the whole server); one that cannot be put back (its tables
-changed by hand) is dropped, and made again by a later check. When every one is held, it
+changed by hand) is dropped, and made again by a later check. A check that is done with a
+pool database while it still simulates in another puts that one back then (`put_back`), on a
+core the other leaves free, and marks it (`tickq scratch pool, put back`, until a check takes it
+again): the next check takes such a one first and starts at once. When every one is held, it
 simulates in a copy of its own, dropped afterwards. Templates and pools of this role with
 another checksum (an older tickq's) are dropped by the next check.
 """
@@ -45,6 +48,9 @@ PREFIX = "tickq_scratch_template_"
 MARK = "tickq scratch template"
 POOL_PREFIX = "tickq_scratch_pool_"
 POOL_MARK = "tickq scratch pool"
+# A pool database put back when its check was done with it (`put_back`), so the next check may
+# take it as it is: while a check still simulated in another, the put-back cost it nothing.
+CLEAN_MARK = "tickq scratch pool, put back"
 # Checks beside each other take one pool database each, a check as many as the machine has
 # cores; past this many, a check copies a database of its own and drops it.
 POOL_SIZE = 8
@@ -115,6 +121,7 @@ class _Found:
     role: str
     ours: frozenset[str]  # templates and pool databases this role made (marked, owned)
     names: frozenset[str]  # every database named like one
+    clean: frozenset[str]  # pool databases of ours put back when their check was done
 
     @property
     def template(self) -> str:
@@ -124,16 +131,20 @@ class _Found:
 def _look(admin: Connection) -> _Found:
     """This role's templates and pool databases, and every database named like one."""
     found = admin.execute(
-        "SELECT current_user, d.datname, CASE WHEN starts_with(d.datname, %(template)s)"
-        " THEN %(mark)s ELSE %(pool_mark)s END = shobj_description(d.oid, 'pg_database'),"
-        " d.datdba = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
+        "SELECT current_user, d.datname, shobj_description(d.oid, 'pg_database') = ANY("
+        "CASE WHEN starts_with(d.datname, %(template)s) THEN ARRAY[%(mark)s]"
+        " ELSE ARRAY[%(pool_mark)s, %(clean_mark)s] END),"
+        " d.datdba = (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user),"
+        " shobj_description(d.oid, 'pg_database') = %(clean_mark)s"
         " FROM (SELECT) AS one LEFT JOIN pg_database AS d"
         " ON starts_with(d.datname, %(template)s) OR starts_with(d.datname, %(pool)s)",
-        {"template": PREFIX, "mark": MARK, "pool": POOL_PREFIX, "pool_mark": POOL_MARK}
+        {"template": PREFIX, "mark": MARK, "pool": POOL_PREFIX, "pool_mark": POOL_MARK,
+         "clean_mark": CLEAN_MARK}
     ).fetchall()
-    return _Found(role=str(found[0][0]),
-                  ours=frozenset(row[1] for row in found if row[2] and row[3]),
-                  names=frozenset(row[1] for row in found if row[1] is not None))
+    ours = frozenset(row[1] for row in found if row[2] and row[3])
+    return _Found(role=str(found[0][0]), ours=ours,
+                  names=frozenset(row[1] for row in found if row[1] is not None),
+                  clean=frozenset(row[1] for row in found if row[1] in ours and row[4]))
 
 
 def _take(admin: Connection, server_url: str, timeouts: Timeouts
@@ -148,7 +159,8 @@ def _take(admin: Connection, server_url: str, timeouts: Timeouts
         # In use: an older tickq is copying or simulating in it right now; a later check drops it.
         with contextlib.suppress(psycopg.errors.ObjectInUse):
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
-    for name in pool:
+    # Those put back when their check was done first: they need no putting back now.
+    for name in sorted(pool, key=lambda name: name not in found.clean):
         if name in found.names - found.ours:
             continue  # a database of that name tickq did not make
         made = name not in found.ours and _make_pool(admin, server_url, found, name)
@@ -192,7 +204,7 @@ def _hold(server_url: str, name: str, timeouts: Timeouts, fresh: bool) -> Connec
             conn.close()
             return None
         conn.execute(SESSION_SETTINGS)
-        if not fresh:
+        if not fresh and not _taken_clean(conn):
             try:
                 conn.execute(load_query("scratch_reset"))
             except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
@@ -205,6 +217,40 @@ def _hold(server_url: str, name: str, timeouts: Timeouts, fresh: bool) -> Connec
         conn.close()
         raise
     return conn
+
+
+def _taken_clean(conn: Connection) -> bool:
+    """Whether the pool database behind `conn` (held) was put back when its last check was done
+    with it; it is marked as in use again either way, before anything writes to it, so a check
+    that dies while using it leaves it to be put back by the next."""
+    row = conn.execute(
+        "SELECT shobj_description(d.oid, 'pg_database') = %s FROM pg_database AS d"
+        " WHERE d.datname = current_database()", (CLEAN_MARK,)).fetchone()
+    if row != (True,):
+        return False
+    _mark(conn, POOL_MARK)
+    return True
+
+
+def _mark(conn: Connection, mark: str) -> None:
+    conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+        sql.Identifier(conn.info.dbname), sql.Literal(mark)))
+
+
+def put_back(conn: Connection) -> None:
+    """Put the pool database behind `conn` back to the template's state now, while the caller's
+    check is still busy elsewhere, and mark it so (CLEAN_MARK): the next check that takes it
+    need not. Only for a database the check will not use again, and never for a copy of its
+    own (dropped at the end anyway)."""
+    if not conn.info.dbname.startswith(POOL_PREFIX):
+        return
+    try:
+        conn.execute(load_query("scratch_reset"))
+    except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
+        raise
+    except psycopg.DatabaseError:
+        return  # left as it is: the next check that takes it tries, and drops it if it cannot
+    _mark(conn, CLEAN_MARK)
 
 
 def _copy(admin: Connection, server_url: str, found: _Found, name: str) -> None:

@@ -261,6 +261,12 @@ class Scratches:
             wait([work], timeout=0.1)
 
 
+def put_back(conn: Connection) -> None:
+    """Put a pool database the check is done with back now, for the next check
+    (tickq.db.scratch.put_back)."""
+    db_scratch.put_back(conn)
+
+
 @contextmanager
 def scratches(server_url: str, ready: int = 1) -> Iterator[Scratches]:
     """Scratch databases for a check, `ready` of them made at once in the background
