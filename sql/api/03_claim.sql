@@ -191,11 +191,9 @@ BEGIN
         SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
             v_slots[array_position(v_picked, k.name)],
             -- The slots covered: from the kind's due time to the last one by now (the due time
-            -- itself when it is the only one, as it nearly always is: no calendar walked back);
-            -- a retry's are its first try's, which the kind row keeps (set below).
+            -- when it is the only one); a retry's are its first try's, kept on the kind row.
             CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
-                    k.months, k.cron, k.timezone, k.due_at, p_now)
-                WHEN k.n = 1 THEN k.due_at
+                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
                 WHEN k.next_trigger = 'retry' THEN k.slot_at END,
             CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
             CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools

@@ -198,10 +198,8 @@ class Scratches:
         """Sync `registry` into the first scratch database as soon as it is made, in the
         background, while the caller asks the queue what else to load (its agents:
         `preloaded`)."""
-        self._preload = (registry, self._making.submit(self._sync_first, registry))
-
-    def _sync_first(self, registry: Registry) -> None:
-        load(self._copies[0].result(), registry)
+        self._preload = (registry, self._making.submit(
+            lambda: load(self._copies[0].result(), registry)))
 
     def preloaded(self, registry: Registry) -> bool:
         """Whether `preload` synced this very registry into the first database (waits for it,
@@ -262,8 +260,7 @@ class Scratches:
 
 
 def put_back(conn: Connection) -> None:
-    """Put a pool database the check is done with back now, for the next check
-    (tickq.db.scratch.put_back)."""
+    """Put a pool database the check is done with back now (tickq.db.scratch.put_back)."""
     db_scratch.put_back(conn)
 
 
