@@ -70,6 +70,19 @@ def comments(admin: psycopg.Connection) -> dict[str, str]:
         " WHERE datname LIKE 'tickq_scratch_pool%'").fetchall())
 
 
+def fresh_contents(admin: psycopg.Connection, pg_server_url: str, beside: str) -> dict[str, str]:
+    """`contents` of a fresh copy of the template (named after pool database `beside`)."""
+    fresh = f"tickq_test_fresh_{beside[-12:]}"
+    template = scratch.template_name(role_of(admin))
+    admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+    admin.execute(f'CREATE DATABASE "{fresh}" TEMPLATE "{template}"')
+    try:
+        with psycopg.connect(with_dbname(pg_server_url, fresh)) as copy:
+            return contents(copy)
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+
+
 def as_if_none_was_put_back(pg_server_url: str) -> None:
     """Mark every pool database as in use by the last check, so the next is taken in order
     (a database an earlier test's check put back would be taken first)."""
@@ -97,15 +110,7 @@ def test_a_used_pool_database_is_put_back_to_what_a_fresh_copy_holds(
                      " (SELECT min(version) FROM tickq.migration)")
         conn.execute("INSERT INTO tickq.dispatcher_tick VALUES ('elsewhere', 'd', now())")
     with admin_of(pg_server_url) as admin:
-        fresh = f"tickq_test_fresh_{first[-12:]}"
-        template = scratch.template_name(role_of(admin))
-        admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
-        admin.execute(f'CREATE DATABASE "{fresh}" TEMPLATE "{template}"')
-        try:
-            with psycopg.connect(with_dbname(pg_server_url, fresh)) as copy:
-                expected = contents(copy)
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+        expected = fresh_contents(admin, pg_server_url, first)
     with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
         assert database_of(conn) == first  # the same one, taken again
         assert contents(conn) == expected
@@ -320,15 +325,7 @@ def test_a_database_done_with_while_another_simulates_is_put_back_at_once(
                 result = worst.result()
         clean = [name for name, mark in comments(admin).items() if mark == scratch.CLEAN_MARK]
         assert len(clean) == 1 and clean[0] != first
-        fresh = f"tickq_test_fresh_{clean[0][-12:]}"
-        admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
-        template = scratch.template_name(role_of(admin))
-        admin.execute(f'CREATE DATABASE "{fresh}" TEMPLATE "{template}"')
-        try:
-            with psycopg.connect(with_dbname(pg_server_url, fresh)) as copy:
-                expected = contents(copy)
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{fresh}"')
+        expected = fresh_contents(admin, pg_server_url, clean[0])
     with admin_of(pg_server_url) as admin:
         with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
             assert database_of(conn) == clean[0]  # taken first
