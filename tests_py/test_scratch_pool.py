@@ -337,3 +337,19 @@ def test_a_database_done_with_while_another_simulates_is_put_back_at_once(
             assert comments(admin)[clean[0]] == scratch.POOL_MARK
         with simulate.scratch(pg_server_url, 2) as sims:  # the databases put back as before
             assert simulate.evaluate(sims, registry, None) == result
+
+
+def test_a_database_marked_put_back_but_changed_since_is_put_back_again(pg_server_url: str) -> None:
+    """The mark only says which to take first: a database changed after its put-back (by hand,
+    or by a check of an older tickq) is still put back before anything is simulated in it."""
+    as_if_none_was_put_back(pg_server_url)
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        used = database_of(conn)
+        api.load(conn, load_registry(REAL_FIX))
+        api.simulate_window(conn, api.windows(conn)[1], None, steady=True)
+        conn.execute(f"""COMMENT ON DATABASE "{used}" IS '{scratch.CLEAN_MARK}'""")
+    with admin_of(pg_server_url) as admin:
+        expected = fresh_contents(admin, pg_server_url, used)
+    with scratch.scratch(pg_server_url, TIMEOUTS) as conn:
+        assert database_of(conn) == used
+        assert contents(conn) == expected
