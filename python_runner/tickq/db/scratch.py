@@ -48,8 +48,8 @@ PREFIX = "tickq_scratch_template_"
 MARK = "tickq scratch template"
 POOL_PREFIX = "tickq_scratch_pool_"
 POOL_MARK = "tickq scratch pool"
-# A pool database put back when its check was done with it (`put_back`), so the next check may
-# take it as it is: while a check still simulated in another, the put-back cost it nothing.
+# A pool database put back when its check was done with it (`put_back`), while that check still
+# simulated in another: the next check takes it first, and its own put-back finds nothing to do.
 CLEAN_MARK = "tickq scratch pool, put back"
 # Checks beside each other take one pool database each, a check as many as the machine has
 # cores; past this many, a check copies a database of its own and drops it.
@@ -164,7 +164,7 @@ def _take(admin: Connection, server_url: str, timeouts: Timeouts
         if name in found.names - found.ours:
             continue  # a database of that name tickq did not make
         made = name not in found.ours and _make_pool(admin, server_url, found, name)
-        held = _hold(server_url, name, timeouts, fresh=made)
+        held = _hold(server_url, name, timeouts, fresh=made, marked=name in found.clean)
         if held is not None:
             return held, None
     name = f"tickq_scratch_{uuid.uuid4().hex[:12]}"
@@ -185,16 +185,19 @@ def _make_pool(admin: Connection, server_url: str, found: _Found, name: str) -> 
         _copy(admin, server_url, found, name)
     except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
         return False
-    admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-        sql.Identifier(name), sql.Literal(POOL_MARK)))
+    _comment(admin, name, POOL_MARK)
     return True
 
 
-def _hold(server_url: str, name: str, timeouts: Timeouts, fresh: bool) -> Connection | None:
+def _hold(server_url: str, name: str, timeouts: Timeouts, *, fresh: bool, marked: bool
+          ) -> Connection | None:
     """Pool database `name`, held by POOL_LOCK and put back (unless `fresh` from the template);
     None when another check holds it, it was dropped meanwhile (by a newer tickq's check), or
     it cannot be put back (changed by hand?): then it is dropped, and a later check makes it
-    again."""
+    again. One `marked` as put back (CLEAN_MARK, when the caller looked) is marked in use again
+    before anything writes to it, and put back all the same: the mark only says which to take
+    first, so a database changed since is never simulated in (its put-back then finds nothing
+    to empty, about 3 ms)."""
     try:
         conn = connect(with_dbname(server_url, name), timeouts=timeouts)
     except psycopg.OperationalError:
@@ -204,52 +207,45 @@ def _hold(server_url: str, name: str, timeouts: Timeouts, fresh: bool) -> Connec
             conn.close()
             return None
         conn.execute(SESSION_SETTINGS)
-        _in_use(conn)
-        if not fresh:  # after a put-back at the end of the last check it finds nothing to empty
-            try:
-                conn.execute(load_query("scratch_reset"))
-            except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
-                raise
-            except psycopg.DatabaseError:
-                conn.close()
-                drop_database(server_url, name)
-                return None
+        if marked:
+            _comment(conn, name, POOL_MARK)
+        if not fresh and not _reset(conn):
+            conn.close()
+            drop_database(server_url, name)
+            return None
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _in_use(conn: Connection) -> None:
-    """Mark the pool database behind `conn` (held) as in use again when its last check put it
-    back, before anything writes to it. It is put back once more all the same (it then finds
-    nothing to empty, about 3 ms): a database changed by hand since is never simulated in."""
-    row = conn.execute(
-        "SELECT shobj_description(d.oid, 'pg_database') = %s FROM pg_database AS d"
-        " WHERE d.datname = current_database()", (CLEAN_MARK,)).fetchone()
-    if row == (True,):
-        _mark(conn, POOL_MARK)
-
-
-def _mark(conn: Connection, mark: str) -> None:
-    conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-        sql.Identifier(conn.info.dbname), sql.Literal(mark)))
-
-
-def put_back(conn: Connection) -> None:
-    """Put the pool database behind `conn` back to the template's state now, while the caller's
-    check is still busy elsewhere, and mark it so (CLEAN_MARK): the next check that takes it
-    need not. Only for a database the check will not use again, and never for a copy of its
-    own (dropped at the end anyway)."""
-    if not conn.info.dbname.startswith(POOL_PREFIX):
-        return
+def _reset(conn: Connection) -> bool:
+    """Put the database behind `conn` back to the template's state (queries/scratch_reset.sql);
+    False when it cannot be (its tables changed by hand?). A cancel or a lost connection is
+    raised."""
     try:
         conn.execute(load_query("scratch_reset"))
     except (psycopg.errors.QueryCanceled, psycopg.OperationalError):
         raise
     except psycopg.DatabaseError:
-        return  # left as it is: the next check that takes it tries, and drops it if it cannot
-    _mark(conn, CLEAN_MARK)
+        return False
+    return True
+
+
+def _comment(conn: Connection, name: str, mark: str) -> None:
+    conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+        sql.Identifier(name), sql.Literal(mark)))
+
+
+def put_back(conn: Connection) -> None:
+    """Put the pool database behind `conn` back to the template's state now, while the caller's
+    check is still busy elsewhere, and mark it so (CLEAN_MARK): the next check takes it first.
+    Only for a database the check will not use again, and never for a copy of its own (dropped
+    at the end anyway). One that cannot be put back is left unmarked, for the next check that
+    takes it to try, and drop it if it cannot either."""
+    name = conn.info.dbname
+    if name.startswith(POOL_PREFIX) and _reset(conn):
+        _comment(conn, name, CLEAN_MARK)
 
 
 def _copy(admin: Connection, server_url: str, found: _Found, name: str) -> None:
@@ -283,8 +279,7 @@ def _build(admin: Connection, server_url: str, template: str) -> None:
             conn.execute(load_query("scratch_lean"))
             conn.execute(load_query("scratch_unlogged"))
             conn.execute(load_query("scratch_seed"))
-            conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                sql.Identifier(building), sql.Literal(MARK)))
+            _comment(conn, building, MARK)
         admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
             sql.Identifier(building), sql.Identifier(template)))
     except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
