@@ -354,9 +354,9 @@ BEGIN
     -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before
     -- the next starts (so the versions of the kind and slot rows it left can be pruned), with
     -- no round trip to the caller between them. Where the clock stands at rest, a stretch that
-    -- repeats the stretch of an earlier day already simulated is not simulated again (tickq.simulation_repeat:
-    -- its runs are copied); never the first instant (where irreversible kinds are armed), nor
-    -- into the last part.
+    -- repeats the stretch of an earlier day already simulated is not simulated again
+    -- (tickq.simulation_repeat: its runs are copied); never the first instant (where
+    -- irreversible kinds are armed), nor into the last part.
     IF p_steady THEN
         PERFORM tickq.simulation_start(p_now);
     END IF;
