@@ -69,7 +69,7 @@ COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[], times
 'The values one cron field takes (lists, ranges, steps, *, names counted from p_low), sorted; '
 'raises 22023 naming the field for anything else. p_now is unused.';
 
-CREATE OR REPLACE FUNCTION tickq.cron_calendar(
+CREATE OR REPLACE FUNCTION tickq.cron_parse(
     p_cron text,
     p_timezone text,
     p_now timestamptz DEFAULT now()
@@ -129,11 +129,11 @@ BEGIN
     RETURN v_calendar;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
-'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
-'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
-'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
-'and six-field forms included). p_now is unused.';
+COMMENT ON FUNCTION tickq.cron_parse(text, text, timestamptz) IS
+'Internal to tickq.cron_calendar: a five-field cron string (or @hourly, @daily, @weekly, @monthly, '
+'@yearly, @annually) in zone p_timezone as a tickq.calendar: single-number minute and hour as a '
+'wall-clock time, others on real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 '
+'naming what is wrong (@reboot and six-field forms included). p_now is unused.';
 
 CREATE OR REPLACE FUNCTION tickq.cron_problem(
     p_cron text,

@@ -293,9 +293,10 @@ def load_agents(conn: Connection, agents: Sequence[SavedAgent]) -> None:
                      {"name": agent.name, "fields": Jsonb(agent.fields)})
 
 
-def windows(conn: Connection) -> list[Window]:
-    """The windows `check` simulates (tickq.simulation_windows)."""
-    return _rows(conn, Window, "simulation_windows")
+def windows(conn: Connection, now: dt.datetime | None = None) -> list[Window]:
+    """The windows `check` simulates as of `now` (default: the database's clock;
+    tickq.simulation_windows)."""
+    return _rows(conn, Window, "simulation_windows", {"now": now})
 
 
 def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None = None
