@@ -64,3 +64,32 @@ def test_a_tick_against_a_read_only_database_exits_3_in_one_line(
     seen = tickq("status", "--registry", str(registry), "--database-url", db_url)
     assert seen.returncode == 0, seen.stderr
     assert "work" in seen.stdout
+
+
+def test_a_session_gone_read_only_unannounced_ends_the_tick_in_one_line(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A pooler passes on no `default_transaction_read_only` at login: the first write's
+    SQLSTATE 25006 ends the tick the same way, never as a warning and exit 0."""
+    from tickq.db.errors import QueueReadOnly, exit_of
+    from tickq.dispatch.tick import Dispatcher
+    from tickq.log import EventLog
+    from tickq.registry import load_registry
+
+    registry = load_registry(_registry(tmp_path, due=False))
+    log = tmp_path / "log"
+    with open(log, "w") as stream:
+        queue = Dispatcher(db_url, registry, EventLog("text", stream))
+        try:
+            queue.migrate(sync=True)
+            with psycopg.connect(db_url, autocommit=True) as conn:  # housekeeping too
+                conn.execute("UPDATE tickq.job_kind SET due_at = 'infinity'")
+            queue.link.connection().execute("SET default_transaction_read_only = on")
+            with pytest.raises(QueueReadOnly) as raised:
+                queue.tick()
+        finally:
+            queue.close()
+    status, lines = exit_of(raised.value)  # type: ignore[misc]
+    assert status == 3 and len(lines) == 1, lines
+    assert lines[0].startswith(READ_ONLY) and "read-only transaction" in lines[0], lines
+    assert "tick.unrecorded" not in log.read_text()

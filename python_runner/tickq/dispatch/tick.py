@@ -18,17 +18,13 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from tickq.db import migrator
+from tickq.db import errors, migrator
 from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
 from tickq.db.api.tick import RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
 from tickq.db.connect import timeouts_of
-from tickq.db.errors import (
-    CannotConnect,
-    DatabaseRefused,
-    DatabaseUnavailable,
-)
+from tickq.db.errors import CannotConnect, DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch import alerts, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
@@ -117,6 +113,7 @@ class Dispatcher:
         `sync` the judge is the sync, which refuses (and names) what a verdict would: one
         statement, not two; its drift is the next tick's or manual run's (`_synced`)."""
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
+        self.link.call(api.refuse_read_only)  # it could claim nothing, due or not
         try:
             applied = self.link.call(migrator.migrate)
         except CannotConnect:
@@ -320,6 +317,8 @@ class Dispatcher:
         try:
             self.link.call(api.record_tick, self.name, socket.gethostname())
         except (DatabaseUnavailable, DatabaseRefused) as exc:
+            if getattr(exc, "sqlstate", None) == errors.READ_ONLY:  # nothing could be claimed
+                raise errors.QueueReadOnly(errors.read_only(exc.message)) from None
             self.log.warning("tick.unrecorded", error=str(exc).strip())
 
     def _retry_due(self) -> bool:
