@@ -27,6 +27,7 @@ SELECT functions_are('tickq', ARRAY[
     'kinds_to_catch_up', 'catch_up_kinds', 'month_end_windows', 'month_end_at', 'spread_times',
     'agent_entry',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',
+    'asked_by',
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind',
