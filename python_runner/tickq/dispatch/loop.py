@@ -13,7 +13,7 @@ from typing import Any
 from tickq.db.api import tick as api
 from tickq.db.api.tick import Claim
 from tickq.db.errors import DatabaseUnavailable
-from tickq.dispatch import upkeep
+from tickq.dispatch import kept, upkeep
 from tickq.dispatch.cancel import Poller
 from tickq.host.process import RunResult
 
@@ -73,8 +73,11 @@ class Loop:
             del running[id(claim)]
             summary.outcomes[result.outcome] += 1
             twin = self.twins.pop(id(claim), None)
-            if twin is not None and not d.report(twin, result):
-                summary.unreported += 1
+            if twin is not None:
+                if d.report(twin, result):
+                    kept.keep(d.ctx, twin, d.run_report(twin, result))
+                else:
+                    summary.unreported += 1
             if id(claim) in self.reissued:
                 upkeep.keep_unknown(d.ctx, claim.kind, d.run_report(claim, result),
                                     {"kind": claim.kind, "run_id": claim.run_id})
@@ -83,7 +86,9 @@ class Loop:
             refill = can_claim and not d.stop_event.is_set()
             free = self.slots - len(running) if refill else 0
             reported, claims = d._report_and_refill(claim, result, free)
-            if not reported:
+            if reported:  # committed: kept, in case a failover loses the commit
+                kept.keep(d.ctx, claim, d.run_report(claim, result))
+            else:
                 summary.unreported += 1
             if claims is None:
                 claim_now = True  # the refill did not happen: claim at the top of the loop

@@ -25,7 +25,7 @@ from tickq.db.api.registry import Drift
 from tickq.db.api.tick import RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
 from tickq.db.connect import timeouts_of
 from tickq.db.errors import CannotConnect, DatabaseRefused, DatabaseUnavailable
-from tickq.dispatch import alerts, upkeep
+from tickq.dispatch import alerts, kept, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
 from tickq.dispatch.loop import Loop, tick_deadline
@@ -303,7 +303,7 @@ class Dispatcher:
         # The database judges the registry's values (`tick` among them) before any is used.
         summary.drift = sum(d.field != LOCKED for d in self._synced())
         deadline = tick_deadline(self.registry.settings.tick)
-        summary.late_reports = self.replay_spool()
+        summary.late_reports = self.replay_spool() + kept.restore(self.ctx, self.link)
         summary.stale = len(self.warn_stale())
         sent = self.send_alerts()
         Loop(self, summary, deadline).run()

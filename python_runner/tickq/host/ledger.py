@@ -222,6 +222,13 @@ class Ledger:
                 return entry.get("dispatcher_started") != started
         return None
 
+    def held_runs(self) -> set[int]:
+        """The run ids whose commands a live dispatcher of this host runs now."""
+        return {entry["run_id"] for entry in self._entries()
+                if isinstance(entry.get("run_id"), int) and entry.get("host") == self.host
+                and isinstance(entry.get("dispatcher_pid"), int)
+                and start_time(entry["dispatcher_pid"]) == entry.get("dispatcher_started")}
+
     def _entries(self) -> list[dict[str, Any]]:
         """The entries of a private ledger folder (none of one others could write to)."""
         if not self._folder_is_private():

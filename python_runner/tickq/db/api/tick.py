@@ -73,6 +73,15 @@ class LateReport(NamedTuple):
     verdict: str
 
 
+class Lease(NamedTuple):
+    """A live run's lease (tickq.live_leases)."""
+
+    run_id: int
+    kind: str
+    leased_by: str
+    leased_until: datetime
+
+
 class Stale(NamedTuple):
     kind: str
     priority: str
@@ -127,6 +136,11 @@ def claim_manual(
             raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
         raise
     return claim
+
+
+def live_leases(conn: psycopg.Connection, run_ids: list[int]) -> list[Lease]:
+    """The runs among `run_ids` still live, with their lease (tickq.live_leases)."""
+    return _rows(conn, class_row(Lease), "live_leases", {"run_ids": run_ids})
 
 
 def refuse_read_only(conn: psycopg.Connection) -> None:
