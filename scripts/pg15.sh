@@ -119,6 +119,12 @@ ensure_cluster() {  # the private cluster runs; prints its URL
     local dir
     dir="$(cluster_dir)"
     mkdir -p "$dir"
+    local owner
+    owner="$(stat -c %U -- "$dir")"
+    if [ -L "$dir" ] || { [ "$owner" != "$(id -un)" ] && [ "$owner" != "$(server_user)" ]; }; then
+        say "$dir is a link or someone else's ($owner): set TICKQ_PG15_DIR elsewhere"
+        exit 2
+    fi
     if ! ours_or_empty "$dir"; then
         say "$dir is not a folder of this script (no $MARK in it): set TICKQ_PG15_DIR elsewhere"
         exit 2
