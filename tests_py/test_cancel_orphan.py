@@ -21,10 +21,11 @@ from typing import Any
 import psycopg
 from processes import is_alive
 from test_cancel import env, live_run, queue, run_row, start_tick, tickq, wait_for
+from test_pgbouncer import bouncer_folder, queue_db
 
 from tickq.host.ledger import Ledger, start_time
 
-__all__ = ["queue"]  # the fixture, used by name
+__all__ = ["bouncer_folder", "queue", "queue_db"]  # fixtures, used by name
 
 
 def _runs_of(url: str, kind: str) -> int:
@@ -114,3 +115,34 @@ def test_a_pid_another_process_took_is_no_sign_of_life(tmp_path: Path) -> None:
         other.kill()
         other.wait()
     assert ledger.dispatcher_gone(name) is True
+
+
+def test_who_asked_is_recorded_per_call_through_a_transaction_pool(
+    tmp_path: Path, queue_db: tuple[str, str], bouncer_folder: Path
+) -> None:
+    """Through PgBouncer in transaction pooling mode (a server connection per transaction, no
+    session state kept), `tickq cancel` records the role the server saw and the client's claim."""
+    from test_pgbouncer import start_bouncer
+    from test_pgbouncer import tickq as through
+
+    name, direct = queue_db
+    registry = tmp_path / "registry.toml"
+    registry.write_text('[kinds.work]\ncommand = ["true"]\nevery = "1h"\ntimeout = "1m"\n')
+    assert through("sync", "--registry", str(registry), url=direct, cwd=tmp_path).returncode == 0
+    with psycopg.connect(direct, autocommit=True) as conn:
+        conn.execute("UPDATE tickq.job_kind SET due_at = CASE WHEN name = 'work' THEN now()"
+                     " ELSE 'infinity' END")
+        [(run_id,)] = conn.execute("SELECT run_id FROM tickq.claim_jobs(1, 'far-host:1')"
+                                   ).fetchall()
+    port = start_bouncer(bouncer_folder, name, "transaction", ignore="options")
+
+    asked = through("cancel", "work", "--reason", "pooled",
+                    url=f"postgresql://postgres@127.0.0.1:{port}/queue", cwd=tmp_path)
+
+    assert asked.returncode == 0, asked.stdout + asked.stderr  # claimed just now: seen
+    with psycopg.connect(direct) as conn:
+        by, role = conn.execute("SELECT cancel_by, cancel_role FROM tickq.job_run WHERE id = %s",
+                                (run_id,)).fetchone()
+    assert role == "postgres"
+    assert by.startswith("postgres") and by.endswith(
+        f", claiming to be {getpass.getuser()}@{socket.gethostname()}"), by
