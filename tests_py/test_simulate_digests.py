@@ -10,7 +10,7 @@ each `check` window after window in one scratch database with the clock at a fix
 `simulate --hours 744` from it. A digest covers the windows and each kind's runs, longest wait,
 starved, when it began, what it waited behind and in which window (times in UTC, intervals in
 seconds). examples/orchestrator/registry.toml is not among them: its check stopped with "all 3
-slots are in use" there (test_simulate_arms_once.py).
+slots are in use" there (below).
 """
 
 from __future__ import annotations
@@ -98,3 +98,13 @@ def test_simulate_gives_the_answer_it_gave(pg_server_url: str, name: str, at: dt
     result = simulate.replay(pg_server_url, load_registry(REPO / name), 744, None, at=at)
     assert result.windows[0].hours == 744
     assert digest(result) == REPLAYS[name, at]
+
+
+def test_an_irreversible_kind_is_armed_once_and_then_runs(pg_server_url: str) -> None:
+    # A window opens before the instant the registry was synced, which the arming run's kind
+    # took as its command's: the manual run that arms it counted for nothing, so the kind never
+    # ran in the simulation and was "armed" again at every part, which failed ("all 3 slots are
+    # in use") the first time the slots were full there.
+    result = check_at(pg_server_url, REPO / "examples" / "orchestrator" / "registry.toml", AT)
+    runs = {k.kind: k.runs for k in result.kinds}
+    assert runs["payout_run"] > 0 and runs["email_blast"] > 0, runs

@@ -38,12 +38,15 @@ DECLARE
     v_armed integer := 0;
 BEGIN
     -- The question is whether the schedule fits once everything runs: each unarmed irreversible
-    -- kind is armed first by a manual run through the real path, keeping its due time.
+    -- kind is armed first by a manual run through the real path, keeping its due time. The run
+    -- runs the kind's command as the sync wrote it (command_since: the sync's instant, later than
+    -- a window that opens before it, which the arming would otherwise not count).
     FOR v_claim IN
         SELECT k.name AS kind, k.due_at FROM tickq.job_kind AS k
         WHERE k.irreversible AND k.armed_at IS NULL AND k.enabled AND k.run_id IS NULL
         ORDER BY k.name
     LOOP
+        UPDATE tickq.job_kind AS k SET command_since = least(k.command_since, p_now) WHERE k.name = v_claim.kind;
         PERFORM tickq.report_run(c.run_id, 'simulator: first run', 'ok', 0, NULL, '0'::interval, p_now)
         FROM tickq.claim_manual(v_claim.kind, 'simulator: first run', 'simulator', p_now) AS c;
         UPDATE tickq.job_kind AS k SET due_at = v_claim.due_at WHERE k.name = v_claim.kind;
