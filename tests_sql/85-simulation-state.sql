@@ -1,4 +1,4 @@
--- The simulator's state and its copies (sql/api/19_simulation_state.sql): what claims and
+-- The simulator's state and its copies (sql/api/18_simulation_state.sql): what claims and
 -- reports read, relative to an instant, is the same an hour later for hourly kinds; a stretch
 -- copied an hour later leaves the queue in the state the clock would have made; the clock's
 -- next due time; a zone that keeps its offset; where a weekly kind breaks a day's repeat; a

@@ -1,6 +1,6 @@
 -- The simulator's clock through a whole window (tickq.simulate_window): its parts, each committed
 -- on its own, and the stretches it copies instead of simulating again: where the state a part
--- starts in (sql/api/19_simulation_state.sql) is that of a day or a week before and the stretch
+-- starts in (sql/api/18_simulation_state.sql) is that of a day or a week before and the stretch
 -- from then repeats for every kind's slots (sql/api/18_repeats.sql). The events of a part are
 -- sql/api/07_simulate.sql's.
 
@@ -109,10 +109,167 @@ COMMENT ON FUNCTION tickq.simulation_copy_until(
 'shift); NULL when none. Parts are numbered from 1, the window''s start; part 2 starts at p_grid, '
 'each p_len after the one before. p_now is unused.';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_mark(
+    OUT state jsonb,
+    OUT digest text,
+    OUT ids jsonb,
+    OUT first_id bigint,
+    OUT idle_until timestamptz,
+    p_at timestamptz,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The state at p_at (tickq.simulation_state) with its digest, the runs going on by kind, the
+    -- id the next run will get (a window's runs are numbered in claim order), and, when no run
+    -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
+    SELECT s.state, md5(s.state::text), tickq.simulation_running(),
+        coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1,
+        CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
+            THEN coalesce(tickq.simulation_next_due(), 'infinity') END
+    FROM (SELECT tickq.simulation_state(p_at) AS state) AS s
+$$;
+COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
+'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
+'its md5 digest, the runs going on by kind (tickq.simulation_running), the id the next run will '
+'get, and when no run holds a slot the next due time (tickq.simulation_next_due; ''infinity'' when '
+'none). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_stale(
+    p_since bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- A kind due stale_after ago or earlier still unclaimed, or a run from id p_since on (the
+    -- runs of the parts since the last look) claimed that late or skipped past its catch_up.
+    SELECT EXISTS (
+            SELECT FROM tickq.job_kind AS k CROSS JOIN tickq.settings AS s
+            WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - s.stale_after)
+        OR EXISTS (
+            SELECT FROM tickq.job_run AS r CROSS JOIN tickq.settings AS s
+            WHERE r.id >= p_since AND r.dispatcher = 'simulator'
+                AND (r.outcome = 'skipped' OR r.claimed_at - r.due_at >= s.stale_after))
+$$;
+COMMENT ON FUNCTION tickq.simulation_stale(bigint, timestamptz) IS
+'For tickq.simulate_window stopping at the first stale wait (check --suggest''s proposals): true '
+'when at p_now a kind has waited stale_after or longer, or a run from id p_since on was claimed '
+'that late or skipped slots past its catch_up.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_window_breaks(
+    OUT shifts interval[],
+    OUT rows_shifts interval[],
+    OUT zones text[],
+    OUT firsts timestamptz[],
+    OUT lasts timestamptz[],
+    OUT backs timestamptz[],
+    p_until timestamptz,
+    p_len interval,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The shifts a copy may use (a day and a week, each a whole number of parts p_len long), and
+    -- for all of them the breaks of the kinds' day rules over the window (tickq.simulation_breaks),
+    -- as arrays for tickq.simulation_copy_until.
+    WITH s AS (
+        SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
+        WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM p_len) = 0
+    )
+    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift), '{}'), array_agg(b.zone),
+        array_agg(b.first_at), array_agg(b.last_at), array_agg(b.back_to)
+    FROM s CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift) AS b
+$$;
+COMMENT ON FUNCTION tickq.simulation_window_breaks(timestamptz, interval, timestamptz) IS
+'For tickq.simulate_window: the shifts a copy may use in a window from p_now to p_until in parts '
+'p_len long (a day, a week: whole numbers of parts), and the breaks of the kinds'' day rules for '
+'each (tickq.simulation_breaks), as arrays, one entry per break.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
+    OUT c integer,
+    OUT steps integer,
+    p_states jsonb[],
+    p_digests text[],
+    p_n integer,
+    p_count integer,
+    p_grid timestamptz,
+    p_len interval,
+    p_shifts interval[],
+    p_rows_shifts interval[],
+    p_zones text[],
+    p_firsts timestamptz[],
+    p_lasts timestamptz[],
+    p_backs timestamptz[],
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_shift interval;
+    v_steps integer;
+    v_c integer;
+BEGIN
+    -- Of the shifts (a day, a week), the copy to part n that reaches furthest: its last part c
+    -- of the stretch copied and the shift in parts; NULLs when none (tickq.simulation_copy_until,
+    -- never into the last part, p_count).
+    FOREACH v_shift IN ARRAY p_shifts LOOP
+        v_steps := (extract(EPOCH FROM v_shift) / extract(EPOCH FROM p_len))::integer;
+        v_c := tickq.simulation_copy_until(p_states, p_digests, p_n, p_n - v_steps, least(p_n, p_count - v_steps),
+            p_grid, p_len, v_shift, p_rows_shifts, p_zones, p_firsts, p_lasts, p_backs);
+        IF v_c + v_steps > coalesce(c + steps, p_n) THEN
+            c := v_c;
+            steps := v_steps;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_best_copy(
+    jsonb[], text[], integer, integer, timestamptz, interval, interval[], interval[], text[], timestamptz[],
+    timestamptz[], timestamptz[], timestamptz
+) IS
+'For tickq.simulate_window standing at part p_n: of the shifts p_shifts, the copy that reaches '
+'furthest (tickq.simulation_copy_until): the last part c of the stretch it copies and the shift in '
+'parts (steps); NULLs when none. p_count parts in all; p_rows_shifts .. p_backs the day rules'' '
+'breaks (tickq.simulation_window_breaks). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_copy_parts(
+    INOUT p_states jsonb[],
+    INOUT p_digests text[],
+    INOUT p_ids jsonb[],
+    INOUT p_firsts bigint[],
+    p_n integer,
+    p_c integer,
+    p_steps integer,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+    v_j integer := p_n - p_steps;
+    v_offset bigint := p_firsts[p_n] - p_firsts[p_n - p_steps];
+BEGIN
+    -- What is known of the parts of a copy of parts (p_n - p_steps, p_c] made p_steps parts on:
+    -- their states and digests, their runs by kind (remapped to the copies) and first ids.
+    FOR k IN v_j + 1..p_c LOOP
+        p_digests[k + p_steps] := p_digests[k];
+        p_states[k + p_steps] := p_states[k];
+        p_ids[k + p_steps] := tickq.simulation_remap(p_ids[k], p_firsts[v_j], v_offset, p_ids[p_n]);
+        p_firsts[k + p_steps] := p_firsts[k] + v_offset;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_copy_parts(
+    jsonb[], text[], jsonb[], bigint[], integer, integer, integer, timestamptz
+) IS
+'For tickq.simulate_window: the states, digests, runs by kind and first ids it keeps by part, with '
+'those of the parts a copy made (parts p_n - p_steps + 1 through p_c, p_steps parts on, their runs '
+'remapped to the copies: tickq.simulation_remap). p_now is unused.';
+
 CREATE OR REPLACE PROCEDURE tickq.simulate_window(
     p_until timestamptz,
     p_durations jsonb DEFAULT NULL,
     p_steady boolean DEFAULT true,
+    p_stop_stale boolean DEFAULT false,
     p_now timestamptz DEFAULT now()
 )
 LANGUAGE plpgsql
@@ -122,9 +279,9 @@ DECLARE
     v_len interval;
     v_grid timestamptz;
     v_count integer;
-    v_shifts interval[];
     v_b record;
-    v_shift interval;
+    v_mark record;
+    v_copy record;
     v_states jsonb[] := '{}';
     v_fps text[] := '{}';
     v_ids jsonb[] := '{}';
@@ -133,19 +290,16 @@ DECLARE
     v_at timestamptz;
     v_idle timestamptz;
     v_n integer;
-    v_c integer;
-    v_steps integer;
-    v_best integer;
-    v_best_shift interval;
     v_holds jsonb;
 BEGIN
     -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before the
     -- next starts (so the versions of the kind and slot rows it left can be pruned), with no
     -- round trip to the caller between them. At the start of each part but the first (where
-    -- irreversible kinds are armed) the state is kept (tickq.simulation_state); where it is the
+    -- irreversible kinds are armed) the state is kept (tickq.simulation_mark); where it is the
     -- state of a day or a week before, and the stretch from then repeats, that stretch's runs
-    -- are copied instead of simulated (tickq.simulation_copy_until), never into the last part.
-    -- A part with no run going on and nothing due before its end costs nothing.
+    -- are copied instead of simulated (tickq.simulation_best_copy), never into the last part.
+    -- A part with no run going on and nothing due before its end costs nothing. With
+    -- p_stop_stale the clock stops at the first part that starts after a wait of stale_after.
     IF p_steady THEN
         PERFORM tickq.simulation_start(p_now);
     END IF;
@@ -155,13 +309,7 @@ BEGIN
     SELECT min(p.part_from) FILTER (WHERE p.part_from > p_now), count(*) INTO v_grid, v_count
     FROM tickq.simulation_parts(p_until, p_now) AS p;
     SELECT greatest(s.tick, s.tick * floor(900 / extract(EPOCH FROM s.tick))) INTO STRICT v_len FROM tickq.settings AS s;
-    v_shifts := ARRAY(SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
-        WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM v_len) = 0 ORDER BY s.shift);
-    SELECT coalesce(array_agg(s.shift), '{}') AS shifts, array_agg(b.zone) AS zones, array_agg(b.first_at) AS firsts,
-        array_agg(b.last_at) AS lasts, array_agg(b.back_to) AS backs
-    INTO v_b
-    FROM unnest(v_shifts) AS s (shift)
-    CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift) AS b;
+    v_b := tickq.simulation_window_breaks(p_until, v_len, p_now);
     FOR v_part IN SELECT p.part_from, p.part_until, row_number() OVER (ORDER BY p.part_from)::integer AS n
         FROM tickq.simulation_parts(p_until, p_now) AS p
     LOOP
@@ -174,46 +322,28 @@ BEGIN
             v_firsts[v_n] := v_firsts[v_n - 1];
             CONTINUE;
         ELSIF v_n > 1 THEN
-            v_idle := NULL;
-            v_states[v_n] := tickq.simulation_state(v_part.part_from);
-            IF v_fps[v_n] IS NOT NULL AND v_fps[v_n] <> md5(v_states[v_n]::text) THEN
+            v_mark := tickq.simulation_mark(v_part.part_from);
+            IF v_fps[v_n] <> v_mark.digest THEN  -- a copy must leave the state the clock would
                 RAISE EXCEPTION 'simulate_window: the state at % is not the one copied there', v_part.part_from
                     USING ERRCODE = 'internal_error';
             END IF;
-            v_fps[v_n] := md5(v_states[v_n]::text);
-            v_ids[v_n] := tickq.simulation_running();
-            v_firsts[v_n] := coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1;
-            v_states[v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer] := NULL;
-            IF NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL) THEN
-                v_idle := coalesce(tickq.simulation_next_due(), 'infinity');
-                v_idle := CASE WHEN v_idle > v_part.part_until THEN v_idle END;
-                CONTINUE WHEN v_idle IS NOT NULL;
-            END IF;
-            v_best := NULL;  -- of the shifts, the one whose copy reaches furthest
-            FOREACH v_shift IN ARRAY v_shifts LOOP
-                v_steps := (extract(EPOCH FROM v_shift) / extract(EPOCH FROM v_len))::integer;
-                v_c := tickq.simulation_copy_until(v_states, v_fps, v_n, v_n - v_steps, least(v_n, v_count - v_steps),
-                    v_grid, v_len, v_shift, v_b.shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
-                IF v_c + v_steps > coalesce(v_best, v_n) THEN
-                    v_best := v_c + v_steps;
-                    v_best_shift := v_shift;
-                END IF;
-            END LOOP;
-            IF v_best IS NOT NULL THEN
-                v_shift := v_best_shift;
-                v_steps := (extract(EPOCH FROM v_shift) / extract(EPOCH FROM v_len))::integer;
-                v_c := v_best - v_steps;
-                PERFORM tickq.simulation_copy(v_grid + v_len * (v_n - v_steps - 2), v_grid + v_len * (v_c - 2), v_shift,
-                    v_states[v_c], v_ids[v_n - v_steps], v_ids[v_c], v_ids[v_n], v_firsts[v_n - v_steps],
-                    v_firsts[v_c], v_firsts[v_n]);
-                FOR k IN v_n - v_steps + 1..v_c LOOP  -- what the copy knows of its parts
-                    v_fps[k + v_steps] := v_fps[k];
-                    v_states[k + v_steps] := v_states[k];
-                    v_ids[k + v_steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_n - v_steps],
-                        v_firsts[v_n] - v_firsts[v_n - v_steps], v_ids[v_n]);
-                    v_firsts[k + v_steps] := v_firsts[k] + v_firsts[v_n] - v_firsts[v_n - v_steps];
-                END LOOP;
-                v_at := v_grid + v_len * (v_c + v_steps - 2);
+            EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
+            v_states[v_n] := v_mark.state;
+            v_fps[v_n] := v_mark.digest;
+            v_ids[v_n] := v_mark.ids;
+            v_firsts[v_n] := v_mark.first_id;
+            v_states[v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer] := NULL;  -- a week back is enough
+            v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
+            CONTINUE WHEN v_idle IS NOT NULL;
+            v_copy := tickq.simulation_best_copy(v_states, v_fps, v_n, v_count, v_grid, v_len, v_b.shifts,
+                v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
+            IF v_copy.c IS NOT NULL THEN
+                PERFORM tickq.simulation_copy(v_grid + v_len * (v_n - v_copy.steps - 2), v_grid + v_len * (v_copy.c - 2),
+                    v_len * v_copy.steps, v_states[v_copy.c], v_ids[v_n - v_copy.steps], v_ids[v_copy.c], v_ids[v_n],
+                    v_firsts[v_n - v_copy.steps], v_firsts[v_copy.c], v_firsts[v_n]);
+                SELECT * INTO v_states, v_fps, v_ids, v_firsts
+                FROM tickq.simulation_copy_parts(v_states, v_fps, v_ids, v_firsts, v_n, v_copy.c, v_copy.steps);
+                v_at := v_grid + v_len * (v_copy.c + v_copy.steps - 2);
                 COMMIT;
                 CONTINUE;
             END IF;
@@ -223,11 +353,12 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, timestamptz) IS  -- noqa: LT01
+COMMENT ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) IS  -- noqa: LT01
 'The simulator''s clock through a whole window in one CALL: with p_steady, tickq.simulation_start '
-'at p_now first; then tickq.simulate_events for each part of tickq.simulation_parts(p_until, '
+'at p_now first; then tickq.simulation_events for each part of tickq.simulation_parts(p_until, '
 'p_now), committing after each, but where a stretch repeats one of a day or a week before from the '
-'same state, whose runs are copied (tickq.simulation_copy_until, tickq.simulation_copy), and where '
-'nothing runs or falls due. Must be called outside a transaction block (it commits). Scratch '
-'databases only.';
-REVOKE ALL ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, timestamptz) FROM public;
+'same state, whose runs are copied (tickq.simulation_best_copy, tickq.simulation_copy), and where '
+'nothing runs or falls due. With p_stop_stale it stops at the first part that starts after a wait '
+'of stale_after (tickq.simulation_stale). Must be called outside a transaction block (it commits). '
+'Scratch databases only.';
+REVOKE ALL ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) FROM public;
