@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tickq.db.api import check as api
-from tickq.db.api.check import CapacityReport, Connection, SavedAgent
+from tickq.db.api import capacity as api
+from tickq.db.api.capacity import CapacityReport, Connection, SavedAgent
 from tickq.registry import Registry
 
 

@@ -19,7 +19,8 @@ from tickq.cli import common
 from tickq.cli.text import table
 from tickq.db.api import registry as registry_api
 from tickq.db.api import schedule, session
-from tickq.db.api.check import CapacityReport, KindWait, Window
+from tickq.db.api.capacity import CapacityReport
+from tickq.db.api.check import KindWait, Window
 from tickq.db.contract import LANES
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.registry import Registry

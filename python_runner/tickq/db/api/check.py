@@ -1,6 +1,6 @@
-"""What `tickq check` and `tickq simulate` ask the database: the capacity verdict
-(sql/api/05_capacity.sql) and the worst-case simulation (sql/api/07_simulate.sql,
-16_worst_case.sql), each function one named query, rows by name.
+"""What `tickq check` and `tickq simulate` ask the database for the worst case
+(sql/api/07_simulate.sql, 16_worst_case.sql, 18_*, 19_*), each function one named query, rows by
+name; the capacity verdict is tickq.db.api.capacity's.
 
 The simulation runs in a scratch database of its own (`scratch`, a copy of a migrated template:
 tickq.db.scratch), never in the user's queue: it
@@ -20,63 +20,17 @@ from decimal import Decimal
 from typing import Any
 
 from psycopg import Connection
-from psycopg.rows import class_row, dict_row
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from tickq import db
 from tickq.db import scratch as db_scratch
 from tickq.db.api import registry as registry_api
+from tickq.db.api.capacity import SavedAgent, rows
 from tickq.registry import Registry
 
 # A simulation is one long statement by design, watched by whoever started it.
 SIMULATE_STATEMENT_TIMEOUT = 1800  # seconds
-
-
-@dataclass(frozen=True)
-class KindCapacity:
-    kind: str
-    lane: str
-    schedule: str
-    runs_per_tick: Decimal
-    expected_duration: dt.timedelta
-    duration_source: str
-    slot_share: Decimal
-
-
-@dataclass(frozen=True)
-class LaneCapacity:
-    lane: str  # a priority, or "total"
-    kinds: int
-    runs_per_tick: Decimal
-    slot_share: Decimal
-    slots: int
-    budget: Decimal
-    fits: bool | None  # on the total row only
-
-
-@dataclass(frozen=True)
-class CapacityVerdict:
-    fits: bool
-    slot_share: Decimal
-    budget: Decimal  # slots less the margin
-    slots: int
-    margin: Decimal
-    runs_per_tick: Decimal
-    worst_lane: str | None  # when it does not fit: the lane that takes the most slots
-    worst_lane_share: Decimal | None
-
-
-@dataclass(frozen=True)
-class CapacityReport:
-    kinds: list[KindCapacity]
-    lanes: list[LaneCapacity]
-    verdict: CapacityVerdict
-
-
-@dataclass(frozen=True)
-class SavedAgent:
-    name: str
-    fields: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -106,53 +60,6 @@ class KindWait:
     # the last day of the month whose end the wait began at, in the kind's zone (its last or
     # first day: tickq.month_end_at), else None
     month_end: dt.date | None = None
-
-
-class _Rollback(Exception):
-    """Raised inside a transaction to roll it back on purpose."""
-
-
-def _rows(conn: Connection, cls: type, query: str, params: Any = None) -> list[Any]:
-    with conn.cursor(row_factory=class_row(cls)) as cur:
-        return cur.execute(db.load_query(query), params).fetchall()
-
-
-# ---------------------------------------------------------------- the user's queue
-
-
-def capacity(conn: Connection, registry: Registry) -> CapacityReport:
-    """The capacity of `registry` as the queue behind `conn` would see it (its real history:
-    95th percentiles of recent runs): synced in a transaction that is rolled back. The queue's
-    agents count only when the registry has an [agents] section: without one a dispatcher runs
-    none of them, and the agents in the database may be another project's."""
-    report: CapacityReport | None = None
-    try:
-        with conn.transaction():
-            registry_api.sync_registry(conn, registry)
-            if registry.agents is None:
-                for agent in live_agents(conn):
-                    conn.execute(db.load_query("pause_agent"), {"name": agent.name})
-            report = CapacityReport(
-                kinds=_rows(conn, KindCapacity, "capacity"),
-                lanes=_rows(conn, LaneCapacity, "capacity_total"),
-                verdict=_rows(conn, CapacityVerdict, "capacity_verdict")[0],
-            )
-            raise _Rollback
-    except _Rollback:
-        pass
-    assert report is not None
-    return report
-
-
-def observed_durations(conn: Connection) -> dict[str, float]:
-    """Expected durations the queue has history for (p95 of recent successful runs), seconds."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        return {r["kind"]: r["seconds"] for r in cur.execute(db.load_query("observed_durations"))}
-
-
-def live_agents(conn: Connection) -> list[SavedAgent]:
-    """The queue's user-built agents, to simulate beside the registry: they take slots too."""
-    return _rows(conn, SavedAgent, "agents_export")
 
 
 # ---------------------------------------------------------------- the scratch database
@@ -296,7 +203,7 @@ def load_agents(conn: Connection, agents: Sequence[SavedAgent]) -> None:
 def windows(conn: Connection, now: dt.datetime | None = None) -> list[Window]:
     """The windows `check` simulates as of `now` (default: the database's clock;
     tickq.simulation_windows)."""
-    return _rows(conn, Window, "simulation_windows", {"now": now})
+    return rows(conn, Window, "simulation_windows", {"now": now})
 
 
 def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None = None
@@ -304,7 +211,7 @@ def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None
     """The window `simulate` replays from `now` (default: the database's clock;
     tickq.simulation_replay_window)."""
     given = None if hours is None else Decimal(str(hours))
-    return _rows(conn, Window, "simulation_replay_window", {"hours": given, "now": now})[0]
+    return rows(conn, Window, "simulation_replay_window", {"hours": given, "now": now})[0]
 
 
 def simulate_window(
@@ -383,7 +290,7 @@ def fold(conn: Connection, worst: Any, more: Any) -> Any:
 
 def worst_waits(conn: Connection, worst: Any) -> list[KindWait]:
     """Each kind's worst wait over the merged windows (tickq.simulation_worst)."""
-    return _rows(conn, KindWait, "simulation_worst", {"worst": Jsonb(worst)})
+    return rows(conn, KindWait, "simulation_worst", {"worst": Jsonb(worst)})
 
 
 def spread_offsets(conn: Connection, durations: dict[str, float] | None) -> dict[str, int]:
