@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step', 'pool', 'pool_slot',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll'
+    'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll', 'run_count'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity', 'pool_occupancy']);
 SELECT domains_are('tickq', ARRAY[
@@ -61,7 +61,9 @@ SELECT functions_are('tickq', ARRAY[
     'describe_days',
     'parse_days',
     'parse_zone', 'schedule_slots', 'schedule_warnings',
-    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind',
+    'metrics_buckets', 'metrics_label', 'metrics_text', 'metrics_families', 'metrics_runs_total',
+    'metrics_kinds_at', 'metrics_merged_slots', 'metrics_run_duration', 'metrics_last_success', 'metrics_kind_gauge',
+    'metrics_queue', 'count_run', 'explain_queue', 'explain_kind',
     'slot_holders_at', 'slot_occupancy_at', 'pool_occupancy_at', 'report_occupancy_at', 'report_pools_at'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);
