@@ -5,11 +5,20 @@ host. Real processes; the passfile case against a PostgreSQL 15 cluster this mod
 from __future__ import annotations
 
 import codecs
+import json
+import os
+import pwd
 import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
-from processes import REPO, tickq
+import pytest
+from processes import REPO, tickq, tickq_env
 
 BOM = codecs.BOM_UTF8
 
@@ -66,3 +75,92 @@ def test_a_crontab_saved_with_a_bom_is_read_line_by_line_as_cron_reads_it(
     assert {k["legacy"] for k in kinds.values()} == {
         line for line in REAL_CRONTAB.splitlines() if line[:1] in ("*", "0")}
     assert [k["every"] for k in kinds.values() if "every" in k] == ["10m"]
+
+
+# ---------------------------------------------------------------- a PATH folder not searchable
+
+
+@pytest.fixture
+def new_user() -> Iterator[pwd.struct_passwd]:
+    """An unprivileged user of its own, removed afterwards (as `sudo -u app` runs one)."""
+    name = f"tq_new_{os.getpid()}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
+                   check=True, capture_output=True)
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], check=False, capture_output=True)
+
+
+def test_a_path_folder_the_user_cannot_search_is_skipped_as_execvp_skips_it(
+    new_user: pwd.struct_passwd,
+) -> None:
+    home = Path(tempfile.mkdtemp(prefix="tq-new-user-"))
+    try:
+        _run_behind_a_private_path_folder(home, new_user)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _python_of(user: pwd.struct_passwd, env: dict[str, str]) -> str:
+    """This Python if `user` may run it, else the system's of the same version (this venv's
+    packages on PYTHONPATH): a venv made from a Python under root's 0700 home is root's only."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for python in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        try:
+            tried = subprocess.run([python, "-c", "import psycopg, tickq"], env=env,
+                                   user=user.pw_uid, group=user.pw_gid, extra_groups=[],
+                                   capture_output=True, check=False, cwd="/")
+        except OSError:  # not this user's to run
+            continue
+        if tried.returncode == 0:
+            return python
+    raise AssertionError(f"no {version} that {user.pw_name} may run")
+
+
+def _run_behind_a_private_path_folder(home: Path, user: pwd.struct_passwd) -> None:
+    home.chmod(0o755)
+    private = home / "root-bin"  # as root's ~/.cargo/bin: first in PATH, 0700, root's
+    private.mkdir(mode=0o700)
+    (private / "sh").write_text("#!/bin/sh\necho root\\'s own sh\n")
+    (private / "sh").chmod(0o755)
+    project = home / "project"
+    project.mkdir()
+    (project / "registry.toml").write_text(
+        '[kinds.hello]\ncommand = ["sh", "-c", "echo hi from $0"]\nevery = "1h"\n'
+        'timeout = "30s"\n')
+    mine = home / "mine"  # the user's own data, ledger and cache folders
+    mine.mkdir()
+    os.chown(mine, user.pw_uid, user.pw_gid)
+    env = tickq_env(PATH=f"{private}:/usr/local/bin:/usr/bin:/bin", HOME=str(mine),
+                    TICKQ_DATA_DIR=str(mine / "data"), TICKQ_RUN_DIR=str(mine / "run"),
+                    TICKQ_CACHE_DIR=str(mine / "cache"))
+    env["PYTHONPATH"] += os.pathsep + sysconfig.get_paths()["purelib"]
+    python = _python_of(user, env)
+
+    def as_user(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([python, "-m", "tickq.cli", *args], cwd=project,
+                              env=env, user=user.pw_uid, group=user.pw_gid, extra_groups=[],
+                              capture_output=True, text=True, timeout=300)
+
+    try:
+        checked = as_user("check")
+        assert checked.returncode == 0, (checked.stdout, checked.stderr)
+        assert "Permission denied" not in checked.stderr, checked.stderr
+        ran = as_user("run", "hello")
+        assert ran.returncode == 0, (ran.stdout, ran.stderr)
+        [run] = json.loads(as_user("history", "hello", "--json").stdout)
+        assert run["outcome"] == "ok", run
+        detail = as_user("history", "--run", str(run["run_id"]))
+        assert "hi from sh" in detail.stdout and "dispatcher error" not in detail.stdout
+        # Found nowhere else, the entry that refused is named with execvp's error (EACCES).
+        (private / "only-root").write_text("#!/bin/sh\n")
+        asked = subprocess.run(
+            [python, "-c", "import pathlib, tickq.host.programs as p; "
+             "print(p.resolve(['only-root'], pathlib.Path('.')).problem)"],
+            cwd=project, env=env, user=user.pw_uid, group=user.pw_gid, extra_groups=[],
+            capture_output=True, text=True, check=True)
+        assert asked.stdout.startswith("'only-root': permission denied"), asked.stdout
+        assert f"{private} is not searchable" in asked.stdout, asked.stdout
+    finally:
+        as_user("server", "stop")
