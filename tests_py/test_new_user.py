@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -164,3 +165,84 @@ def _run_behind_a_private_path_folder(home: Path, user: pwd.struct_passwd) -> No
         assert f"{private} is not searchable" in asked.stdout, asked.stdout
     finally:
         as_user("server", "stop")
+
+
+# ---------------------------------------------------------------- a passfile line for another host
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+ROLE, PASSWORD = "tq_app", "pa55:w0rd-never-shown"
+
+
+@pytest.fixture(scope="module")
+def scram_server() -> Iterator[int]:
+    """Debian's PostgreSQL 15 in a folder of its own, on a free port of localhost, asking every
+    TCP login for a scram password; removed afterwards. Yields the port."""
+    assert (PG15 / "initdb").exists(), "PostgreSQL 15 is not installed: scripts/pg15.sh install"
+    folder = Path(tempfile.mkdtemp(prefix="tq-scram-"))
+    folder.chmod(0o711)
+    data = folder / "data"
+    data.mkdir(mode=0o700)
+    shutil.chown(data, "postgres", "postgres")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def as_postgres(*argv: str) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True,
+                       capture_output=True, timeout=120, cwd="/")
+
+    try:
+        as_postgres(str(PG15 / "initdb"), "-D", str(data), "-U", "postgres",
+                    "--auth-local=trust", "--auth-host=scram-sha-256")
+        as_postgres(str(PG15 / "pg_ctl"), "-D", str(data), "-w", "-l", str(data / "log"), "-o",
+                    f"-c listen_addresses=localhost -c port={port} "
+                    f"-c unix_socket_directories={data}", "start")
+        as_postgres(str(PG15 / "psql"), "-X", "-q", "-h", str(data), "-p", str(port), "-d",
+                    "postgres", "-c", f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'",
+                    "-c", f"CREATE DATABASE queue OWNER {ROLE}")
+        yield port
+    finally:
+        subprocess.run(["runuser", "-u", "postgres", "--", str(PG15 / "pg_ctl"), "-D",
+                        str(data), "-w", "-m", "immediate", "stop"], capture_output=True,
+                       check=False, cwd="/")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_no_password_found_names_what_was_looked_up_and_where(
+    scram_server: int, tmp_path: Path,
+) -> None:
+    port = scram_server
+    passfile = tmp_path / "pgpass"
+    escaped = PASSWORD.replace("\\", "\\\\").replace(":", "\\:")  # as the passfile wants it
+    passfile.write_text(f"# the DBA's line\n127.0.0.1:{port}:queue:{ROLE}:{escaped}\n")
+    passfile.chmod(0o600)
+    registry = tmp_path / "registry.toml"
+    registry.write_text('[kinds.job]\ncommand = ["true"]\nevery = "5m"\ntimeout = "1m"\n')
+
+    def sync(url: str) -> subprocess.CompletedProcess[str]:
+        return tickq("sync", "--registry", str(registry), "--database-url", url,
+                     env=tickq_env(PGPASSFILE=str(passfile)))
+
+    assert sync(f"postgresql://{ROLE}@127.0.0.1:{port}/queue").returncode == 0  # the line works
+
+    for url, differs in ((f"postgresql://{ROLE}@localhost:{port}/queue", "host"),
+                         (f"postgresql://{ROLE}@127.0.0.1:{port}/queeu", "database")):
+        refused = sync(url)
+        assert refused.returncode == 3, (refused.stdout, refused.stderr)
+        [line] = refused.stderr.splitlines()
+        host, dbname = ("localhost", "queue") if differs == "host" else ("127.0.0.1", "queeu")
+        assert (f"no password found for host {host}, port {port}, database {dbname}, "
+                f"user {ROLE}") in line, line
+        assert f"in {passfile} (PGPASSFILE)" in line, line
+        assert f"differs only in the {differs}" in line, line
+        assert PASSWORD not in refused.stdout + refused.stderr
+
+    passfile.chmod(0o644)  # libpq ignores a passfile others may read
+    loose = sync(f"postgresql://{ROLE}@127.0.0.1:{port}/queue")
+    assert loose.returncode == 3, (loose.stdout, loose.stderr)
+    assert "0644" in loose.stderr and "chmod 600" in loose.stderr, loose.stderr
+    assert PASSWORD not in loose.stdout + loose.stderr
+
+    passfile.unlink()
+    missing = sync(f"postgresql://{ROLE}@localhost:{port}/queue").stderr
+    assert f"no passfile at {passfile} (PGPASSFILE)" in missing, missing
