@@ -208,6 +208,9 @@ BEGIN
     v_digest := tickq.registry_digest(p_registry, p_now);
     IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest
             AND (p_registry #>> '{source,path}' IS NULL OR (q.path = p_registry #>> '{source,path}'
+                AND q.resolved IS NOT DISTINCT FROM coalesce(p_registry #>> '{source,resolved}',
+                    p_registry #>> '{source,path}')
+                AND q.project IS NOT DISTINCT FROM p_registry #>> '{settings,project}'
                 AND q.host IS NOT DISTINCT FROM coalesce(p_registry #>> '{source,host}', ''))))
     THEN
         RETURN;

@@ -8,7 +8,8 @@ CREATE OR REPLACE FUNCTION tickq.registry_limits(
 ) RETURNS TABLE (key text, low numeric, high numeric, unit text)
 LANGUAGE sql IMMUTABLE
 AS $$
-    -- Durations in seconds (unit 's'); counts and fractions as they are. A key of the [agents]
+    -- Durations in seconds (unit 's'); counts and fractions as they are; the length of a
+    -- name in characters (unit 'chars'). A key of the [agents]
     -- section is spelled as in the file ("agents.max_turns"); a tool's key stands for every
     -- tool ("agents.tools.timeout" bounds agents.tools.NAME.timeout). days and months bound the
     -- calendar fields (a day 0 is refused apart: -31..-1 count from the month's end), on.nth the
@@ -49,7 +50,8 @@ AS $$
         ('agents.deliver_timeout', 1, 300, 's'),
         ('agents.request_timeout', 1, 600, 's'),
         ('agents.http_attempts', 1, 10, ''),
-        ('agents.tools.timeout', 1, 300, 's')
+        ('agents.tools.timeout', 1, 300, 's'),
+        ('project', 1, 63, 'chars')
 $$;
 COMMENT ON FUNCTION tickq.registry_limits(timestamptz) IS
 'The bounds of every number in the registry (durations in seconds): the one place they are '
@@ -351,6 +353,10 @@ BEGIN
                 -- how long a check-in waits)
                 -- or by the built-in kind (tickq.sync_kinds); their bounds are judged here.
                 PERFORM tickq.registry_seconds(v_settings -> v_key, NULL, v_key);
+            WHEN 'project' THEN  -- who this project is (tickq.sync_queue_registry)
+                IF tickq.project_problem(v_settings -> 'project') IS NOT NULL THEN
+                    PERFORM tickq.registry_error(NULL, 'project', tickq.project_problem(v_settings -> 'project'));
+                END IF;
             WHEN 'alert_after' THEN
                 v_new.alert_after := tickq.registry_count(v_settings -> 'alert_after', NULL, 'alert_after');
             WHEN 'housekeeping_every' THEN

@@ -268,7 +268,8 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
     ):
         p = add(name, f"timers:cmd_{name}", text)
         p.add_argument("action", choices=actions)
-        p.add_argument("--name", help="timer name (default: the registry's folder name)")
+        p.add_argument("--name", help="timer name (default: the registry's project, else "
+                       "its folder's name)")
         if name == "systemd":
             p.add_argument("--system", action="store_true",
                            help="a system unit in /etc/systemd/system, run as root (needs root)")

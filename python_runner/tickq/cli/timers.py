@@ -17,6 +17,7 @@ from pathlib import Path
 from tickq import timers as os_timers
 from tickq.db.errors import EXIT_OK, InvalidInput
 from tickq.registry import load_registry
+from tickq.registry.place import as_given
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -37,9 +38,11 @@ def _timer_errors(command: Command) -> Command:
 class _Setup:
     def __init__(self, args: argparse.Namespace) -> None:
         registry = load_registry(args.registry)
-        self.registry_path = Path(args.registry).resolve()
+        # As given: a timer of a deploy's `current` link runs every release behind it.
+        self.registry_path = as_given(args.registry)
         self.folder = self.registry_path.parent
-        self.name = os_timers.timer_name(args.name or self.folder.name)
+        self.name = os_timers.timer_name(args.name or registry.settings.project
+                                         or self.folder.name)
         self.interval = registry.settings.tick
         environ = dict(os.environ)
         if args.database_url:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import socket
 from datetime import datetime
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
@@ -22,6 +21,7 @@ from tickq.db.connect import DEFAULT_TIMEOUTS, Timeouts, timeouts_of
 from tickq.db.errors import RegistryRefused
 from tickq.db.migrator import load_query
 from tickq.registry import Problem, Registry
+from tickq.registry.place import as_given, resolved
 
 INVALID_REGISTRY = "TQ002"
 
@@ -103,9 +103,11 @@ def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
 
 
 def source(registry: Registry) -> dict[str, str]:
-    """Which registry a sync comes from (its file's absolute path, resolved, and this host):
-    what the queue records as the registry of record (tickq.queue_registry)."""
-    return {"path": str(Path(registry.path).resolve()), "host": socket.gethostname()}
+    """Which registry a sync comes from (its file as given, links not followed, and with links
+    followed; this host): what the queue records as the registry of record
+    (tickq.queue_registry); its settings.project travels in the registry itself."""
+    return {"path": str(as_given(registry.path)), "resolved": str(resolved(registry.path)),
+            "host": socket.gethostname()}
 
 
 def sync_registry(
