@@ -195,3 +195,23 @@ def test_a_project_name_is_judged_by_the_database(db_url: str, tmp_path: Path) -
     assert refused.returncode == 2, (refused.stdout, refused.stderr)
     assert 'key "settings.project": a project name is 1-63 characters' in refused.stderr
     assert os.path.islink(tmp_path / "app" / "current")
+
+
+def test_a_registry_of_another_project_with_a_bad_value_hears_of_both_at_once(
+    db_url: str, tmp_path: Path
+) -> None:
+    # Synced from one file; another file of the same folder has an invalid value and would
+    # retire a kind: each command names the value (the file's own problem) and the queue.
+    (tmp_path / "registry.toml").write_text(
+        '[kinds.a]\ncommand = ["true"]\nevery = "1h"\ntimeout = "30s"\n'
+        '[kinds.b]\ncommand = ["true"]\nevery = "1h"\ntimeout = "30s"\n')
+    other = tmp_path / "other.toml"
+    other.write_text('[kinds.a]\ncommand = ["true"]\nevery = "0s"\ntimeout = "30s"\n')
+    ok(tickq("sync", "--registry", str(tmp_path / "registry.toml"), "--database-url", db_url))
+    for command in (["sync"], ["tick"], ["run", "a"]):
+        refused = tickq(*command, "--registry", str(other), "--database-url", db_url)
+        assert refused.returncode == 2, (command, refused.stdout, refused.stderr)
+        lines = refused.stderr.splitlines()
+        assert f'{other}: kind "a", key "every": must be a duration from 1s' in lines[0], lines
+        assert any("this queue was last synced by registry" in ln for ln in lines), lines
+        assert lines[-1] == "tickq: invalid registry: 2 problem(s)", lines

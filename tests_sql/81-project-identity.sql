@@ -3,7 +3,7 @@
 -- registries give it one name (settings.project), and a queue recorded before the path as given
 -- (its path resolved) is still its project's. Another project is still refused.
 BEGIN;
-SELECT plan(12);
+SELECT plan(13);
 
 CREATE FUNCTION pg_temp.sync(p_source text, p_kinds text, p_project text, p_at timestamptz)
 RETURNS void LANGUAGE plpgsql AS $$
@@ -41,6 +41,14 @@ SELECT throws_like($$SELECT pg_temp.sync('{"path": "/srv/crm/registry.toml",
     "resolved": "/srv/crm/registry.toml", "host": "h1"}', 'z', 'crm', '2026-03-28 00:05Z')$$,
     '%/home/ops/checkout/registry.toml (project billing) on host h2%/srv/crm/registry.toml (project crm)%',
     'another name at another path is another project');
+
+-- Another project's registry with a bad value: both problems in one answer, the file's own first.
+SELECT results_eq($$SELECT key, left(problem, 40) FROM tickq.registry_problems('{
+    "source": {"path": "/srv/crm/registry.toml", "host": "h1"},
+    "kinds": {"z": {"command": ["x"], "every": 0, "timeout": 60}}}')$$,
+    $$VALUES ('every', 'must be a duration from 1s to 366d, got '),
+        (NULL, 'this queue was last synced by registry /')$$,
+    'registry_problems lists the file''s own problems, then the queue''s refusal');
 
 -- A queue recorded before: its path was the file with links followed.
 UPDATE tickq.queue_registry SET path = '/srv/old/releases/r7/registry.toml', resolved = NULL, project = NULL;

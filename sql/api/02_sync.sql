@@ -369,10 +369,15 @@ BEGIN
         RETURN QUERY SELECT w.kind, w.key, w.problem
             FROM tickq.weight_problems(p_registry, coalesce((v_settings ->> 'slots')::integer, v_defaults.slots)) AS w;
     END IF;
+    -- Whose queue (a JSON naming its source): another project's sync that would retire kinds,
+    -- with the file's own problems, so one answer says all (key NULL).
+    RETURN QUERY SELECT NULL::text, NULL::text, q.problem FROM (SELECT tickq.queue_registry_problem(p_registry,
+        v_kinds || '{"tickq.housekeeping": {}}'::jsonb, p_now) AS problem) AS q WHERE q.problem IS NOT NULL;
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'Every value tickq.sync_registry would refuse in p_registry, one row per setting, key of a kind '
 '(tickq.kind_problems) or key of [agents] at fault (kind NULL for a setting or an agents key), '
-'by the same rules; changes nothing. None, without judging again, for the registry the queue '
-'last synced (tickq.queue_registry.digest).';
+'by the same rules, and (key NULL) the queue''s refusal of another project''s sync when '
+'p_registry names its source (tickq.queue_registry_problem); changes nothing. None, without '
+'judging again, for the registry the queue last synced (tickq.queue_registry.digest).';
