@@ -147,6 +147,22 @@ def test_a_queue_named_by_the_old_rule_is_found_and_kept_after_the_next_deploy(
                                        data_dir=data_dir)] == ["ok"]
 
 
+def test_server_stop_says_whose_queues_stop_with_it(data_dir: Path, tmp_path: Path) -> None:
+    # One embedded server per OS user (as root: every root project's, in /var/lib/tickq).
+    alpha = release(tmp_path / "alpha", "r1", ["a1"])
+    beta = release(tmp_path / "beta", "r1", ["b1"])
+    for registry in (alpha, beta):
+        ok(tickq("sync", "--registry", str(registry), data_dir=data_dir))
+    names = [conninfo.conninfo_to_dict(queue_url(r, data_dir))["dbname"] for r in (alpha, beta)]
+    served = ok(tickq("server", "status", "--registry", str(alpha), data_dir=data_dir))
+    assert f"{names[0]} (this project's)" in served and names[1] in served, served
+    stopped = ok(tickq("server", "stop", "--registry", str(alpha), data_dir=data_dir))
+    assert stopped.startswith("stopped pid "), stopped
+    assert f"{names[0]} (this project's)" in stopped and f"{names[1]}" in stopped, stopped
+    assert "until a command of its project" in stopped and "scratch" not in stopped, stopped
+    ok(tickq("status", "--registry", str(beta), data_dir=data_dir))  # which starts it again
+
+
 # ---------------------------------------------------------------- DATABASE_URL
 
 
@@ -215,3 +231,31 @@ def test_a_registry_of_another_project_with_a_bad_value_hears_of_both_at_once(
         assert f'{other}: kind "a", key "every": must be a duration from 1s' in lines[0], lines
         assert any("this queue was last synced by registry" in ln for ln in lines), lines
         assert lines[-1] == "tickq: invalid registry: 2 problem(s)", lines
+
+
+# ---------------------------------------------------------------- whose queue `status` reads
+
+
+def test_status_names_the_database_and_registry_and_warns_of_another_projects_queue(
+    db_url: str, tmp_path: Path
+) -> None:
+    alpha = release(tmp_path / "alpha", "r1", ["a1"])
+    beta = release(tmp_path / "beta", "r1", ["b1"])
+    ok(tickq("sync", "--registry", str(alpha), "--database-url", db_url))
+    dbname = conninfo.conninfo_to_dict(db_url)["dbname"]
+
+    mine = ok(tickq("status", "--registry", str(alpha), "--database-url", db_url)).splitlines()
+    assert mine[-1].startswith(f"queue: database {dbname} on "), mine
+    assert mine[-1].endswith(f", synced by {alpha}"), mine
+    assert not any(ln.startswith("WARNING") for ln in mine), mine
+
+    theirs = ok(tickq("status", "--registry", str(beta), "--database-url", db_url)).splitlines()
+    assert theirs[0].startswith(f"WARNING another project's queue: database {dbname} "), theirs
+    assert f"last synced by {alpha} on host {HOST}, not by {beta}" in theirs[0], theirs
+    doc = json.loads(ok(tickq("status", "--json", "--registry", str(beta), "--database-url",
+                              db_url)))["queue"]
+    assert (doc["database"], doc["synced_by"]["path"], doc["this_project"]) == (
+        dbname, str(alpha), False), doc
+    assert "password" not in json.dumps(doc)
+    check = tickq("status", "--check", "--registry", str(beta), "--database-url", db_url)
+    assert check.returncode == 1 and "PROBLEM queue: database" in check.stdout, check.stdout
