@@ -49,10 +49,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _snapshot(conn: Connection, with_problems: bool,
-              args: argparse.Namespace | None = None) -> dict[str, Any]:
+def _snapshot(conn: Connection, with_problems: bool, args: argparse.Namespace) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "queue": _queue(conn, args) if args is not None else None,
+        "queue": _queue(conn, args),
         "now": status.now(conn),
         "timezone": status.timezone(conn),
         "stale_due": status.stale_due(conn),
