@@ -134,15 +134,16 @@ def test_a_queue_named_by_the_old_rule_is_found_and_kept_after_the_next_deploy(
     url = db.create_database(server, old)
     ok(tickq("run", "invoice", "--registry", str(real / "registry.toml"), "--database-url", url))
 
-    # Three deploys; the server restarted (its remembered choices forgotten) before two of them.
-    for name, restart in (("r2", True), ("r3", False), ("r4", True)):
+    # Through `current`, then two deploys: the first after a restart of the server (its
+    # remembered choices forgotten), the second while it runs.
+    for name, restart in (("r2", False), ("r3", True), (None, False)):
         if restart:
             ok(tickq("server", "stop", "--registry", str(registry), data_dir=data_dir))
         ok(tickq("tick", "--registry", str(registry), data_dir=data_dir))
         got = queue_url(registry, data_dir)
         assert conninfo.conninfo_to_dict(got)["dbname"] == old, (name, got)
-        release(app, name, ["invoice", "ship"])
-    assert conninfo.conninfo_to_dict(queue_url(registry, data_dir))["dbname"] == old
+        if name:
+            release(app, name, ["invoice", "ship"])
     assert [r["outcome"] for r in runs("invoice", "--registry", str(registry),
                                        data_dir=data_dir)] == ["ok"]
 
