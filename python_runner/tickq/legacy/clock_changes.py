@@ -11,6 +11,7 @@ from Python's zone database only to decide whether to say so; no slot is compute
 
 from __future__ import annotations
 
+import os
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -92,3 +93,30 @@ def clock_note(minutes: frozenset[int], rule: str, zone: str, old: str) -> str |
         return (f"clock changes in {zone}: in the hour a fall-back change repeats this kind runs "
                 f"at both passes, where {old} ran only the first")
     return None
+
+
+def host_zone(localtime: str = "/etc/localtime", timezone: str = "/etc/timezone") -> str | None:
+    """This machine's IANA zone, as the link /etc/localtime names it (Linux, macOS) or as
+    /etc/timezone says (Debian); None when neither tells."""
+    try:
+        target = os.readlink(localtime)
+    except OSError:
+        target = ""
+    if "zoneinfo/" in target:
+        name = target.split("zoneinfo/", 1)[1]
+        if _known(name):
+            return name
+    try:
+        with open(timezone, encoding="utf-8") as f:
+            name = f.read(200).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if _known(name) else None
+
+
+def _known(name: str) -> bool:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    return True

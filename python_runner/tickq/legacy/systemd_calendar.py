@@ -210,6 +210,8 @@ def _chain(text: str, pos: int, usec: bool) -> tuple[Chain, int]:
             raise CalendarError(f"{text!r}: {text[pos]!r} where a field should end")
         if stop > start and repeat:
             stop -= (stop - start) % repeat  # systemd's normalize_chain, before its bounds
+        if stop == start:
+            stop, repeat = -1, 0  # "5..5", "3..5/4": the one value
         parts.append(Component(start, stop, repeat))
         if len(parts) > 240:
             raise CalendarError(f"{text[:40]!r}...: more than 240 values in one field")
