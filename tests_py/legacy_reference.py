@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from psycopg.types.json import Jsonb
 
+from tickq.legacy.systemd_timing import translate
 from tickq.registry.durations import parse_duration
 
 _ELAPSE = re.compile(r"^\s*(Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (\S+)$")
@@ -183,3 +184,45 @@ def window_end(per_expression: Sequence[Sequence[datetime]], base: datetime, cou
         wanted = max(wanted, union[at_least - 1] + timedelta(seconds=1))
     complete = [times[-1] for times in per_expression if len(times) == count]
     return min([wanted, *complete])
+
+
+SYSTEMD_COUNT = 300
+
+
+def clock_bases(zone: str) -> list[datetime]:
+    """A day before each clock change of 2027 in `zone`, and before the end of a leap February
+    (a year's end and other month ends fall in the windows of the sparser schedules)."""
+    tz = zoneinfo.ZoneInfo(zone)
+    found = []
+    at = datetime(2027, 1, 1, tzinfo=UTC)
+    while at.year == 2027:
+        if (at + timedelta(hours=1)).astimezone(tz).utcoffset() != at.astimezone(tz).utcoffset():
+            found.append(at.replace(hour=0) - timedelta(days=1))
+        at += timedelta(hours=1)
+    return [*found, datetime(2028, 2, 27, 12, tzinfo=UTC)]
+
+
+def check_against_systemd(conn: Any, expressions: list[str], zone: str,
+                          keys: Mapping[str, Any] | None = None,
+                          notes: Sequence[str] | None = None) -> list[str]:
+    """Each difference between systemd's elapses and the slots of `keys` (default: the
+    translation of `expressions`) over every base, as a line; a difference no rule explains,
+    or one the kind has no note for, fails."""
+    t = translate(expressions, zone)
+    keys = t.keys if keys is None else keys
+    notes = t.notes if notes is None else notes
+    kind_zone = keys.get("timezone", zone)
+    lines = []
+    for base in clock_bases(zone):
+        old = systemd_elapses(expressions, base, SYSTEMD_COUNT, zone)
+        until = window_end(old, base, SYSTEMD_COUNT)
+        union = {s for times in old for s in times}
+        wanted = len([s for s in union if s < until]) + 60
+        ours = tickq_slots(conn, {k: v for k, v in keys.items() if k != "catch_up"}, base,
+                           wanted)
+        assert len(ours) < wanted or ours[-1] >= until, "ask tickq for more slots"
+        for d in compare(union, ours, kind_zone, "systemd", until):
+            assert d.why, f"{expressions} as {keys}: {d.line()}"
+            assert has_note(notes, d), f"{expressions} as {keys}: no note for {d.line()}"
+            lines.append(d.line())
+    return lines

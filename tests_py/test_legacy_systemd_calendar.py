@@ -6,52 +6,12 @@ clock-change rule, named, and the kind carries the note that says so."""
 
 from __future__ import annotations
 
-import zoneinfo
-from datetime import UTC, datetime, timedelta
-
 import pytest
-from legacy_reference import compare, has_note, systemd_elapses, tickq_slots, window_end
+from legacy_reference import check_against_systemd
 
 from tickq.legacy.schedule_terms import Inexpressible
 from tickq.legacy.systemd_calendar import CalendarError
 from tickq.legacy.systemd_timing import translate
-
-COUNT = 300
-
-
-def bases(zone: str) -> list[datetime]:
-    """A day before each clock change of 2027 in `zone`, and before the end of a leap February
-    (a year's end and other month ends fall in the windows of the sparser schedules)."""
-    tz = zoneinfo.ZoneInfo(zone)
-    found = []
-    at = datetime(2027, 1, 1, tzinfo=UTC)
-    while at.year == 2027:
-        if (at + timedelta(hours=1)).astimezone(tz).utcoffset() != at.astimezone(tz).utcoffset():
-            found.append(at.replace(hour=0) - timedelta(days=1))
-        at += timedelta(hours=1)
-    return [*found, datetime(2028, 2, 27, 12, tzinfo=UTC)]
-
-
-def check_against_systemd(conn, expressions: list[str], zone: str) -> list[str]:
-    """Each difference between systemd's elapses and the translation's slots over every base,
-    as a line; a difference no clock-change rule explains, or one the kind has no note for,
-    fails."""
-    t = translate(expressions, zone)
-    kind_zone = t.keys.get("timezone", zone)
-    lines = []
-    for base in bases(zone):
-        old = systemd_elapses(expressions, base, COUNT, zone)
-        until = window_end(old, base, COUNT)
-        union = {s for times in old for s in times}
-        wanted = len([s for s in union if s < until]) + 60
-        ours = tickq_slots(conn, t.keys, base, wanted)
-        assert len(ours) < wanted or ours[-1] >= until, "ask tickq for more slots"
-        for d in compare(union, ours, kind_zone, "systemd", until):
-            assert d.why, f"{expressions} as {t.keys}: {d.line()}"
-            assert has_note(t.notes, d), f"{expressions} as {t.keys}: no note for {d.line()}"
-            lines.append(d.line())
-    return lines
-
 
 HAND = [
     (["minutely"], {"every": "1m"}),

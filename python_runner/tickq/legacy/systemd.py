@@ -53,11 +53,12 @@ def read_timer_unit(path: Path, host_zone: object = _HOST, root: Path = Path("/"
         return [_job(path, name, zone if isinstance(zone, str) else None, root, read)]
     except (Inexpressible, CalendarError, ServiceRefused, UnitSyntax, WordError,
             oldfile.OldFileRefused) as e:
-        return [Refusal(path, name, _one_line(str(e)))]
+        return [Refusal(path, name, _one_line(str(e), path))]
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _one_line(text: str, path: Path) -> str:
+    """The reason on one line, without the file's name a file error starts with."""
+    return " ".join(text.removeprefix(f"{path}: ").split())
 
 
 def _job(path: Path, name: str, zone: str | None, root: Path,
@@ -74,7 +75,12 @@ def _job(path: Path, name: str, zone: str | None, root: Path,
     service_path = _beside(path, service_name)
     units = _unit_with_dropins(service_path, read, instance_of=service_name)
     service = read_service(units, _unit_name(service_name, service_path), root, read)
-    notes = [*timer.notes, *service.notes, *_ignored(timer_units, "Timer", _TIMER_KEYS),
+    unit = _unit_name(service_name, service_path)
+    manager = [f"a unit of {unit.user}'s own systemd (--user): its commands ran in the home "
+               f"folder {unit.home} and with that manager's PATH (here systemd's system PATH)"
+               ] if unit.user_manager else []
+    notes = [*timer.notes, *service.notes, *manager,
+             *_ignored(timer_units, "Timer", _TIMER_KEYS),
              *_ignored(units, "Service", _SERVICE_KEYS), *_unit_notes(units)]
     return OldJob(source=path, where=name, legacy=name, schedule=timer.keys,
                   steps=tuple(service.steps), timeout=service.timeout,

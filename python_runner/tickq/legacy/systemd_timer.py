@@ -129,10 +129,12 @@ def _random_delay(units: Sequence[Assignment], name: str, schedule: TimerSchedul
                 f"0..{_span(delay)}; here a fixed offset of {format_duration(shift)}, chosen "
                 "from the unit's name, spreads it the same way without chance")
     elif delay >= 1:
+        fixed = last(units, T, "FixedRandomDelay")
+        how = ("a delay of 0.." + _span(delay) + " fixed per machine (FixedRandomDelay=yes)"
+               if fixed and fixed.value and _true(fixed) else f"a random 0..{_span(delay)}")
         schedule.notes.append(
-            f"RandomizedDelaySec={_span(delay)}: systemd delayed each run by a random "
-            f"0..{_span(delay)}; tickq runs it at its slot (tickq check --suggest offers "
-            "offsets that spread load)")
+            f"RandomizedDelaySec={_span(delay)}: systemd delayed each run by {how}; tickq runs "
+            "it at its slot (tickq check --suggest offers offsets that spread load)")
     accuracy = last(units, T, "AccuracySec")
     if accuracy and accuracy.value and (_seconds(accuracy) or 0) > 60:
         schedule.notes.append(
