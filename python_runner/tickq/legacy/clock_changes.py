@@ -13,34 +13,47 @@ from __future__ import annotations
 
 import os
 import zoneinfo
-from datetime import UTC, datetime, timedelta
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from functools import cache
 
+from tickq.legacy.schedule_terms import Event
+
 DAY = 1440  # minutes
-_SCAN_YEARS = 3  # changes looked for from the start of this year on
+_SCAN_YEARS = 9  # changes looked for from last year on: every weekday a date can fall on
 _STEP = timedelta(hours=1)
 
 
+@dataclass(frozen=True)
+class Window:
+    """Wall minutes [low, high) of `day` that a clock change removes (gap) or repeats (fold)."""
+
+    day: date
+    low: int
+    high: int
+    kind: str
+
+
 @cache
-def change_windows(zone: str, year: int | None = None) -> list[tuple[int, int, str]]:
-    """(first minute, end minute, "gap" or "fold") of the wall times of a day that the zone's
-    clock changes remove (gap) or repeat (fold) in the years from `year` (default: this one)
-    on; [] for a zone without changes or one Python does not know."""
+def change_windows(zone: str, year: int | None = None) -> tuple[Window, ...]:
+    """The windows of the zone's clock changes in the years from `year` (default: last year)
+    on; none for a zone without changes or one Python does not know."""
     try:
         tz = zoneinfo.ZoneInfo(zone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        return []
-    start = datetime(year or datetime.now(UTC).year, 1, 1, tzinfo=UTC)
-    found: set[tuple[int, int, str]] = set()
+        return ()
+    start = datetime(year or datetime.now(UTC).year - 1, 1, 1, tzinfo=UTC)
+    found: list[Window] = []
     at, end = start, start.replace(year=start.year + _SCAN_YEARS)
     offset = at.astimezone(tz).utcoffset()
     while at < end:
         later = at + _STEP
         new = later.astimezone(tz).utcoffset()
         if new != offset and offset is not None and new is not None:
-            found.update(_window(_change_at(tz, at, later), offset, new))
+            found += _windows(_change_at(tz, at, later), offset, new)
         at, offset = later, new
-    return sorted(found)
+    return tuple(found)
 
 
 def _change_at(tz: zoneinfo.ZoneInfo, before: datetime, after: datetime) -> datetime:
@@ -56,28 +69,29 @@ def _change_at(tz: zoneinfo.ZoneInfo, before: datetime, after: datetime) -> date
     return after
 
 
-def _window(change: datetime, old: timedelta, new: timedelta) -> list[tuple[int, int, str]]:
-    """The wall minutes of a day the change removes or repeats, split at midnight."""
+def _windows(change: datetime, old: timedelta, new: timedelta) -> list[Window]:
+    """The wall minutes the change removes or repeats, split at midnight."""
     wall = change + old  # the wall clock just before the change, as a naive-UTC reading
     first = wall.hour * 60 + wall.minute
     length = int(abs((new - old).total_seconds()) // 60)
     low, high, kind = ((first, first + length, "gap") if new > old
                        else (first - length, first, "fold"))
+    day = wall.date()
     if low < 0:
-        spans = [(low + DAY, DAY), (0, high)]
+        spans = [(day - timedelta(days=1), low + DAY, DAY), (day, 0, high)]
     elif high > DAY:
-        spans = [(low, DAY), (0, high - DAY)]
+        spans = [(day, low, DAY), (day + timedelta(days=1), 0, high - DAY)]
     else:
-        spans = [(low, high)]
-    return [(a, b, kind) for a, b in spans if a < b]
+        spans = [(day, low, high)]
+    return [Window(d, a, b, kind) for d, a, b in spans if a < b]
 
 
-def clock_note(minutes: frozenset[int], rule: str, zone: str, old: str) -> str | None:
-    """The note for a kind of times of day `minutes` (rule "wall" or "real", as
-    schedule_terms.Schedule says) in `zone`, when a clock change treats them otherwise than
-    `old` (systemd, launchd) did; None when none does."""
-    windows = change_windows(zone)
-    hits = {kind for low, high, kind in windows for m in minutes if low <= m < high}
+def clock_note(events: Sequence[Event], rule: str, zone: str, old: str) -> str | None:
+    """The note for a kind of these events (rule "wall" or "real", as schedule_terms.Schedule
+    says) in `zone`, when a clock change on one of their days meets one of their times and
+    tickq treats it otherwise than `old` (systemd, launchd) did; None when none does."""
+    hits = {w.kind for w in change_windows(zone) for e in events
+            if any(w.low <= m < w.high for m in e.minutes) and e.matches(w.day)}
     if rule == "wall":
         parts = []
         if "gap" in hits:

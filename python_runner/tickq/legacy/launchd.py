@@ -150,8 +150,7 @@ def _calendar(value: object, zone: str | None) -> tuple[dict[str, Any], list[str
             keys["timezone"] = "UTC" if utc else zone
             notes.append(f"launchd read it in the Mac's time zone, taken to be this "
                          f"machine's ({zone}): set timezone if they differ")
-    minutes = frozenset().union(*(e.minutes for e in events))
-    clock = clock_note(minutes, schedule.rule, zone, "launchd") if zone else None
+    clock = clock_note(events, schedule.rule, zone, "launchd") if zone else None
     if clock:
         notes.append(clock + " (launchd's own rule is not documented)")
     return keys, notes

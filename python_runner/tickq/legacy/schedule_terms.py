@@ -10,8 +10,10 @@ here computes a slot: the database's one calendar does that."""
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from tickq.registry.durations import format_duration
@@ -41,6 +43,15 @@ class Event:
 
     def filters(self) -> tuple[Any, ...]:
         return (self.weekdays, self.days, self.months, self.either)
+
+    def matches(self, day: date) -> bool:
+        """Whether `day` is one of its days (for deciding a note, never a slot)."""
+        if self.months is not None and day.month not in self.months:
+            return False
+        length = calendar.monthrange(day.year, day.month)[1]
+        in_days = self.days is None or bool({day.day, day.day - length - 1} & self.days)
+        in_week = self.weekdays is None or day.isoweekday() in self.weekdays
+        return (in_days or in_week) if self.either else (in_days and in_week)
 
 
 def event(minutes: Iterable[int], seconds: Iterable[int] = (0,), *,

@@ -57,8 +57,7 @@ def translate(expressions: Sequence[str], host_zone: str | None) -> Translated:
             if all(e.timezone is None for e in events):
                 notes.append(f"systemd read it in the host's time zone, {zone}")
     if zone is not None:
-        minutes = frozenset().union(*(to_event(e).minutes for e in events))
-        clock = clock_note(minutes, schedule.rule, zone, "systemd")
+        clock = clock_note([to_event(e) for e in events], schedule.rule, zone, "systemd")
         if clock:
             notes.append(clock)
     skipped = sorted({period for e in events for period in wrap_skips(e)})
