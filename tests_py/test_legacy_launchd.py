@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tickq.legacy import launchd
 from tickq.legacy.launchd import LAUNCHD_PATH, read_plist
 from tickq.legacy.oldjob import OldJob, Refusal
 
@@ -143,3 +144,11 @@ def test_arbitrary_input_is_a_job_or_a_one_line_refusal(tmp_path_factory, data):
     [found] = read_plist(path, ZONE)
     if isinstance(found, Refusal):
         assert found.reason and "\n" not in found.line()
+
+
+def test_the_import_table_reader_reads_bytes_itself(tmp_path):
+    """`legacy import` hands its readers the file's text; a binary plist has none, so the
+    launchd reader reads the file's bytes itself."""
+    path = plist(tmp_path, agent(StartInterval=60), binary=True)
+    [found] = launchd.read(path, "")
+    assert isinstance(found, OldJob) and found.schedule == {"every": "1m"}

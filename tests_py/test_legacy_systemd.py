@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tickq.legacy import systemd
 from tickq.legacy.oldjob import OldJob, Refusal
 from tickq.legacy.systemd import read_timer_unit
 from tickq.legacy.systemd_env import SYSTEM_PATH, env_file
@@ -291,3 +292,16 @@ def test_arbitrary_unit_text_is_a_job_or_a_one_line_refusal(tmp_path_factory, ti
         assert found.reason and "\n" not in found.line()
     else:
         assert found.steps and all(s.argv for s in found.steps)
+
+
+def test_the_import_table_readers(tmp_path):
+    """What `legacy import` calls: the timer's text already read; a service alone names the
+    timer to give instead."""
+    path = unit_pair(tmp_path, "[Service]\nExecStart=/bin/a\n")
+    [found] = systemd.read(path, "[Timer]\nOnCalendar=weekly\n")  # the text given wins
+    assert isinstance(found, OldJob) and found.schedule["on"] == ["mon"]
+    [alone] = systemd.read_alone(tmp_path / "job.service", "")
+    assert isinstance(alone, Refusal) and "import the timer that starts it (job.timer)" in \
+        alone.reason
+    [other] = systemd.read_alone(tmp_path / "other.service", "")
+    assert "not a scheduled job" in other.reason

@@ -242,3 +242,9 @@ def _notes(data: Mapping[str, Any]) -> list[str]:
         notes.append(f"not imported: {', '.join(ignored)} (launchd applied them; tickq does "
                      "not)")
     return notes
+
+
+def read(path: Path, text: str) -> list[OldJob | Refusal]:
+    """The reader `legacy import` calls: a plist is read as bytes (a binary one is no text)."""
+    del text
+    return read_plist(path)

@@ -161,3 +161,26 @@ def _unit_notes(units: list[Assignment]) -> list[str]:
                      "a run unless these held; tickq runs it regardless")
     return notes
 
+
+
+# ---------------------------------------------------------------- for the import's file table
+
+
+def read(path: Path, text: str) -> list[OldJob | Refusal]:
+    """The reader `legacy import` calls with a `.timer`'s text already read."""
+    def reading(p: Path) -> str:
+        return text if p == path else oldfile.read(p)
+    return read_timer_unit(path, read=reading)
+
+
+def read_alone(path: Path, text: str) -> list[OldJob | Refusal]:
+    """A service (or other unit) given without its timer: which timer to give instead."""
+    del text  # a unit alone is refused whatever it says
+    stem = path.name.rsplit(".", 1)[0]
+    timers = sorted(p.name for p in path.parent.glob(f"{stem}*.timer")) if path.parent.is_dir() \
+        else []
+    hint = (f"import the timer that starts it ({', '.join(timers[:3])})" if timers else
+            "no .timer of its name is beside it, so systemd starts it some other way (at "
+            "boot, by a socket, a path or another unit): not a scheduled job")
+    what = path.suffix.lstrip(".") or "unit"
+    return [Refusal(path, path.name, f"a systemd {what} alone: {hint}")]
