@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from legacy_reference import (
     compare,
     has_note,
+    slots_until,
     systemd_analyze,
     systemd_elapses,
-    tickq_slots,
     window_end,
 )
 
@@ -100,8 +100,7 @@ def test_generated_expressions_agree_with_systemd(conn, expression, base):
         return
     old = systemd_elapses([expression], base, COUNT, HOST)
     until = window_end(old, base, COUNT)
-    wanted = len([s for s in old[0] if s < until]) + 60
-    ours = tickq_slots(conn, t.keys, base, wanted)
+    ours = slots_until(conn, t.keys, base, until, len([s for s in old[0] if s < until]) + 60)
     for d in compare(old[0], ours, t.keys.get("timezone", HOST), "systemd", until):
         assert d.why, f"{expression!r} as {t.keys}: {d.line()}"
         assert has_note(t.notes, d), f"{expression!r} as {t.keys}: no note for {d.line()}"
