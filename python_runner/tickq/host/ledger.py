@@ -39,12 +39,13 @@ from tickq.host import descendants
 _KILL_WAIT = 2.0
 
 
-def default_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """$TICKQ_RUN_DIR of `environ` (default os.environ), else <temp dir>/tickq-<uid>."""
+def default_folder(environ: Mapping[str, str] | None = None, uid: int | None = None) -> Path:
+    """$TICKQ_RUN_DIR of `environ` (default os.environ), else <temp dir>/tickq-<uid> (of this
+    process's user unless `uid` names another)."""
     configured = (os.environ if environ is None else environ).get("TICKQ_RUN_DIR")
     if configured:
         return Path(configured).absolute()
-    return Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"
+    return Path(tempfile.gettempdir()) / f"tickq-{os.getuid() if uid is None else uid}"
 
 
 def _has_proc() -> bool:
