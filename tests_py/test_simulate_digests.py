@@ -43,11 +43,14 @@ CHECKS = {  # registry, instant: digest of `check`'s worst case at 5ef5668
     ("examples/starvation/original.toml", AT): "fe47e650eae2",
     ("examples/starvation/real_fix.toml", AT): "ade19cfd43b2",
     ("examples/starvation/real_fix.toml", LATER): "ade19cfd43b2",
+    ("tests_py/data/crontab/crontab_berlin.toml", AT): "1e5bdc05df0a",
 }
 REPLAYS = {  # registry, instant: digest of `simulate --hours 744` at 5ef5668
     ("examples/crontab/registry.toml", AT): "69881ffc6ab8",
     ("examples/starvation/real_fix.toml", LATER): "74b4b33d7b41",
     ("examples/starvation/burst_fixed.toml", AT): "121056354111",
+    ("tests_py/data/crontab/crontab_crowded.toml", AT): "660ad92d0ae2",
+    ("tests_py/data/crontab/crons_100.toml", AT): "5da62a41da42",
 }
 
 

@@ -191,9 +191,10 @@ BEGIN
         IF cardinality(v_run_ids) >= v_settings.slots THEN
             v_wake := 'infinity';
             CONTINUE;
-        END IF;
-        v_due := tickq.simulation_next_due();
-        IF v_due IS NULL OR v_due > v_t THEN
+        ELSIF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= v_t) THEN
+            -- nothing due: the clock goes to the tick where something is (asked only now, as a
+            -- queue with something due at most ticks would pay for it at every one)
+            v_due := tickq.simulation_next_due();
             v_wake := coalesce(p_now + v_settings.tick * ceil(extract(EPOCH FROM v_due - p_now) / v_tick), 'infinity');
             CONTINUE;
         END IF;

@@ -184,7 +184,7 @@ BEGIN
     END IF;
     IF v_days THEN  -- the zones that keep their offset around both stretches
         v_steady := ARRAY(SELECT z.zone FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
-                WHERE k.enabled AND k.every IS NULL) AS z
+                WHERE k.enabled AND k.every IS NULL OFFSET 0) AS z  -- each zone once, not each kind
             WHERE tickq.zone_steady(z.zone, p_from - interval '1 day', p_until + p_shift + interval '1 day'));
         -- The breaks of the kinds with day rules in those zones (p_zones ... p_backs: rows of
         -- tickq.simulation_breaks for this shift, from before p_from to past p_until).

@@ -127,7 +127,7 @@ AS $$
         coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1,
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
             THEN coalesce(tickq.simulation_next_due(), 'infinity') END
-    FROM (SELECT tickq.simulation_state(p_at) AS state) AS s
+    FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
 $$;
 COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
 'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
