@@ -100,6 +100,15 @@ def conn(db_url: str) -> Iterator[psycopg.Connection]:
 
 
 @pytest.fixture(autouse=True)
+def scratch_on_the_test_server(request: pytest.FixtureRequest,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test with the test server has `check` and `simulate` make their scratch databases there
+    (TICKQ_SCRATCH_URL), never on an embedded PostgreSQL of the machine's."""
+    if "pg_server_url" in request.fixturenames:
+        monkeypatch.setenv("TICKQ_SCRATCH_URL", request.getfixturevalue("pg_server_url"))
+
+
+@pytest.fixture(autouse=True)
 def own_ledger_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test gets its own ledger of running commands (tickq.orphans), so a dispatcher a test
     kills on purpose is reaped by that test only. Dispatchers started as processes inherit it."""
