@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from dbroles import Roles, made_roles
 
 from tickq import db
 
@@ -97,6 +98,13 @@ def conn(db_url: str) -> Iterator[psycopg.Connection]:
     """An autocommit connection to this test's database."""
     with db.connect(db_url) as connection:
         yield connection
+
+
+@pytest.fixture
+def roles(pg_server_url: str) -> Iterator[Roles]:
+    """sql/roles.sql's owner, dispatcher and reader in a fresh database (tests_py/dbroles.py)."""
+    with made_roles(pg_server_url) as made:
+        yield made
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ says (here the test server as its superuser; else the embedded PostgreSQL); when
 made, the check says so, with an exit status of its own (4), never "cannot reach the database".
 
 The roles are made by `tickq roles print` in a fresh database of the test server
-(tests_py/test_roles.py's fixture); the history the capacity and `--durations observed` read is
+(tests_py/dbroles.py); the history the capacity and `--durations observed` read is
 runs written into job_run as the superuser.
 """
 
@@ -17,8 +17,8 @@ import io
 from pathlib import Path
 
 import pytest
+from dbroles import Roles
 from processes import tickq, tickq_env
-from test_roles import Roles, roles  # noqa: F401 (the fixture)
 
 from tickq import db
 from tickq.check import simulate
