@@ -1,7 +1,8 @@
-"""A PostgreSQL 15 cluster of a test's own, and a PgBouncer in front of one: Debian's binaries
-(scripts/pg15.sh installs them), run by the system user `postgres` (neither runs as root) from
-a temporary folder, on free ports of 127.0.0.1 and a socket in that folder; stopped and removed
-afterwards. Never an existing cluster, user or service of the machine."""
+"""A PostgreSQL 15 cluster of a test's own (or the test run's: scripts/pg15.sh url), and a
+PgBouncer in front of one: Debian's binaries (scripts/pg15.sh installs them), run by the system
+user `postgres` (neither runs as root) from a temporary folder, on free ports of 127.0.0.1 and a
+socket in that folder; stopped and removed afterwards. Never an existing cluster, user or service
+of the machine."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from psycopg import conninfo
 
+REPO = Path(__file__).resolve().parent.parent
 BIN = Path("/usr/lib/postgresql/15/bin")
 PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 PG_USER = "postgres"  # Debian's system user for PostgreSQL and PgBouncer
@@ -53,6 +55,17 @@ class Cluster:
         return conninfo.make_conninfo(host="127.0.0.1", port=str(self.port), user=role,
                                       dbname=dbname, **({"password": password} if password
                                                         else {}))
+
+
+def the_runs_cluster() -> Cluster:
+    """The test run's own cluster (scripts/pg15.sh url: the superuser `postgres` over its
+    socket, trusted)."""
+    done = subprocess.run([str(REPO / "scripts" / "pg15.sh"), "url"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"Debian's PostgreSQL 15 is missing: {done.stderr.strip()}")
+    params = conninfo.conninfo_to_dict(done.stdout.strip())
+    return Cluster(Path(str(params["host"])), int(str(params["port"])))
 
 
 def _private_folder(prefix: str) -> Path:

@@ -1,6 +1,7 @@
 """tickq behind PgBouncer, for real: Debian's `pgbouncer` (1.18) with its default settings,
-started by the test in transaction or session pooling mode in front of a PostgreSQL 15 cluster
-of the test's own (tests_py/pg15_cluster.py), and the same cluster reached directly.
+started by the test in transaction or session pooling mode (tests_py/pg15_cluster.py) in front
+of the test run's own PostgreSQL 15 cluster (scripts/pg15.sh url), and the same cluster reached
+directly.
 
 A transaction pool hands each transaction to whichever server connection is free and refuses the
 `options` startup parameter; tickq then sets its timeouts in every transaction it sends, holds
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from pg15_cluster import Cluster, bouncer, cluster
+from pg15_cluster import Cluster, bouncer, the_runs_cluster
 from processes import tickq_env
 from psycopg import sql
 
@@ -34,7 +35,6 @@ from tickq import db
 SLOTS = 4
 KINDS = 16
 DISPATCHERS = 8
-HBA = "local all all trust\nhost all all 127.0.0.1/32 trust\n"
 # One statement, so one snapshot: the live runs, the slots they hold, a kind twice.
 SAMPLE = """
 SELECT (SELECT count(*) FROM tickq.job_run WHERE outcome = 'running'),
@@ -45,9 +45,8 @@ SELECT (SELECT count(*) FROM tickq.job_run WHERE outcome = 'running'),
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Cluster]:
-    with cluster(HBA, "max_connections=100") as made:
-        yield made
+def server() -> Cluster:
+    return the_runs_cluster()
 
 
 @contextlib.contextmanager
@@ -59,7 +58,7 @@ def reached(server: Cluster, mode: str, *more: str) -> Iterator[tuple[str, str]]
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         if mode == "direct":
-            yield server.tcp_url("postgres", name), server.admin_url(name)
+            yield server.admin_url(name), server.admin_url(name)
         else:
             with bouncer(server, name, mode, *more) as port:
                 yield f"postgresql://postgres@127.0.0.1:{port}/queue", server.admin_url(name)
