@@ -251,3 +251,63 @@ def test_timeouts_hold_through_a_transaction_pool_and_stay_in_their_transaction(
             assert other.execute("SELECT current_setting('statement_timeout'),"
                                  " current_setting('lock_timeout')").fetchone() == ("0", "0")
             assert other.execute("SELECT count(*) FROM pg_prepared_statements").fetchone() == (0,)
+
+
+OPERATOR = """\
+[settings]
+slots = 2
+tick = "1m"
+housekeeping_every = "1d"
+
+[kinds.chain]
+every = "1h"
+
+[[kinds.chain.steps]]
+name = "one"
+command = ["echo", "first step"]
+timeout = "10s"
+
+[[kinds.chain.steps]]
+name = "two"
+command = ["echo", "second step"]
+timeout = "10s"
+
+[kinds.long]
+command = ["sleep", "60"]
+every = "1h"
+timeout = "2m"
+"""
+
+
+def test_the_other_commands_through_a_transaction_pool(
+    server: Cluster, tmp_path: Path, pg_server_url: str
+) -> None:
+    # pg_server_url: `check` simulates on the test server (TICKQ_SCRATCH_URL, conftest.py)
+    (tmp_path / "registry.toml").write_text(OPERATOR)
+    with reached(server, "transaction") as (url, admin_url):
+        def tickq(*args: str) -> subprocess.CompletedProcess[str]:
+            return at_once([command(*args, url=url, folder=tmp_path)], tmp_path)[0]
+
+        assert tickq("sync").returncode == 0
+        chain = tickq("run", "chain")  # a chain's steps, each reported
+        assert chain.returncode == 0 and chain.stdout == "first step\nsecond step\n", chain
+        for args, shows in ((["status"], "chain"), (["explain", "chain"], "last run"),
+                            (["metrics"], "tickq_"), (["history", "chain"], "ok"),
+                            (["check"], "worst case fits"),
+                            (["report", "--html", str(tmp_path / "page.html")], "")):
+            done = tickq(*args)
+            assert done.returncode == 0 and shows in done.stdout, (args, done)
+        assert "chain" in (tmp_path / "page.html").read_text()  # the page's snapshot
+        # a cancel asked through the pool reaches the dispatcher holding the run
+        env = tickq_env(TICKQ_RUN_DIR=str(tmp_path / "run"))
+        running = subprocess.Popen(command("run", "long", url=url, folder=tmp_path), env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            deadline = time.monotonic() + 60
+            while admin.execute("SELECT count(*) FROM tickq.job_run WHERE kind = 'long'"
+                                " AND started_at IS NOT NULL").fetchone() != (1,):
+                assert time.monotonic() < deadline and running.poll() is None
+                time.sleep(0.02)
+        assert tickq("cancel", "long").returncode == 0
+        _out, err = running.communicate(timeout=60)
+        assert running.returncode == 1 and "cancelled" in err, err
