@@ -33,7 +33,7 @@ from psycopg import sql
 from tickq import db
 
 SLOTS = 4
-KINDS = 16
+KINDS = 12
 DISPATCHERS = 8
 # One statement, so one snapshot: the live runs, the slots they hold, a kind twice.
 SAMPLE = """
@@ -92,7 +92,7 @@ def write_registry(folder: Path, lock_timeout: str) -> None:
     lines = ["[settings]", f"slots = {SLOTS}", 'tick = "1m"', 'housekeeping_every = "1d"',
              f'db_lock_timeout = "{lock_timeout}"', ""]
     for i in range(KINDS):
-        lines += [f"[kinds.k{i:02d}]", 'command = ["sleep", "1"]', 'every = "1h"',
+        lines += [f"[kinds.k{i:02d}]", 'command = ["sleep", "0.5"]', 'every = "1h"',
                   'timeout = "30s"', f'priority = "{("urgent", "high", "normal", "low")[i % 4]}"',
                   ""]
     (folder / "registry.toml").write_text("\n".join(lines))
