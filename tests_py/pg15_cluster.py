@@ -51,11 +51,6 @@ class Cluster:
         can reach the folder)."""
         return f"postgresql://postgres@/{dbname}?host={self.folder}&port={self.port}"
 
-    def tcp_url(self, role: str, dbname: str, password: str | None = None) -> str:
-        return conninfo.make_conninfo(host="127.0.0.1", port=str(self.port), user=role,
-                                      dbname=dbname, **({"password": password} if password
-                                                        else {}))
-
 
 def the_runs_cluster() -> Cluster:
     """The test run's own cluster (scripts/pg15.sh url: the superuser `postgres` over its
