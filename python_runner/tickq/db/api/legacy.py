@@ -20,5 +20,6 @@ def kind_states(conn: Connection, kinds: list[str]) -> dict[str, str | None]:
 def tick_precision(conn: Connection, registry: Registry) -> list[Row]:
     """Each kind whose slots fall between the registry's ticks (tickq.tick_lateness): `kind`,
     `timezone`, `tick`, `late_by`, `slot_time` (the first time of day it runs that late) and
-    `runs_time` (when it runs), and `on_time`, the tick that keeps every slot of the registry on time."""
+    `runs_time` (when it runs), and `on_time`, the tick that keeps every slot of the registry
+    on time."""
     return rows(conn, "tick_precision", {"registry": Jsonb(registry.to_sync_json())})
