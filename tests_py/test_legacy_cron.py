@@ -330,3 +330,78 @@ def test_timeouts_fit_the_cadence_and_never_pass_the_gap(tmp_path: Path) -> None
     assert [k["timeout"] for k in tomllib.loads(told.stdout)["kinds"].values()] == [
         "5m", "10m", "10m"]
     assert "(--timeout 10m is longer)" in told.stdout
+
+
+# ---------------------------------------------------------------- three files, one verdict
+
+
+def test_the_shapes_that_crashed_import_and_pass_both_checks_unedited(
+    tmp_path: Path, db_url: str,
+) -> None:
+    """`cd dir && ./x.sh &>> log`, a cron.d user field, a minute list, `@reboot` beside real
+    lines and `$(( RANDOM % 600 ))`, in three files: imported with --write into a new registry,
+    they pass one `legacy check` of the three and `tickq check`; taking the markers off gives
+    the old files back byte for byte."""
+    home, app = tmp_path / "home", tmp_path / "app"
+    (app / "bin").mkdir(parents=True)
+    home.mkdir()
+    for name in ("start.sh", "sync.sh", "report.sh", "nightly.sh", "bin/poll"):
+        (app / name).write_text("#!/bin/sh\necho ok\n")
+        (app / name).chmod(0o755)
+    files = {
+        "crontab": (f"SHELL=/bin/bash\nHOME={home}\nMAILTO=ops@example.com\n"
+                    f"@reboot cd {app} && ./start.sh &>> {home}/app.log\n"
+                    f"*/10 * * * * cd {app} && ./sync.sh &>> {home}/app.log\n"
+                    f"0,15,30,45 * * * * {app}/bin/poll --all\n"
+                    f"17 6 * * 1-5 sleep $(( RANDOM % 600 )) && {app}/report.sh\n"),
+        "cron.d/app": (f"HOME={home}\n# m h dom mon dow user command\n"
+                       f"30 2 * * * root {app}/nightly.sh >> {home}/nightly.log 2>&1\n"),
+        "other": f"HOME={home}\n@hourly {app}/bin/poll --quick\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = tickq("legacy", "import", *files, "--registry", "registry.toml", "--write",
+                   "--database-url", db_url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.stderr.splitlines() if "left as it is" in line] == [
+        "crontab:4: left as it is: @reboot runs once when cron starts; tickq runs on a "
+        "schedule only (run it from the machine's start-up instead)"]
+    registry = tomllib.loads((tmp_path / "registry.toml").read_text())
+    assert registry["settings"]["tick"] == "1m"  # 06:17 needs it
+    assert len(registry["kinds"]) == 5
+    check = tickq("legacy", "check", *files, "--registry", "registry.toml", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "legacy parity holds: 5 kind(s)" in check.stdout
+    capacity = tickq("check", "--registry", "registry.toml", "--database-url", db_url,
+                     cwd=tmp_path)
+    assert capacity.returncode == 0, capacity.stdout + capacity.stderr
+    assert "fall between ticks" not in capacity.stderr
+    for name, text in files.items():
+        moved = (tmp_path / name).read_text()
+        assert re.sub(r"(?m)^#tickq:[^#\s]+# ", "", moved) == text
+    # The same files imported again add nothing: every job is there already (its markers).
+    again = tickq("legacy", "import", *files, "--registry", "registry.toml", cwd=tmp_path)
+    assert "no job to move" in again.stderr, again.stdout + again.stderr
+
+
+def test_check_fails_when_a_crontab_job_runs_differently_than_its_kind(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "x").write_text("#!/bin/sh\n")
+    (tmp_path / "x").chmod(0o755)
+    text = f"HOME={tmp_path}\nPATH=/usr/bin:/bin\n*/5 * * * * {tmp_path}/x >> log 2>&1\n"
+    (tmp_path / "crontab").write_text(text)
+    printed = tickq("legacy", "import", "crontab", "--registry", "r.toml", cwd=tmp_path)
+    (tmp_path / "r.toml").write_text(printed.stdout)
+    moved = "".join(f"#tickq:x# {line}\n" if line.startswith("*/5") else f"{line}\n"
+                    for line in text.splitlines())
+    (tmp_path / "crontab").write_text(moved)
+    ok = tickq("legacy", "check", "crontab", "--registry", "r.toml", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # The crontab's PATH changed since: the job would find other programs than the kind does.
+    (tmp_path / "crontab").write_text(moved.replace("PATH=/usr/bin:/bin", "PATH=/opt/bin"))
+    drifted = tickq("legacy", "check", "crontab", "--registry", "r.toml", cwd=tmp_path)
+    assert drifted.returncode == 1
+    assert 'FAIL kind "x": env differs from the old line\'s in PATH' in drifted.stdout

@@ -92,7 +92,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         plan = importing.plan_import(files.items(), _options(args, doc, zone, registry_path))
     except importing.ImportRefused as e:
         raise InvalidInput(str(e)) from None
-    header = _header(zone) if new and plan.kinds else ""
+    header = _header(zone, len(plan.kinds)) if new and plan.kinds else ""
     if plan.kinds and (args.write or args.database_url):
         plan, header = _judged(args, plan, registry_path, registry_text, header)
     _say_left(plan, files)
@@ -111,8 +111,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_CONFIG if files.unread else EXIT_OK
 
 
-def _header(zone: str) -> str:
-    return f"[settings]\ntimezone = {toml_string(zone)}\n\n"
+def _header(zone: str, kinds: int) -> str:
+    """A new registry's settings: the jobs' zone, and a slot for each kind and one for tickq's
+    housekeeping (cron started every job on time whatever else ran; so does that)."""
+    slots = (f"slots = {kinds + 1}   # one a kind and one for housekeeping: none waits for "
+             "another, as under cron\n") if kinds + 1 > 3 else ""
+    return f"[settings]\ntimezone = {toml_string(zone)}\n{slots}\n"
 
 
 def _say_left(plan: importing.ImportPlan, files: OldFiles) -> None:
@@ -155,15 +159,18 @@ def _judged(args: argparse.Namespace, plan: importing.ImportPlan, registry_path:
 def _precision(late: list[dict[str, Any]], header: str, registry_path: Path) -> str:
     """Say which kinds the tick runs late; a new registry's header with the tick that does not.
     The rule is SQL's (tickq.tick_lateness): this only prints it."""
+    def said(interval: Any) -> str:
+        return format_duration(int(interval.total_seconds()))
+
     for row in late:
         shape = "%H:%M" if row["slot_time"].second == 0 else "%H:%M:%S"
         print(f"tickq: kind {row['kind']!r}: its slots fall between ticks: "
               f"{row['slot_time']:{shape}} ({row['timezone']}) runs at "
-              f"{row['runs_time']:{shape}}, {format_duration(row['late_by'])} late with tick = "
-              f"\"{format_duration(row['tick'])}\"", file=sys.stderr)
+              f"{row['runs_time']:{shape}}, {said(row['late_by'])} late with tick = "
+              f"\"{said(row['tick'])}\"", file=sys.stderr)
     if not late or late[0]["on_time"] is None:
         return header
-    tick = format_duration(late[0]["on_time"])
+    tick = said(late[0]["on_time"])
     if header:
         print(f'tickq: the new registry gets tick = "{tick}", which keeps every slot on time',
               file=sys.stderr)
