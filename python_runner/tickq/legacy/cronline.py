@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tickq.legacy.names import kind_name
 from tickq.legacy.shell import SHELL_BUILTINS
@@ -27,7 +28,9 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # Words before the program that name nothing: wrappers and their values, tests, groups.
 _PASSING = frozenset(("cd", "exec", "nice", "ionice", "sudo", "env", "nohup", "time", "(", "{",
                       "!", "command", "chronic", "setsid", "flock", "timeout", "then", "do"))
-_TESTS = frozenset(("[", "[[", "test", "if", "while", "until", "true", ":", "echo", "sleep"))
+_TESTS = frozenset(("[", "[[", "test", "if", "while", "until", "true", ":", "echo", "sleep",
+                    "export", "]", "]]"))
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh"))
 
 
 @dataclass(frozen=True)
@@ -130,18 +133,59 @@ def _plain_argv(command: str) -> tuple[list[str], dict[str, str]] | None:
     return words, assigned
 
 
-def _name(command: str) -> str:
-    """A kind name from the first command of a shell line that runs a program (past `cd`,
-    tests and wrappers)."""
-    for segment in scan(command).segments:
-        try:
-            words = [w for w in split_words(segment) if not _ASSIGNMENT.match(w)]
-        except Untranslatable:
-            continue
-        while words and (words[0] in _PASSING or words[0].startswith("-")):
-            dropped = words.pop(0)
-            if dropped in ("cd", "flock", "timeout") and words:
-                words.pop(0)
-        if words and words[0] not in _TESTS and not words[0].startswith(("$", ">", "<", "(")):
+def _name(command: str, depth: int = 0) -> str:
+    """A kind name from the last command of a shell line that runs a program: past `cd`,
+    tests, guards and wrappers (`test -x X && X` names X); into `sh -c '...'`."""
+    for words in reversed(_commands(command)):
+        _drop_wrappers(words)
+        if len(words) > 2 and depth == 0 and Path(words[0]).name in _SHELLS \
+                and words[1].startswith("-") and words[1].endswith("c"):
+            return _name(words[2], depth + 1)
+        if words and words[0] not in _TESTS and not words[0].startswith((">", "<")) \
+                and ("/" in words[0] or not words[0].startswith("$")):
             return kind_name(words)
     return "cron_job"
+
+
+def _drop_wrappers(words: list[str]) -> None:
+    """Take the wrappers (`nice -n 19`, `flock -w 15 LOCK`, `cd DIR`, `sudo`...) off the
+    front of `words`."""
+    while words and (Path(words[0]).name in _PASSING or words[0].startswith("-")
+                     or words[0].isdigit()):
+        dropped = Path(words.pop(0)).name
+        if dropped in ("cd", "flock", "timeout"):
+            while words and (words[0].startswith("-") or words[0].isdigit()):
+                words.pop(0)
+            if words:
+                words.pop(0)
+
+
+def _commands(command: str) -> list[list[str]]:
+    """The simple commands of a shell line, each as words (best effort, for a name only):
+    split at every unquoted `&&`, `||`, `;`, `|`, `(`, `)` and newline."""
+    parts, current, quote, escaped = [], [], "", False
+    for ch in command:
+        if escaped or (quote and ch != quote) or (ch == "\\" and quote != "'"):
+            escaped = ch == "\\" and not escaped and quote != "'"
+            current.append(ch)
+        elif ch in "'\"":
+            quote = "" if quote == ch else ch
+            current.append(ch)
+        elif ch in "&|;()\n":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    found = []
+    for part in parts:
+        try:
+            words = [w for w in split_words(part) if not _ASSIGNMENT.match(w)]
+        except Untranslatable:
+            continue
+        words = [w for w in words if not re.match(r"\d*[<>]", w)]  # redirections
+        if words and words[0] in ("then", "do", "else", "if", "while", "until"):
+            words.pop(0)
+        if words and words[0] not in ("fi", "done", "esac"):
+            found.append(words)
+    return found

@@ -27,6 +27,7 @@ from tickq.legacy.words import Untranslatable
 
 _VARIABLE = re.compile(r"\s*([^\s=]+)\s*=\s*(.*)", re.DOTALL)
 _SYSTEM_HEADER = re.compile(r"#.*(\bdow\s+user\b|\buser-name\b|/etc/cron\.d/|/etc/crontab)")
+_USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\$?")
 CRON_PATH = "/usr/bin:/bin"  # Debian's cron's PATH when the crontab sets none
 
 
@@ -52,17 +53,20 @@ def is_crontab(path: Path, text: str) -> bool:
 def is_system(path: Path, text: str) -> bool:
     """A crontab whose lines name a user: /etc/crontab, a file in a cron.d folder (or named
     `cron.d`, as Debian packages keep it), one whose header says so, or one whose every job
-    runs "root"."""
+    runs "root"; never one where a word in the user's place could be no user name
+    (`PATH=...`, a path)."""
     if not is_crontab(path, text):
+        return False
+    lines = [unmark(line)[1] for line in text.split("\n")]
+    users = [line.split()[len(t)] for line in lines
+             if (t := _entry_tokens(line)) and len(line.split()) > len(t)]
+    if not all(_USER_NAME.fullmatch(u) for u in users):
         return False
     if (path.name == "crontab" and path.parent.name == "etc") or path.parent.name == "cron.d" \
             or path.name == "cron.d" or path.name.endswith(".cron.d"):
         return True
-    lines = [unmark(line)[1] for line in text.split("\n")]
     if any(_SYSTEM_HEADER.match(line.strip()) for line in lines):
         return True
-    users = [line.split()[len(t)] for line in lines
-             if (t := _entry_tokens(line)) and len(line.split()) > len(t)]
     return bool(users) and all(u == "root" for u in users)
 
 
@@ -226,5 +230,6 @@ class _Reader:
         notes.append("env is cron's; tickq adds TICKQ_* and passes LANG, LC_*, TZ, USER and "
                      "TMPDIR from its own environment when set, where Debian's cron gives only "
                      "what /etc/environment and /etc/default/locale set"
-                     + ("" if shell else ", and no shell sets PWD"))
+                     + ("" if shell else ", and no shell sets PWD (nor bash's SHLVL and _): "
+                        "tickq starts the program itself"))
         return notes
