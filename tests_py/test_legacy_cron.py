@@ -405,3 +405,10 @@ def test_check_fails_when_a_crontab_job_runs_differently_than_its_kind(
     drifted = tickq("legacy", "check", "crontab", "--registry", "r.toml", cwd=tmp_path)
     assert drifted.returncode == 1
     assert 'FAIL kind "x": env differs from the old line\'s in PATH' in drifted.stdout
+
+
+def test_a_kind_name_with_a_dot_is_one_kind_not_a_nested_table(tmp_path: Path) -> None:
+    result = imported(tmp_path, "0 * * * * /usr/sbin/backup.daily --all >> /var/log/b.log\n")
+    assert result.returncode == 0, result.stderr
+    kinds = tomllib.loads(result.stdout)["kinds"]
+    assert list(kinds) == ["backup.daily_all"] and "command" in kinds["backup.daily_all"]

@@ -161,17 +161,19 @@ def _drop_wrappers(words: list[str]) -> None:
 
 
 def _commands(command: str) -> list[list[str]]:
-    """The simple commands of a shell line, each as words (best effort, for a name only):
-    split at every unquoted `&&`, `||`, `;`, `|`, `(`, `)` and newline."""
+    """The simple commands of a shell line, each as words without its redirections (best
+    effort, for a name only): split at every unquoted `&&`, `||`, `;`, `|`, `&` (not one of a
+    redirection's: `2>&1`, `&>>`), `(`, `)` and newline."""
     parts, current, quote, escaped = [], [], "", False
-    for ch in command:
+    for i, ch in enumerate(command):
         if escaped or (quote and ch != quote) or (ch == "\\" and quote != "'"):
             escaped = ch == "\\" and not escaped and quote != "'"
             current.append(ch)
         elif ch in "'\"":
             quote = "" if quote == ch else ch
             current.append(ch)
-        elif ch in "&|;()\n":
+        elif ch in "|;()\n" or (ch == "&" and command[i - 1:i] not in "<>"
+                                   and command[i + 1:i + 2] != ">"):
             parts.append("".join(current))
             current = []
         else:
@@ -183,9 +185,21 @@ def _commands(command: str) -> list[list[str]]:
             words = [w for w in split_words(part) if not _ASSIGNMENT.match(w)]
         except Untranslatable:
             continue
-        words = [w for w in words if not re.match(r"\d*[<>]", w)]  # redirections
+        words = _without_redirections(words)
         if words and words[0] in ("then", "do", "else", "if", "while", "until"):
             words.pop(0)
         if words and words[0] not in ("fi", "done", "esac"):
             found.append(words)
     return found
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    kept, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif re.fullmatch(r"\d*(&?>>?|<)&?", word):
+            skip = True  # its target is the next word
+        elif not re.match(r"\d*(&?>>?|<)", word):
+            kept.append(word)
+    return kept

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tickq.legacy.kindtoml import command_lines, comment, schedule_lines, toml_string
+from tickq.legacy.kindtoml import command_lines, comment, schedule_lines, toml_key, toml_string
 from tickq.legacy.names import RESERVED, fitted, kind_name
 from tickq.legacy.oldjob import OldCommand, OldJob, Refusal
 from tickq.legacy.shell import mark, registry_program
@@ -159,7 +159,8 @@ def _kind_toml(name: str, job: OldJob, options: Options, irreversible: bool) -> 
     if len(job.steps) > 1:
         return _steps_toml(name, job, options)
     timeout, said = (job.timeout, None) if job.timeout else _timeout(job, options)
-    body = [f"[kinds.{name}]", *schedule_lines(job.schedule, options.every, options.timezone),
+    body = [f"[kinds.{toml_key(name)}]",
+            *schedule_lines(job.schedule, options.every, options.timezone),
             *_command(job.steps[0], timeout, job.legacy, options)]
     if irreversible:
         body.append("irreversible = true   # never scheduled until a person runs it once")
@@ -170,7 +171,8 @@ def _kind_toml(name: str, job: OldJob, options: Options, irreversible: bool) -> 
 def _steps_toml(name: str, job: OldJob, options: Options) -> str:
     """A job of several commands (a service's ExecStartPre=, ExecStart=...) as a chain."""
     timeout, said = (job.timeout, None) if job.timeout else _timeout(job, options)
-    head = [f"[kinds.{name}]", *schedule_lines(job.schedule, options.every, options.timezone),
+    head = [f"[kinds.{toml_key(name)}]",
+            *schedule_lines(job.schedule, options.every, options.timezone),
             f'timeout = "{format_duration(timeout)}"', f"legacy = {toml_string(job.legacy)}",
             *[f"# note: {comment(n)}" for n in (*job.notes, *([said] if said else []))]]
     steps, names = [], set()
@@ -178,7 +180,7 @@ def _steps_toml(name: str, job: OldJob, options: Options) -> str:
         step_name = kind_name([step.name] if step.name else step.argv, names)
         names.add(step_name)
         argv = (registry_program(step.argv[0], step.cwd, options.base), *step.argv[1:])
-        lines = [f"[[kinds.{name}.steps]]", f"name = {toml_string(step_name)}",
+        lines = [f"[[kinds.{toml_key(name)}.steps]]", f"name = {toml_string(step_name)}",
                  *command_lines(argv, timeout, step.cwd, step.env, "")[:-1]]
         if step.ignore_failure:
             lines.append("continue_on_failure = true")
@@ -198,7 +200,7 @@ def _plan_chain(name: str, members: list[OldJob], options: Options) -> Moved:
         names.add(step)
         timeout = job.timeout or default
         total += timeout
-        body = [f"[[kinds.{name}.steps]]", f"name = {toml_string(step)}",
+        body = [f"[[kinds.{toml_key(name)}.steps]]", f"name = {toml_string(step)}",
                 *_command(job.steps[0], timeout, job.legacy, options)]
         if job.steps[0].ignore_failure:
             body.append("continue_on_failure = true   # the old line ended in || true")
@@ -206,7 +208,7 @@ def _plan_chain(name: str, members: list[OldJob], options: Options) -> Moved:
         body += [f"# note: {comment(n)}" for n in (*notes, *([said] if not job.timeout else []))]
         steps.append("\n".join(body) + "\n")
         moved.append((job, f"{name}/{step}"))
-    head = [f"[kinds.{name}]", *schedule_lines(members[0].schedule, options.every,
+    head = [f"[kinds.{toml_key(name)}]", *schedule_lines(members[0].schedule, options.every,
                                                options.timezone),
             f'timeout = "{format_duration(total)}"   # the sum of its steps\' timeouts',
             "# resume = true   # a retry resumes at the failed step: only if every step is safe "
