@@ -11,7 +11,7 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool
+.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool systemd-tools
 
 venv: $(STAMP)
 
@@ -47,7 +47,11 @@ browser:
 promtool:
 	scripts/promtool.sh install
 
-test-py: venv browser pg15-packages promtool
+# Debian's systemd, for systemd-analyze: the legacy import tests' reference for timer units.
+systemd-tools:
+	scripts/systemd-tools.sh install
+
+test-py: venv browser pg15-packages promtool systemd-tools
 	$(VPY) -m pytest -q
 
 # One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that

@@ -36,8 +36,8 @@ def read(path: Path) -> str:
                              "unit or plist is")
     if data.startswith(b"bplist"):
         return data.decode("latin-1")
-    try:
-        return data.decode("utf-8")
+    try:  # a byte order mark (Notepad's "UTF-8 with BOM") is not part of the text
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise OldFileRefused(f"{path}: not UTF-8 text: {e}") from None
 
