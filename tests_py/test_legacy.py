@@ -406,7 +406,7 @@ FAILURES = {
     "legacy line that needs a shell": (
         REGISTRY.replace('legacy = "bin/publish"', 'legacy = "bin/publish | tee x"'),
         OLD_MOVED.replace("# bin/publish", "# bin/publish | tee x"),
-        'kind "core", step "publish": its legacy line cannot be run without a shell: a pipe'),
+        'kind "core", step "publish": its legacy line cannot run in tickq as it is: a pipe'),
     "env that differs from the old line's, without printing values": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
         'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),

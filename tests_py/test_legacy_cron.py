@@ -101,35 +101,40 @@ def test_a_minute_list_stays_one_cron_string_with_a_timeout_that_fits(tmp_path: 
     assert "5m here: the shortest gap between two of its slots" in result.stdout
 
 
-@pytest.mark.parametrize(("name", "text", "what"), [
+@pytest.mark.parametrize(("name", "text", "said"), [
     ("sanoid.timer", "[Unit]\nDescription=Sanoid Every 15 Minutes\n\n[Timer]\n"
-     "OnCalendar=*:0/15\nPersistent=true\n", "a systemd timer"),
+     "OnCalendar=*:0/15\nPersistent=true\n", "sanoid.timer: left as it is: "),
     ("crontab", "[Unit]\nDescription=Sanoid Every 15 Minutes\n\n[Timer]\nOnCalendar=*:0/15\n",
-     "a systemd timer"),
+     "crontab: left as it is: not a .timer unit"),
     ("backup.service", "[Service]\nType=oneshot\nExecStart=/usr/bin/backup\n",
-     "a systemd unit"),
+     "backup.service: left as it is: a systemd service alone"),
     ("com.example.agent.plist", '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0">'
-     "<dict/></plist>\n", "a launchd plist"),
+     "<dict/></plist>\n", "com.example.agent.plist: left as it is: no Label"),
 ])
-def test_units_and_plists_are_refused_by_name_never_read_as_crontabs(
-    tmp_path: Path, name: str, text: str, what: str,
+def test_units_and_plists_go_to_their_readers_never_read_as_crontabs(
+    tmp_path: Path, name: str, text: str, said: str,
 ) -> None:
+    """A timer given without its service, a unit-looking text named `crontab` (which import
+    once read as a crontab: command = ["Sanoid", "Every", "15", "Minutes"]), a service alone
+    and a plist without a Label: each is its reader's, and refused in one line."""
     result = imported(tmp_path, text, name=name)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert result.stdout == ""
-    [line] = result.stderr.splitlines()
-    assert line.startswith(f"tickq: {tmp_path / name}: {what}: tickq does not read"), line
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == "" and "Sanoid" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if "left as it is" in line]
+    assert line.startswith(f"{tmp_path / name}:") and said in line, line
 
 
 def test_files_of_several_kinds_import_together_and_what_cannot_is_said(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("0 6 * * * /usr/bin/a\n")
     (tmp_path / "b.timer").write_text("[Timer]\nOnCalendar=daily\n")
     (tmp_path / "c").write_text("*/15 * * * * /usr/bin/c\n")
-    result = tickq("legacy", "import", "a", "b.timer", "c", "--registry", "r.toml",
+    (tmp_path / "d").write_bytes(b"\xff\xfe not text")
+    result = tickq("legacy", "import", "a", "b.timer", "c", "d", "--registry", "r.toml",
                    cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 2, result.stderr  # d could not be read at all
     assert list(tomllib.loads(result.stdout)["kinds"]) == ["a", "c"]
-    assert "b.timer: a systemd timer" in result.stderr
+    assert "b.timer:b.timer: left as it is: " in result.stderr
+    assert "tickq: d: not UTF-8 text" in result.stderr
 
 
 # ---------------------------------------------------------------- reading a crontab as cron does

@@ -66,7 +66,8 @@ def import_args(path: Path, registry: Path) -> argparse.Namespace:
 def lines_say_where(err: str, path: Path) -> None:
     for said in err.splitlines():
         if "left as it is" in said:
-            assert re.match(rf"^{re.escape(str(path))}:\d+(-\d+)?: left as it is: \S", said), said
+            # a line (12, 3-4) of a crontab or script; a unit's or a plist's name
+            assert re.match(rf"^{re.escape(str(path))}:[^:\s]+: left as it is: \S", said), said
         elif said.startswith("tickq: "):
             assert str(path) in said or "registry" in said, said
         assert "a bug in tickq" not in said, said

@@ -65,9 +65,9 @@ class OldFiles:
                 self.unread.append(str(e))
                 continue
             found = readers.read(path, text)
-            self.unread += [r.line() for r in found if isinstance(r, Refusal) and not r.lines]
+            self.unread += [r.line() for r in found if isinstance(r, Refusal) and not r.where]
             self.texts[path] = text
-            self.found[path] = [f for f in found if isinstance(f, OldJob) or f.lines]
+            self.found[path] = [f for f in found if isinstance(f, OldJob) or f.where]
 
     def items(self) -> list[OldJob | Refusal]:
         return [item for found in self.found.values() for item in found]

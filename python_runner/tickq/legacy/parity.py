@@ -194,7 +194,7 @@ def _parity(entry: Entry, old: OldJob | Refusal, entries: Mapping[str, Entry],
     """The entry against one old job: the same argv, cwd and env, no shorter timeout."""
     if isinstance(old, Refusal):
         source = f"its old line at {where}" if where else "its legacy line"
-        return [f"{label(entry.target)}: {source} cannot be run without a shell: {old.reason}"]
+        return [f"{label(entry.target)}: {source} cannot run in tickq as it is: {old.reason}"]
     if entry.is_chain:
         steps = [e for t, e in entries.items() if t.startswith(entry.target + "/")]
         if len(steps) != len(old.steps):

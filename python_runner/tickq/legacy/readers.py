@@ -4,9 +4,9 @@ kind of file. A file no recogniser takes is refused in one line; a reader never 
 a file says, and a reader's own failure is one line too (saying it is tickq's bug), never a
 traceback.
 
-A reader for a kind of file joins by replacing its row's `read` (and, if it knows better, its
-recogniser). Until then a systemd unit or a launchd plist is refused by name, never read as a
-crontab."""
+A reader for a kind of file joins with a row (`not_read_yet` refuses a kind by name until its
+reader is there). A systemd unit or a launchd plist is recognised before any crontab, so one is
+never read as a crontab."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tickq.legacy import crontab, script
+from tickq.legacy import crontab, launchd, script, systemd
 from tickq.legacy.oldjob import OldJob, Refusal
 
 Found = list[OldJob | Refusal]
@@ -50,12 +50,13 @@ def is_launchd_plist(path: Path, text: str) -> bool:
 
 
 def not_read_yet(what: str, how: str) -> Read:
-    """A reader that refuses every file of its kind in one line."""
+    """A reader that refuses every file of its kind in one line (for a kind whose reader is
+    not there yet)."""
 
-    def read(path: Path, text: str) -> Found:
+    def refuse(path: Path, text: str) -> Found:
         return [Refusal(path, "", f"{what}: {how}")]
 
-    return read
+    return refuse
 
 
 def _script(path: Path, text: str) -> Found:
@@ -63,15 +64,9 @@ def _script(path: Path, text: str) -> Found:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("a systemd timer", is_systemd_timer, not_read_yet(
-        "a systemd timer", "tickq does not read systemd units yet; move its OnCalendar= and "
-        "its service's ExecStart= by hand")),
-    Kind("a systemd unit", is_systemd_unit, not_read_yet(
-        "a systemd unit", "tickq does not read systemd units yet (give a .timer with its "
-        ".service beside it once it does)")),
-    Kind("a launchd plist", is_launchd_plist, not_read_yet(
-        "a launchd plist", "tickq does not read launchd agents yet; move its "
-        "StartCalendarInterval and ProgramArguments by hand")),
+    Kind("a systemd timer", is_systemd_timer, systemd.read),
+    Kind("a systemd unit", is_systemd_unit, systemd.read_alone),
+    Kind("a launchd plist", is_launchd_plist, launchd.read),
     Kind("a system crontab", crontab.is_system, crontab.read_system),
     Kind("a crontab", crontab.is_crontab, crontab.read_user),
     Kind("a shell script", script.is_script, _script),
@@ -86,22 +81,22 @@ def kind_of(path: Path, text: str) -> Kind | None:
 
 
 def read(path: Path, text: str) -> Found:
-    """The jobs of one old file (its text already read), each refusal one line."""
+    """The jobs of one old file (its text already read), each refusal one line; a refusal with
+    an empty `where` is the whole file's."""
     try:
         kind = kind_of(path, text)
         if kind is None:
-            where, why = _not_a_file_tickq_reads(text)
-            return [Refusal(path, where, f"{why}: not a crontab, a shell script of commands, a "
-                                         "systemd unit or a launchd plist")]
+            return [Refusal(path, "", f"{_not_a_file_tickq_reads(text)}: not a crontab, a shell "
+                                      "script of commands, a systemd unit or a launchd plist")]
         return kind.read(path, text)
     except Exception as exc:  # noqa: BLE001 - a reader's bug is one line, never a traceback
         return [Refusal(path, "", f"tickq could not read it (a bug in tickq, please report "
                                   f"it): {type(exc).__name__}: {str(exc)[:200]}")]
 
 
-def _not_a_file_tickq_reads(text: str) -> tuple[str, str]:
+def _not_a_file_tickq_reads(text: str) -> str:
     problem = script.shape_problem(text)
     if problem is None:
-        return "", "nothing tickq reads"
+        return "nothing tickq reads"
     where, _, why = problem.partition(": ")
-    return where, why
+    return f"line {where}: {why}"
