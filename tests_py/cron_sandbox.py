@@ -13,8 +13,8 @@ folders and shims the manifest names, and for each job runs the old line the way
 standard input) and the kind by `tickq run KIND`, recording each side's calls: a shim is a
 `#!/bin/sh` file that execs the recorder with its own path and arguments, and the recorder
 appends argv, cwd, the environment it was started with (/proc/self/environ) and its standard
-input to a log. Last it runs `tickq legacy check` over the old files. What each side called is
-written to the manifest's `out` file as JSON.
+input to a log. Last it runs the manifest's `after` commands (`tickq legacy check` of the old
+files, `tickq check`). What each side called is written to the manifest's `out` file as JSON.
 """
 
 from __future__ import annotations
@@ -101,16 +101,18 @@ def run_jobs(manifest: dict, log: Path) -> dict:
                  "PYTHONCOERCECLOCALE": "0"}
     for job in manifest["jobs"]:
         calls(log)
-        stdin = job["stdin"].encode() if job["stdin"] is not None else None
-        old = subprocess.run(job["argv"], env=job["env"], cwd=job["cwd"], input=stdin,
-                             stdin=None if stdin is not None else subprocess.DEVNULL,
-                             capture_output=True, timeout=60)
+        status = None
+        if job.get("argv"):  # the old line, as cron runs it
+            stdin = job["stdin"].encode() if job["stdin"] is not None else None
+            status = subprocess.run(job["argv"], env=job["env"], cwd=job["cwd"], input=stdin,
+                                    stdin=None if stdin is not None else subprocess.DEVNULL,
+                                    capture_output=True, timeout=60).returncode
         by_cron = calls(log)
         new = subprocess.run(
             [manifest["python"], "-m", "tickq.cli", "run", job["kind"], "--registry",
              manifest["registry"], "--database-url", manifest["database_url"]],
             env=tickq_env, capture_output=True, text=True, timeout=120)
-        results[job["id"]] = {"cron": by_cron, "tickq": calls(log), "cron_status": old.returncode,
+        results[job["id"]] = {"cron": by_cron, "tickq": calls(log), "cron_status": status,
                               "tickq_status": new.returncode, "tickq_output": new.stdout[-2000:]
                               + new.stderr[-2000:]}
     return results
@@ -121,14 +123,15 @@ def main() -> None:
     enter(Path(manifest["scratch"]), manifest["keep"])
     log = prepare(manifest)
     results = run_jobs(manifest, log)
-    check = subprocess.run(
-        [manifest["python"], "-m", "tickq.cli", "legacy", "check", *manifest["files"],
-         "--registry", manifest["registry"]],
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": manifest["pythonpath"],
-             "TICKQ_CACHE_DIR": manifest["scratch"] + "/cache"},
-        capture_output=True, text=True, timeout=120)
-    Path(manifest["out"]).write_text(json.dumps(
-        {"jobs": results, "check": [check.returncode, check.stdout, check.stderr]}))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": manifest["pythonpath"],
+           "TICKQ_CACHE_DIR": manifest["scratch"] + "/cache",
+           "TICKQ_RUN_DIR": manifest["scratch"] + "/ledger"}
+    after = []
+    for argv in manifest["after"]:  # `legacy check`, `check`: where every program is a shim
+        done = subprocess.run([manifest["python"], "-m", "tickq.cli", *argv], env=env,
+                              capture_output=True, text=True, timeout=300)
+        after.append([done.returncode, done.stdout, done.stderr])
+    Path(manifest["out"]).write_text(json.dumps({"jobs": results, "after": after}))
 
 
 if __name__ == "__main__":

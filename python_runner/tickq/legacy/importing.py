@@ -169,12 +169,19 @@ def _kind_toml(name: str, job: OldJob, options: Options, irreversible: bool) -> 
 
 
 def _steps_toml(name: str, job: OldJob, options: Options) -> str:
-    """A job of several commands (a service's ExecStartPre=, ExecStart=...) as a chain."""
+    """A job of several commands (a service's ExecStartPre=, ExecStart=...) as a chain: each
+    step may run as long as the old system let them all run together, the chain their sum (a
+    chain's timeout covers its steps')."""
     timeout, said = (job.timeout, None) if job.timeout else _timeout(job, options)
+    total = timeout * len(job.steps)
     head = [f"[kinds.{toml_key(name)}]",
             *schedule_lines(job.schedule, options.every, options.timezone),
-            f'timeout = "{format_duration(timeout)}"', f"legacy = {toml_string(job.legacy)}",
+            f'timeout = "{format_duration(total)}"   # its steps\' timeouts together',
+            f"legacy = {toml_string(job.legacy)}",
             *[f"# note: {comment(n)}" for n in (*job.notes, *([said] if said else []))]]
+    if job.timeout and len(job.steps) > 1:
+        head.append(f"# note: the old system let its {len(job.steps)} commands run "
+                    f"{format_duration(timeout)} together; each step may take that here")
     steps, names = [], set()
     for step in job.steps:
         step_name = kind_name([step.name] if step.name else step.argv, names)
