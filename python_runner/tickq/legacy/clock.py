@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tickq.legacy.clock_changes import host_zone as file_zone
 from tickq.legacy.cron import CronSchedule
 
 _UTC_NAMES = frozenset(("UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal",
@@ -37,22 +37,13 @@ def valid_zone(name: str) -> bool:
 
 
 def host_zone() -> str:
-    """The zone this machine's cron ran by: $TZ when it names a zone, else /etc/localtime's,
-    else /etc/timezone's, else UTC."""
+    """The zone this machine's old scheduler ran by, for every reader (cron's, systemd's,
+    launchd's): $TZ when it names a zone (to import another machine's files: `TZ=Europe/Paris
+    tickq legacy import ...`), else /etc/localtime's or /etc/timezone's, else UTC."""
     named = os.environ.get("TZ", "").removeprefix(":")
     if named and valid_zone(named):
         return canonical(named)
-    try:
-        target = os.readlink("/etc/localtime")
-    except OSError:
-        target = ""
-    if "zoneinfo/" in target and valid_zone(target.split("zoneinfo/", 1)[1]):
-        return canonical(target.split("zoneinfo/", 1)[1])
-    try:
-        written = Path("/etc/timezone").read_text().strip()
-    except OSError:
-        written = ""
-    return canonical(written) if written and valid_zone(written) else "UTC"
+    return canonical(file_zone() or "UTC")
 
 
 @cache

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tickq.legacy.clock import host_zone as this_host_zone
 from tickq.legacy.clock_changes import clock_note
-from tickq.legacy.clock_changes import host_zone as this_host_zone
 from tickq.legacy.oldjob import OldCommand, OldJob, Refusal
 from tickq.legacy.schedule_terms import Event, Inexpressible, event, schedule_of
 from tickq.registry.durations import format_duration

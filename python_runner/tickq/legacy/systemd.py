@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tickq.legacy import oldfile
-from tickq.legacy.clock_changes import host_zone as this_host_zone
+from tickq.legacy.clock import host_zone as this_host_zone
 from tickq.legacy.oldjob import OldJob, Refusal
 from tickq.legacy.schedule_terms import Inexpressible
 from tickq.legacy.systemd_calendar import CalendarError
