@@ -144,7 +144,7 @@ def _timeout(job: OldJob, options: Options) -> tuple[int, str | None]:
         return told, f"no timeout in the old line; {format_duration(told)} here"
     chosen = min(told, job.gap)
     why = ("the shortest gap between two of its slots" if chosen == job.gap
-           else "--timeout" if options.timeout else "--every")
+           else "--timeout" if options.timeout else "the import's default (--every)")
     if options.timeout and options.timeout > job.gap:
         why += f" (--timeout {format_duration(options.timeout)} is longer)"
     return chosen, f"the old system set no timeout; {format_duration(chosen)} here: {why}"
