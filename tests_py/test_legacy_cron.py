@@ -417,3 +417,17 @@ def test_a_kind_name_with_a_dot_is_one_kind_not_a_nested_table(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     kinds = tomllib.loads(result.stdout)["kinds"]
     assert list(kinds) == ["backup.daily_all"] and "command" in kinds["backup.daily_all"]
+
+
+def test_check_warns_about_a_slot_between_ticks_with_how_late(tmp_path: Path, db_url: str) -> None:
+    """tick = "5m" ran a 06:17 line at 06:20 and nothing said so: `tickq check` says it (the
+    rule is SQL's, tickq.tick_lateness), with the tick that keeps every slot on time."""
+    (tmp_path / "registry.toml").write_text(
+        '[settings]\ntick = "5m"\ntimezone = "Europe/London"\n\n'
+        '[kinds.report]\ncommand = ["/bin/true"]\nat = ["06:17"]\ntimeout = "1m"\n')
+    result = tickq("check", "--registry", "registry.toml", "--database-url", db_url,
+                   cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ('kind "report", key "at": its slots fall between ticks: 06:17 (Europe/London) '
+            'runs at 06:20, 3m late with tick = "5m"; tick = "1m" keeps every slot on time'
+            in result.stderr), result.stderr
