@@ -79,6 +79,10 @@ AS $$
         ('dispatcher', 'EXECUTE', 'upcoming_at'),
         ('dispatcher', 'EXECUTE', 'schedule_slots'),
         ('dispatcher', 'EXECUTE', 'schedule_warnings'),
+        -- `tickq legacy import`: how late the tick runs each kind's slots, the tick that does not
+        ('dispatcher', 'EXECUTE', 'tick_lateness'),
+        ('dispatcher', 'EXECUTE', 'tick_on_time'),
+        ('dispatcher', 'EXECUTE', 'on_time_tick'),
         ('dispatcher', 'EXECUTE', 'kind_history'),
         ('dispatcher', 'EXECUTE', 'run_detail'),
         -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
