@@ -94,14 +94,14 @@ SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY convert_to(p.proname::text, 'UTF8')) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_reader', p.oid, 'EXECUTE')),
     ARRAY[
-        'agents_at', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind', 'health_problems',
-        'kind_history',
+        'agents_at', 'agents_export', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind',
+        'health_problems', 'kind_history',
         'metrics_text', 'pool_occupancy_at', 'queue_registry_at', 'queue_status_at', 'report_dispatchers_at',
         'report_header_at',
         'report_kinds_at', 'report_pools_at', 'report_slots_at', 'report_timeline_at', 'report_waiting_at',
         'retired_kinds_at', 'run_detail', 'slot_occupancy_at', 'stale_due_at', 'upcoming_at'
     ],
-    'the reader may call only the functions behind the views and the status page'
+    'the reader may call only the functions behind the views, the status page and what check reads'
 );
 
 SELECT lives_ok(
