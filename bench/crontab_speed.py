@@ -55,7 +55,8 @@ def timed(command: str, registry: Path, url: str, env: dict[str, str], *more: st
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"tickq {command} exited {done.returncode}: {done.stderr[-2000:]}")
-    said = [line for line in done.stdout.splitlines() if line.startswith(("worst case", "simul"))]
+    said = [line for line in done.stdout.splitlines()
+            if line.startswith(("worst case fits", "worst case STARVES", "simulated"))]
     return wall, f"exit {done.returncode}" + (f", {said[0][:70]}" if said else "")
 
 

@@ -9,10 +9,11 @@ Per size (default 1,000 and 10,000 kinds; --quick: 1,000) and dispatcher count (
 8; --quick: 4): the kinds are loaded with `_common.load_kinds` (`every = "1h"`, lanes cycling),
 all due at the same instant (the load's), `slots` (default 100) slot rows.
 Then as many processes as dispatchers, each with its own connection and name, do what a
-dispatcher's tick does with the database: `tickq.claim_jobs(free, name)` for its share of the
-slots, the claimed runs "run" for --run-ms (default 50 ms: a sleep, no program started), each is
-reported with `tickq.report_run(..., 'ok', ...)`, and it claims again, until a claim finds
-nothing and every run it holds is reported. Printed per cell:
+dispatcher's tick does with the database: `tickq.claim_jobs(free, name)` for what its share of
+the slots leaves free, the claimed runs "run" for half to one and a half --run-ms (default 50
+ms: a sleep, no program started), and each time one ends it is reported with
+`tickq.report_run(..., 'ok', ...)` and the dispatcher claims again, until a claim finds nothing
+due and every run it holds is reported. Printed per cell:
 
 - started: the seconds from the instant they fell due (and from the dispatchers' start) to the
   last run's `claimed_at`, against two ticks of one minute;
@@ -28,6 +29,7 @@ the count grows. Load from other work falls on every cell: print the load averag
 
 from __future__ import annotations
 
+import heapq
 import multiprocessing
 import os
 import statistics
@@ -43,24 +45,30 @@ REPORT = "SELECT 1 FROM tickq.report_run(%s, %s, 'ok', 0, NULL, %s::interval)"
 
 
 def dispatcher(url: str, name: str, share: int, run_ms: int, out: multiprocessing.Queue) -> None:
-    """One dispatcher's loop: claim up to `share`, hold them `run_ms`, report each, again."""
+    """One dispatcher's loop, as a tick's: claim what its share of the slots leaves free, and
+    each time a run ends report it and claim again; runs last half to one and a half `run_ms`
+    (by run id). Puts the wall time of each claim that returned runs on `out`."""
     claims: list[float] = []
+    held: list[tuple[float, int]] = []  # (when it ends, run id), a heap
     with psycopg.connect(url, autocommit=True) as conn:
         while True:
-            started = time.perf_counter()
-            runs = [r[0] for r in conn.execute(CLAIM, (share, name)).fetchall()]
-            if not runs:
-                due = conn.execute(
-                    "SELECT count(*) FROM tickq.job_kind WHERE run_id IS NULL"
-                    " AND due_at <= now()").fetchone()[0]
-                if not due:
+            if len(held) < share:
+                started = time.perf_counter()
+                runs = [r[0] for r in conn.execute(CLAIM, (share - len(held), name)).fetchall()]
+                if runs:
+                    claims.append(time.perf_counter() - started)
+                for run_id in runs:
+                    ends = time.monotonic() + run_ms * (0.5 + run_id * 7919 % 101 / 100) / 1000
+                    heapq.heappush(held, (ends, run_id))
+            if not held:
+                if not conn.execute("SELECT count(*) FROM tickq.job_kind WHERE run_id IS NULL"
+                                    " AND due_at <= now()").fetchone()[0]:
                     break
-                time.sleep(run_ms / 1000)  # the slots are taken by the others: wait a run
+                time.sleep(run_ms / 1000)  # every slot is taken by the others: wait a run
                 continue
-            claims.append(time.perf_counter() - started)
-            time.sleep(run_ms / 1000)
-            for run_id in runs:
-                conn.execute(REPORT, (run_id, name, f"{run_ms} milliseconds"))
+            ends, run_id = heapq.heappop(held)
+            time.sleep(max(0.0, ends - time.monotonic()))
+            conn.execute(REPORT, (run_id, name, f"{run_ms} milliseconds"))
     out.put(claims)
 
 
