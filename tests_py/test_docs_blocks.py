@@ -227,3 +227,18 @@ def test_the_columns_the_docs_name_exist(queue: psycopg.Connection) -> None:
                 if column not in columns:
                     problems.append(f"{page.relative_to(REPO)}: {table}.{column}")
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- the README
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    assert len(text.splitlines()) <= 150
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if "://" not in t]
+    assert len(local) >= 10
+    missing = [t for t in local if not (REPO / t).exists()]
+    assert not missing, missing
+    assert "make docs" in text and "mkdocs serve" in text

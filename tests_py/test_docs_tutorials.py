@@ -2,7 +2,11 @@
 fresh home folder, with the embedded PostgreSQL tickq starts itself (one server for the
 module, in a data folder of the test's). What each command prints is what the page shows, up
 to what differs from run to run (docs/gen/tutorials.py says what is masked). After changing
-what a tutorial's commands print: `python docs/gen/tutorials.py --update PAGE`."""
+what a tutorial's commands print: `python docs/gen/tutorials.py --update PAGE`.
+
+A page that differs is run once more, on a fresh home, before the test fails: a tick that
+happens to straddle a kind's next slot (the demo's tick lasts two seconds) rightly claims that
+kind again, and prints more than the page. A real difference differs twice."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from tutorial_shell import REPO, Home, reader
 sys.path.insert(0, str(REPO / "docs" / "gen"))
 import tutorials  # noqa: E402
 
-PAGES = sorted(p for p in (REPO / "docs" / "tutorials").glob("*.md")
+PAGES = sorted(p for p in [*(REPO / "docs" / "tutorials").glob("*.md"), REPO / "README.md"]
                if "```console" in p.read_text())
 
 
@@ -27,19 +31,24 @@ def new_home() -> Iterator[Callable[[str, bool], Home]]:
 
 
 def test_the_tutorials_with_commands_are_found() -> None:
-    assert {p.stem for p in PAGES} >= {"first-tick", "from-crontab", "check-in-ci"}
+    assert {p.stem for p in PAGES} >= {"first-tick", "from-crontab", "check-in-ci", "README"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_the_tutorial_prints_what_its_page_shows(
         page: Path, new_home: Callable[[str, bool], Home]) -> None:
     text = page.read_text()
-    home, env, folders = new_home(page.stem, tutorials.ON_PATH in text)
-    ran = tutorials.run(text, cwd=home, env=env)
-    assert len(ran) >= 5
-    problems = tutorials.differences(ran, folders)
+    problems: list[str] = []
+    for attempt in range(2):
+        home, env, folders = new_home(f"{page.stem}-{attempt}", tutorials.ON_PATH in text)
+        ran = tutorials.run(text, cwd=tutorials.start(text, home), env=env)
+        assert ran
+        found = tutorials.differences(ran, folders)
+        if not found:
+            return
+        problems += [f"(run {attempt + 1}) {p}" for p in found]
     assert not problems, (f"{page.name}: run `python docs/gen/tutorials.py --update "
-                          f"docs/tutorials/{page.name}` if the new output is right\n\n"
+                          f"{page.relative_to(REPO)}` if the new output is right\n\n"
                           + "\n\n".join(problems))
 
 

@@ -31,6 +31,13 @@ FENCE = re.compile(r"^```+\s*([\w+-]*)\s*(?:title=\"([^\"]+)\")?\s*$")
 STEP = "@@tickq-doc-step"
 # A page that starts where another left off says so in a comment: its reader has tickq on PATH.
 ON_PATH = "<!-- test: tickq on PATH -->"
+# A page whose commands run from the checkout of tickq (README.md's `make demo`).
+IN_CHECKOUT = "<!-- test: in the checkout -->"
+
+
+def start(page: str, home: Path) -> Path:
+    """The folder a page's shell starts in."""
+    return home / "tickq" if IN_CHECKOUT in page else home
 END = "@@tickq-doc-eof"
 
 
@@ -127,6 +134,8 @@ MASKS = [
     (re.compile(r"\b\d+(\.\d+)?(ms|s)\b"), "<dur>"),
     (re.compile(r"(duration_s|run_id|pid|port)=\d+(\.\d+)?"), r"\1=<n>"),
     (re.compile(r"\brun \d+\b"), "run <n>"),
+    # The schema's version: the number of migrations and the API files' checksum.
+    (re.compile(r"(db\.migrated) .*"), r"\1 <schema>"),
     (re.compile(r"(tickq_[a-z0-9_]+?)_[0-9a-f]{10}\b"), r"\1_<hash>"),
 ]
 
@@ -195,7 +204,7 @@ def main() -> int:
         for path in args.update:
             page = path.read_text()
             home, env, folders = new_home(path.stem, ON_PATH in page)
-            path.write_text(updated(page, run(page, cwd=home, env=env), folders))
+            path.write_text(updated(page, run(page, cwd=start(page, home), env=env), folders))
             print(f"wrote {path}")
     return 0
 
