@@ -157,8 +157,8 @@ def page() -> str:
 
 INTRO = """
 Every command of `tickq`, with its arguments, as the argument parser defines them (`tickq
-COMMAND --help` prints the same). What the commands are for, by task: [How-to
-guides](../how-to/index.md).
+COMMAND --help` prints the same; `tickq --version` prints the version). What the commands are
+for, by task: [How-to guides](../how-to/index.md).
 
 ## Common options
 
