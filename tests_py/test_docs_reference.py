@@ -28,8 +28,8 @@ import reference  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def generated(pg_server_url: str) -> dict[str, str]:
-    return reference.pages(pg_server_url)
+def generated(pg_server_url: str, template_db: str) -> dict[str, str]:
+    return reference.pages(pg_server_url, template_db)
 
 
 def test_the_committed_pages_are_what_the_generator_writes(generated: dict[str, str]) -> None:

@@ -47,12 +47,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 @contextmanager
-def database(server_url: str) -> Iterator[str]:
-    """A fresh database on `server_url`, migrated; dropped afterwards."""
+def database(server_url: str, template: str | None = None) -> Iterator[str]:
+    """A fresh database on `server_url` (a copy of `template`, a migrated database, when
+    given), migrated; dropped afterwards."""
     from tickq import db
 
     name = f"tickq_docs_{uuid.uuid4().hex[:12]}"
-    url = db.create_database(server_url, name)
+    url = db.create_database(server_url, name, template=template)
     try:
         with db.connect(url) as conn:
             db.migrate(conn)

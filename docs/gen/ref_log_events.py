@@ -12,11 +12,11 @@ from common import REPO, code, header, table
 def events() -> dict[str, tuple[set[str], set[str], set[str]]]:
     """{event: (levels, fields, modules)}."""
     sys.path.insert(0, str(REPO / "tests_py"))
-    from test_log_events import logged_events
+    from test_log_events import EVENTS  # the scan, made once when the module loads
 
     found: dict[str, tuple[set[str], set[str], set[str]]] = defaultdict(
         lambda: (set(), set(), set()))
-    for name, level, fields, where in logged_events():
+    for name, level, fields, where in EVENTS:
         levels, names, modules = found[name]
         levels.add(level)
         names |= fields

@@ -57,8 +57,9 @@ class RanQueue(NamedTuple):
 SECRETS = {"PGPASSWORD": "not-for-commands", "LC_ALL": "C.UTF-8"}
 
 
-def run(server_url: str) -> RanQueue:
-    with database(server_url) as url, tempfile.TemporaryDirectory(prefix="tickq-docs-") as tmp:
+def run(server_url: str, template: str | None = None) -> RanQueue:
+    with (database(server_url, template) as url,
+          tempfile.TemporaryDirectory(prefix="tickq-docs-") as tmp):
         folder = Path(tmp)
         (folder / "registry.toml").write_text(registry_text())
         env = {**base_env(folder), **SECRETS, "DATABASE_URL": url}

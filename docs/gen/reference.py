@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REFERENCE, database, embedded_server  # noqa: E402
 
 
-def pages(server_url: str) -> dict[str, str]:
-    """{file name under docs/reference/: text} of every generated page."""
+def pages(server_url: str, template: str | None = None) -> dict[str, str]:
+    """{file name under docs/reference/: text} of every generated page. `template`: a migrated
+    database of the server to copy (the tests'), instead of migrating each database anew."""
     import ref_commands
     import ref_environment
     import ref_exits
@@ -31,8 +32,8 @@ def pages(server_url: str) -> dict[str, str]:
 
     from tickq import db
 
-    ran = ref_queue.run(server_url)
-    with database(server_url) as url, db.connect(url) as conn:
+    ran = ref_queue.run(server_url, template)
+    with database(server_url, template) as url, db.connect(url) as conn:
         found = {"registry.md": ref_registry.page(conn),
                  "metrics.md": ref_metrics.page(ran.metrics, conn),
                  "sql-api.md": ref_sql_api.page(conn)}
