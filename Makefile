@@ -34,10 +34,11 @@ pg15-packages:
 test-sql: venv pg15-packages
 	$(VPY) tests_sql/run_pgtap.py
 
-# pgTAP tests and plpgsql_check on Debian's PostgreSQL 15.
-test-sql-15: venv
-	url="$$(scripts/pg15.sh url)"; \
-	$(VPY) tests_sql/run_pgtap.py --database-url "$$url" --plpgsql-check
+# pgTAP tests and plpgsql_check on Debian's PostgreSQL 15: a cluster of this run's own, started
+# by scripts/pg15.sh and removed when the recipe ends (in `make test`, when the whole run ends).
+test-sql-15: venv pg15-packages
+	scripts/pg15.sh run -- bash -c '$(VPY) tests_sql/run_pgtap.py \
+	    --database-url "$$(scripts/pg15.sh url)" --plpgsql-check'
 
 # Debian's Chromium, for the status page's browser test.
 browser:
@@ -50,7 +51,11 @@ promtool:
 test-py: venv browser pg15-packages promtool
 	$(VPY) -m pytest -q
 
-test: venv lint docs test-sql test-sql-15 test-py
+# One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that
+# ask scripts/pg15.sh for its URL), stopped and removed however the run ends: no test touches a
+# cluster the machine already has.
+test: venv
+	scripts/pg15.sh run -- $(MAKE) --no-print-directory lint docs test-sql test-sql-15 test-py
 
 demo: venv
 	$(VENV)/bin/tickq demo

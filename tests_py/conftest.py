@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -108,3 +109,25 @@ def own_ledger_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # and its own cache of registry texts that passed the schema (tickq.registry.shape_cache)
     monkeypatch.setenv("TICKQ_CACHE_DIR", str(tmp_path / "cache"))
     return folder
+
+
+# ---------------------------------------------------------------- PostgreSQL 15 (scripts/pg15.sh)
+
+_OWN_PG15_DIR: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Outside `make test` (whose `scripts/pg15.sh run` sets TICKQ_PG15_DIR), this pytest run
+    gets a folder of its own for the PostgreSQL 15 cluster that `scripts/pg15.sh url` starts on
+    the first ask; every process the tests start inherits it."""
+    if not os.environ.get("TICKQ_PG15_DIR"):
+        folder = tempfile.mkdtemp(prefix="tickq-pg15.")
+        os.environ["TICKQ_PG15_DIR"] = folder
+        _OWN_PG15_DIR.append(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The cluster of this run's folder stopped and the folder removed, also after ^C."""
+    for folder in _OWN_PG15_DIR:
+        subprocess.run([str(REPO / "scripts" / "pg15.sh"), "stop"], check=False, timeout=120,
+                       env={**os.environ, "TICKQ_PG15_DIR": folder})

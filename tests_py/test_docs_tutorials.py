@@ -69,3 +69,8 @@ def test_masks_leave_what_matters(new_home: Callable[[str, bool], Home]) -> None
     assert tutorials.masked(ok, folders) == tutorials.masked(later, folders)
     assert tutorials.masked(ok, folders) != tutorials.masked(failed, folders)
     assert tutorials.masked([f"{home}/x"], folders) == ["~/x"]
+    done = ['<time> INFO tick.done outcomes="{\\"ok\\": 3, \\"failed\\": 1}"', "----  --"]
+    same = ['<time> INFO tick.done outcomes="{\\"failed\\": 1, \\"ok\\": 3}"', "-------  --"]
+    other = ['<time> INFO tick.done outcomes="{\\"failed\\": 2, \\"ok\\": 3}"', "----  --"]
+    assert tutorials.masked(done, folders) == tutorials.masked(same, folders)
+    assert tutorials.masked(done, folders) != tutorials.masked(other, folders)

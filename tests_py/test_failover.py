@@ -296,9 +296,10 @@ def test_a_report_an_asynchronous_failover_lost_is_loud_and_the_run_lost_after_i
     folder: Path,
 ) -> None:
     """The claim reached the standby, the report did not: the new primary holds the run as
-    `running`. Nothing can bring that report back (the dispatcher saw it committed); what tickq
-    promises is that it is loud: once the lease ends, `status --check` names the run, and the
-    next tick records it `lost` (a failure, retried if the kind has retries)."""
+    `running`. The dispatcher's host keeps the report and its next tick applies it
+    (test_failover_kept.py); a tick elsewhere has nothing to apply, and tickq promises that the
+    run is loud: once the lease ends, `status --check` names the run, and the next tick records
+    it `lost` (a failure, retried if the kind has retries)."""
     pair = build_pair(folder, synchronous=False)
     registry = write_registry(folder)
     text = registry.read_text().replace('timeout = "2m"', 'timeout = "10s"')
@@ -323,7 +324,9 @@ def test_a_report_an_asynchronous_failover_lost_is_loud_and_the_run_lost_after_i
             "SELECT now() > %s", (until,)).fetchone()[0], 30)
     check = tickq_cli("status", "--check", url=pair.url, run_dir=folder / "run")
     assert check.returncode == 1 and f"run {run_id}" in check.stdout + check.stderr, check
-    after = tickq_cli("tick", "--registry", str(registry), url=pair.url, run_dir=folder / "run")
+    # A tick of another host: its ledger folder holds none of the first host's reports.
+    after = tickq_cli("tick", "--registry", str(registry), url=pair.url,
+                      run_dir=folder / "elsewhere")
     assert after.returncode == 0, after
     with psycopg.connect(pair.standby.admin_url) as conn:
         [(outcome,)] = conn.execute("SELECT outcome::text FROM tickq.job_run WHERE id = %s",

@@ -73,22 +73,33 @@ def test_unsanitized_names_are_refused(bad):
         launchd.launchd_label(bad)
 
 
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
 def test_timer_environment_keeps_only_what_tick_needs(tmp_path):
     environ = {"PATH": "/p", "DATABASE_URL": "postgresql:///x", "HOME": "/h", "TICKQ_DATA_DIR": ""}
-    env = timer_environment(registry_path=tmp_path / "registry.toml", environ=environ)
+    env = timer_environment(registry_path=tmp_path / "registry.toml", environ=environ,
+                            program_dir=Path("/opt/tickq/bin"))
     assert env == {
-        "PATH": "/p",
+        # this tickq's folder and the system's, never the shell's PATH
+        "PATH": f"/opt/tickq/bin:{SYSTEM_PATH}",
         "DATABASE_URL": "postgresql:///x",
         "TICKQ_REGISTRY": str(tmp_path / "registry.toml"),
         # the ledger folder of this shell's manual runs, so the timer's ticks find them
         "TICKQ_RUN_DIR": str(Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"),
     }
     env = timer_environment(
-        registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d", "TICKQ_RUN_DIR": "r"}
+        registry_path=Path("registry.toml"), environ={"TICKQ_DATA_DIR": "/d", "TICKQ_RUN_DIR": "r"},
+        program_dir=Path("/usr/bin"),
     )
+    assert env["PATH"] == SYSTEM_PATH  # a tickq in a system folder adds none
     assert env["TICKQ_DATA_DIR"] == "/d"
     assert Path(env["TICKQ_REGISTRY"]).is_absolute()
     assert env["TICKQ_RUN_DIR"] == str(Path("r").absolute())
+    # a unit that runs as another user: that user's ledger folder
+    other = timer_environment(registry_path=Path("registry.toml"), environ={},
+                              program_dir=Path("/usr/bin"), uid=4242)
+    assert other["TICKQ_RUN_DIR"] == str(Path(tempfile.gettempdir()) / "tickq-4242")
 
 
 # --- launchd ---------------------------------------------------------------------------------
@@ -269,6 +280,15 @@ def test_systemd_service_unit():
         "--note",
         ODD_ARG,
     ]
+
+
+def test_systemd_unit_user():
+    assert not any(x.startswith("User=") for x in lines(units()["tickq-my-jobs.service"]))
+    service = lines(units(user="tickq")["tickq-my-jobs.service"])
+    assert service.index("User=tickq") < service.index("[Service]") + 3
+    for bad in ("", "a\nExecStartPre=/bin/sh", " tickq"):
+        with pytest.raises(TimerError, match="cannot run a unit as user"):
+            units(user=bad)
 
 
 def test_systemd_timer_unit():

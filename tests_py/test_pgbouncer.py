@@ -1,6 +1,6 @@
 """tickq behind PgBouncer in transaction pooling mode, for real: Debian's `pgbouncer` started by
-the test in front of Debian's PostgreSQL 15 (scripts/pg15.sh), as the system user `postgres`
-(PgBouncer will not run as root).
+the test in front of the test run's own PostgreSQL 15 cluster (scripts/pg15.sh url), as the
+system user `postgres` (PgBouncer will not run as root).
 
 A transaction pooler cannot give what tickq sets on each connection: its statement and lock
 timeouts travel in the `options` startup parameter, which PgBouncer refuses. tickq says so at
@@ -47,10 +47,11 @@ def free_port() -> int:
 
 def start_bouncer(folder: Path, dbname: str, mode: str, ignore: str = "") -> int:
     port = free_port()
+    server = psycopg.conninfo.conninfo_to_dict(pg15_url())  # the test run's own cluster
     (folder / "users.txt").write_text('"postgres" ""\n')
     (folder / "pgbouncer.ini").write_text(f"""\
 [databases]
-queue = host=/var/run/postgresql port=5432 dbname={dbname} user=postgres
+queue = host={server["host"]} port={server["port"]} dbname={dbname} user=postgres
 
 [pgbouncer]
 listen_addr = 127.0.0.1

@@ -37,7 +37,7 @@ except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(REPO / "python_runner"))
     from tickq import db
 
-# TICKQ_PGTAP_DB lets several checkouts share one server (Debian's cluster) without colliding.
+# TICKQ_PGTAP_DB lets several runs share one server without colliding.
 DBNAME = os.environ.get("TICKQ_PGTAP_DB", "tickq_pgtap")
 
 # Folders that hold extension/pgtap.control, best first (the folder above extension/).

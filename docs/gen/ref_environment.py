@@ -40,7 +40,7 @@ READ = {
                   "(default `~/.config/tickq/pgpass`)",
     "PGSERVICE": "libpq's service name: passed on to the timers",
     "PGSERVICEFILE": "libpq's service file: passed on to the timers",
-    "PATH": "passed on to the timers (launchd and cron start programs with a minimal one)",
+    "PATH": "where a command's bare program name is looked up (its `env` PATH over it)",
     "TICKQ_REGISTRY": "the registry file (the default of `--registry`; else `./registry.toml`)",
     "TICKQ_LOG_FORMAT": "`text` or `json` (the default of `--log-format`)",
     "TICKQ_DATA_DIR": "the embedded PostgreSQL's data folder",
@@ -54,7 +54,8 @@ READ = {
     "TICKQ_RUN_ID": "read by the agent runner: the run it records turns for",
     "TICKQ_RUN_TOKEN": "set on every process of a run (above), read back from `/proc`",
     "COLUMNS": "the width `tickq status` fits its table to",
-    "SUDO_USER": "who armed an irreversible kind, when `tickq run` runs under sudo",
+    "SUDO_USER": "the user who ran sudo: who armed an irreversible kind (`tickq run`), and whom "
+                 "a system timer runs as without `--run-as`",
 }
 # Module-level constants that name variables (a tuple of names, or one name).
 NAMING = re.compile(r"^[A-Z_]*(ENV|VARIABLE|VARIABLES|THROUGH)$")

@@ -60,7 +60,9 @@ def page() -> str:
          "problem for `status --check`, an unknown kind"),
         (errors.EXIT_CONFIG, "invalid registry or configuration (also a `--database-url` that "
          "is not a URL, a file tickq needs and cannot use)"),
-        (errors.EXIT_DATABASE, "the database cannot be reached, or refused for a reason of its "
+        (errors.EXIT_DATABASE, "the database cannot be reached, cannot be written (`tick`, `run` "
+         "and `sync` against a read-only database, a standby or `default_transaction_read_only "
+         "= on`, claim nothing, due or not, and name the cause), or refused for a reason of its "
          "own"),
         ("128+N", "stopped by signal N; 141 when the reader of the output went away "
          "(`tickq status | head`), 130 at Ctrl-C"),

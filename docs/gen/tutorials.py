@@ -19,6 +19,7 @@ that go on at once may come in another order, so they are compared as a set.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -140,6 +141,12 @@ MASKS = [
 ]
 
 
+# A table's rule under its header is as wide as the column's widest (masked) value.
+RULE = re.compile(r"-{3,}")
+# How many runs ended how: a JSON object whose keys come in the order the runs ended.
+OUTCOMES = re.compile(r'outcomes="(\{.*?\})"')
+
+
 def masked(lines: list[str], folders: dict[str, str]) -> list[str]:
     """`lines` with what differs between runs masked and runs of spaces made one."""
     out = []
@@ -148,8 +155,14 @@ def masked(lines: list[str], folders: dict[str, str]) -> list[str]:
             line = line.replace(real, shown)
         for pattern, mask in MASKS:
             line = pattern.sub(mask, line)
+        line = RULE.sub("---", OUTCOMES.sub(_sorted_outcomes, line))
         out.append(" ".join(line.split()))
     return out
+
+
+def _sorted_outcomes(match: re.Match[str]) -> str:
+    counts = json.loads(match.group(1).replace('\\"', '"'))
+    return "outcomes=" + json.dumps(dict(sorted(counts.items())))
 
 
 def differences(ran: list[Ran], folders: dict[str, str]) -> list[str]:

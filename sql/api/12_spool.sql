@@ -114,3 +114,21 @@ COMMENT ON FUNCTION tickq.report_late_run(bigint, text, tickq.outcome, integer, 
 '"unknown"; anything else (not this dispatcher''s run, already reported) is "ignored". Both change '
 'nothing; "locked" (nothing changed) when another session holds the kind''s row: the '
 'spool keeps the result for the next try.';
+
+CREATE OR REPLACE FUNCTION tickq.live_leases(
+    p_run_ids bigint[],
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (run_id bigint, kind text, leased_by text, leased_until timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    -- A live run is the one its kind's lease points at; by the kind's primary key, no lock.
+    SELECT k.run_id, k.name, k.leased_by, k.leased_until
+    FROM tickq.job_run AS r
+    INNER JOIN tickq.job_kind AS k ON r.kind = k.name AND k.run_id = r.id
+    WHERE r.id = ANY(p_run_ids)
+$$;
+COMMENT ON FUNCTION tickq.live_leases(bigint[], timestamptz) IS
+'The runs among p_run_ids that are still live (running, their kind''s lease on them), with the '
+'dispatcher holding each and its lease''s end. A tick asks it of the reports it kept: one whose '
+'run is still live, leased as it was when reported, was lost by an asynchronous failover and is '
+'reported again (tickq.report_late_run). Reads only: no lock, no write.';

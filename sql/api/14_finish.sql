@@ -28,6 +28,7 @@ AS $$
 DECLARE
     v_run tickq.job_run;
     v_failed boolean := p_outcome IN ('failed', 'timeout', 'lost');
+    v_again boolean;
 BEGIN
     -- Callers have checked that the run is live and locked its kind row.
     UPDATE tickq.job_run AS r SET
@@ -38,6 +39,10 @@ BEGIN
         duration = coalesce(p_duration, greatest(p_now - coalesce(r.started_at, r.claimed_at), '0'::interval))
     WHERE r.id = p_run_id
     RETURNING r.* INTO STRICT v_run;
+    -- A run someone asked to cancel is never run again before its next slot, however it ended
+    -- and whoever records it: its holder before it noticed (failed, timeout, interrupted), the
+    -- next dispatcher on a dead holder's host or an expired lease (lost). One rule, here.
+    v_again := v_run.cancel_requested_at IS NULL;
     -- A successful manual run a person started arms an irreversible kind (sql/api/08_chain.sql).
     IF p_outcome = 'ok' AND v_run.run_by IS NOT NULL THEN
         PERFORM tickq.arm_kind(v_run, p_now);
@@ -55,23 +60,23 @@ BEGIN
         END,
         -- attempts counts the tries of the current slot: kept while retries remain.
         attempts = CASE
-            WHEN p_outcome = 'interrupted' THEN v_run.attempt - 1
-            WHEN v_failed AND v_run.attempt <= k.retries THEN v_run.attempt
+            WHEN p_outcome = 'interrupted' AND v_again THEN v_run.attempt - 1
+            WHEN v_failed AND v_again AND v_run.attempt <= k.retries THEN v_run.attempt
             ELSE 0
         END,
         next_trigger = CASE
-            WHEN p_outcome = 'interrupted' AND v_run.run_trigger = 'retry' THEN 'retry'
-            WHEN v_failed AND v_run.attempt <= k.retries THEN 'retry'
+            WHEN p_outcome = 'interrupted' AND v_again AND v_run.run_trigger = 'retry' THEN 'retry'
+            WHEN v_failed AND v_again AND v_run.attempt <= k.retries THEN 'retry'
             ELSE 'schedule'
         END::tickq.run_trigger,
         due_at = CASE
             -- Not the command's fault: due again at once (a manual run keeps the kind's slot).
-            WHEN p_outcome = 'interrupted' THEN
+            WHEN p_outcome = 'interrupted' AND v_again THEN
                 CASE WHEN v_run.run_trigger = 'manual' THEN k.due_at ELSE least(k.due_at, p_now) END
             -- Exponential backoff: retry_base, then twice that, ... capped at retry_max. Worked
             -- in seconds as a double and capped before it becomes an interval: retry_base * 2^n
             -- as an interval overflows near n = 40, and that error stopped every claim.
-            WHEN v_failed AND v_run.attempt <= k.retries THEN
+            WHEN v_failed AND v_again AND v_run.attempt <= k.retries THEN
                 p_now + make_interval(secs => least(extract(EPOCH FROM s.retry_max)::double precision,
                     extract(EPOCH FROM s.retry_base)::double precision
                         * power(2::double precision, least(v_run.attempt - 1, 60))))
@@ -106,7 +111,8 @@ $$;
 COMMENT ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz) IS
 'Internal: records how a live run ended, releases its lease and reschedules its kind (success: next '
 'slot after now; failure while retries remain: exponential backoff; otherwise the next slot). '
-'Cancelled is no failure: the streak is kept, no retry, the next slot after now.';
+'Cancelled is no failure: the streak is kept, no retry, the next slot after now. A run whose '
+'cancel was asked is never retried nor run again at once, whatever its outcome.';
 
 CREATE OR REPLACE FUNCTION tickq.expire_leases(
     p_now timestamptz DEFAULT now()
@@ -159,7 +165,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.expire_leases(timestamptz) IS
 'Turns every run whose lease expired without a report into a lost run (a failure: it counts in '
-'the streak and may retry) and makes its kind claimable again. Returns the runs it turned.';
+'the streak and may retry, unless its cancel was asked) and makes its kind claimable again. '
+'Returns the runs it turned.';
 
 CREATE OR REPLACE FUNCTION tickq.live_run(
     p_run_id bigint,

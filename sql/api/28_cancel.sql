@@ -6,10 +6,42 @@
 -- SQLSTATEs of this file (class TQ, range TQ100-TQ109) are listed at the top of
 -- sql/api/01_schedule.sql.
 
+CREATE OR REPLACE FUNCTION tickq.asked_by(
+    p_claimed text,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_identity text;
+    v_claim text := left(regexp_replace(p_claimed, '[[:cntrl:]]', '?', 'g'), 200);
+    -- PostgreSQL 16 and later say how the server authenticated the session (system_user:
+    -- "peer:ann", "cert:CN=ann"). Asked only there, and held in a variable so that neither 15
+    -- nor plpgsql_check on 15 parses a name it does not know.
+    v_ask_identity text := 'SELECT system_user';
+BEGIN
+    IF current_setting('server_version_num')::integer >= 160000 THEN
+        EXECUTE v_ask_identity INTO v_identity;
+    END IF;
+    IF substr(v_identity, strpos(v_identity, ':') + 1) = session_user::text THEN
+        v_identity := NULL;  -- it names the role itself: nothing more to say
+    END IF;
+    RETURN session_user::text
+        || coalesce(format(' (authenticated as %s)', v_identity), '')
+        || coalesce(', claiming to be ' || nullif(v_claim, ''), '');
+END
+$$;
+COMMENT ON FUNCTION tickq.asked_by(text, timestamptz) IS
+'Internal: who is asking, as the database knows it: the session''s role (session_user, which '
+'neither SET ROLE nor a SECURITY DEFINER function changes), how the server authenticated it '
+'when that names someone else (PostgreSQL 16 and later), then p_claimed (what the client says: '
+'its OS user and host) labelled as a claim, control characters replaced and cut to 200 '
+'characters. Reads no session state, so it holds through a transaction pooler.';
+
 CREATE OR REPLACE FUNCTION tickq.request_cancel(
     p_target text,
     p_reason text,
-    p_by text,
+    p_claimed_by text,
     p_now timestamptz DEFAULT now()
 ) RETURNS TABLE (
     run_id bigint, kind text, leased_by text, leased_until timestamptz,
@@ -59,7 +91,8 @@ BEGIN
             USING ERRCODE = 'TQ101', HINT = 'Nothing was changed.';
     END IF;
     UPDATE tickq.job_run AS r SET
-        cancel_requested_at = p_now, cancel_by = p_by, cancel_role = session_user,
+        cancel_requested_at = p_now, cancel_by = tickq.asked_by(p_claimed_by, p_now),
+        cancel_role = session_user,
         cancel_reason = p_reason
     WHERE r.id = v_run_id
     RETURNING r.* INTO v_run;
@@ -76,7 +109,8 @@ END
 $$;
 COMMENT ON FUNCTION tickq.request_cancel(text, text, text, timestamptz) IS
 'Asks the dispatcher holding a run to stop it: p_target is a run id or a kind (its live run). '
-'Records when, who (p_by: OS user and host; the session role) and why on the run, and returns '
+'Records when, who (tickq.asked_by: the session''s role, then p_claimed_by, the OS user and '
+'host the client claims, labelled as a claim) and why on the run, and returns '
 'the dispatcher holding it and whether it was seen lately (asked for cancels in the last 30 '
 'seconds). Unknown run or kind: TQ100; not running: TQ101; a reason over 500 characters: TQ102.';
 

@@ -34,6 +34,7 @@ AS $$
         ('dispatcher', 'EXECUTE', 'registry_problems'),
         ('dispatcher', 'EXECUTE', 'claim_manual'),
         ('dispatcher', 'EXECUTE', 'report_late_run'),
+        ('dispatcher', 'EXECUTE', 'live_leases'),
         -- an operator's everyday (sql/api/11_operator.sql)
         ('dispatcher', 'EXECUTE', 'pause_kind'),
         ('dispatcher', 'EXECUTE', 'resume_kind'),

@@ -17,6 +17,7 @@ from tickq.cli import common
 from tickq.db.api import operator, status
 from tickq.db.api.session import Connection
 from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, InvalidInput, NoAnswer
+from tickq.host.ledger import Ledger
 from tickq.registry.durations import parse_duration
 
 
@@ -96,21 +97,31 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     """Record the cancel; say who holds the run and whether it was seen lately. A dispatcher not
     seen cannot stop anything: exit 1, saying the run is lost when its lease ends."""
     with common.open_queue(args) as conn:
-        by = f"{getpass.getuser()}@{socket.gethostname()}"
-        asked = operator.request_cancel(conn, args.target, args.reason, by)
+        # The database records who asked from its session; this is only what the client claims.
+        claimed = f"{getpass.getuser()}@{socket.gethostname()}"
+        asked = operator.request_cancel(conn, args.target, args.reason, claimed)
         zone = ZoneInfo(status.timezone(conn))
-    run = f"run {asked['run_id']} of {asked['kind']}"
-    if asked["dispatcher_seen"]:
-        print(f"asked dispatcher {asked['leased_by']} to cancel {run}: it stops the run within "
+    run, holder = f"run {asked['run_id']} of {asked['kind']}", asked["leased_by"]
+    ends = _local(asked["leased_until"], zone)
+    # On the holder's own host its pid tells what its last poll cannot: whether it runs at all.
+    gone = Ledger().dispatcher_gone(holder)
+    if asked["dispatcher_seen"] and not gone:
+        print(f"asked dispatcher {holder} to cancel {run}: it stops the run within "
               "seconds and records it as cancelled")
         return EXIT_OK
+    if gone:
+        print(f"tickq: cancel of {run} recorded, but dispatcher {holder} is not running (its "
+              "process is gone from this host): nothing stops the run from here. The next tick "
+              "on this host stops its command and records the run lost, and a run whose cancel "
+              f"was asked is not retried (if no tick comes, its lease ends at {ends})",
+              file=sys.stderr)
+        return EXIT_NO
     seen = ("never asked for cancels" if asked["polled_at"] is None
             else f"last seen {_local(asked['polled_at'], zone)}")
-    print(f"tickq: cancel of {run} recorded, but dispatcher {asked['leased_by']} is not seen "
+    print(f"tickq: cancel of {run} recorded, but dispatcher {holder} is not seen "
           f"({seen}): it may be dead or cut off. If it is, nothing can stop the run from here; "
-          f"the run is recorded as lost when its lease ends at "
-          f"{_local(asked['leased_until'], zone)} (if it is alive, it stops the run as soon as it "
-          "asks)", file=sys.stderr)
+          f"the run is recorded as lost when its lease ends at {ends}, and not retried (if it "
+          "is alive, it stops the run as soon as it asks)", file=sys.stderr)
     return EXIT_NO
 
 

@@ -254,10 +254,9 @@ def page(add: Add) -> None:
 
 def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """This machine's commands: the embedded server, the timers, roles, completion."""
-    server = add("server", "server:cmd_server",
-                 "the embedded PostgreSQL (in $TICKQ_DATA_DIR or the user data folder): is it "
-                 "running (exit 0) or not (exit 1); stop it (the next command that needs it "
-                 "starts it again)")
+    server = add("server", "server:cmd_server", "the embedded PostgreSQL (in $TICKQ_DATA_DIR "
+                 "or the user data folder): is it running (exit 0) or not (exit 1); stop it "
+                 "(the next command that needs it starts it again)")
     server.add_argument("action", choices=("status", "stop"))
     for name, actions, text in (
         ("launchd", ("print", "install", "uninstall"),
@@ -270,8 +269,9 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
         p.add_argument("action", choices=actions)
         p.add_argument("--name", help="timer name (default: the registry's folder name)")
         if name == "systemd":
-            p.add_argument("--system", action="store_true",
-                           help="a system unit in /etc/systemd/system, run as root (needs root)")
+            p.add_argument("--system", action="store_true", help="in /etc/systemd/system")
+            p.add_argument("--run-as", metavar="USER", help="with --system: User= (default: you, "
+                           "under sudo the one who ran it; root only when named)")
     text = "print sql/roles.sql: the owner, dispatcher and reader roles of a tickq database"
     roles = sub.add_parser("roles", help=text, description=text)
     roles.add_argument("action", choices=("print",))

@@ -15,14 +15,15 @@ from pathlib import Path
 from tickq import db
 from tickq.cli import common
 from tickq.db.api import session
-from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, InvalidInput, exit_of
+from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, exit_of
 from tickq.dispatch.pings import Pinger, tail_body
 from tickq.dispatch.tick import Dispatcher
 from tickq.host.process import StopEvent
 from tickq.log import EventLog, discard_closed_pipe
 from tickq.registry import Registry
 
-REPO_EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+# Shipped with the package (python_runner/tickq/demo links to the repo's examples/demo).
+DEMO_REGISTRY = Path(__file__).parents[1] / "demo" / "registry.toml"
 
 
 def dispatcher(
@@ -229,9 +230,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """A real tick on the embedded PostgreSQL (or --database-url) in a fresh database."""
     from tickq.cli import status
 
-    args.registry = str(REPO_EXAMPLES / "demo" / "registry.toml")
-    if not Path(args.registry).exists():
-        raise InvalidInput(f"tickq demo runs from a checkout of the repo: no {args.registry}")
+    args.registry = str(DEMO_REGISTRY)
     registry = common.registry(args)
     server = session.server(args.database_url, db.timeouts_of(registry.settings))
     db.drop_database(server, "tickq_demo")

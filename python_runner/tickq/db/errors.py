@@ -78,6 +78,21 @@ class RegistryRefused(Failure):
         super().__init__("; ".join(str(p) for p in self.problems))
 
 
+class QueueReadOnly(Failure):
+    """The database takes no writes (a standby, `default_transaction_read_only`): a dispatcher
+    can claim, report and record nothing there. The message names the cause."""
+
+
+READ_ONLY = "25006"  # read_only_sql_transaction
+
+
+def read_only(cause: str) -> str:
+    """The one line of a command that met a read-only database (`cause` says how)."""
+    return (f"the database is read-only ({cause}): nothing can be claimed, reported or "
+            "recorded there; point the URL at the primary (a multi-host URL with "
+            "target_session_attrs=read-write finds it)")
+
+
 class DatabaseRefused(Failure):
     """The database answered a call with an error: one of tickq's own refusals (``sqlstate``
     TQnnn) or any other server-side error. ``message`` is the server's primary message, the
@@ -156,6 +171,8 @@ def _database_exit(state: str, primary: str, name: str) -> tuple[int, list[str]]
         return EXIT_NO, [cause]
     if state.startswith(("TQ", "22")):
         return EXIT_CONFIG, [cause]
+    if state == READ_ONLY:
+        return EXIT_DATABASE, [read_only(cause)]
     if not state or state.startswith("08"):  # the connection broke
         return EXIT_DATABASE, [f"lost the database: {cause}"]
     return EXIT_DATABASE, [f"the database refused: {cause} (SQLSTATE {state})"]

@@ -64,6 +64,11 @@ class Context(NamedTuple):
                       tail_body(result.output_tail))
 
     @property
+    def kept(self) -> Spool:
+        """The reports this host's ticks keep after the database took them (dispatch/kept.py)."""
+        return Spool(self.ledger.folder, "reported")
+
+    @property
     def folder(self) -> Path:
         """The registry's folder: where relative commands and default working folders are."""
         return self.registry.path.resolve().parent

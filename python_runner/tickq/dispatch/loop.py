@@ -10,11 +10,22 @@ import queue
 import time
 from typing import Any
 
+from tickq.db.api import tick as api
 from tickq.db.api.tick import Claim
 from tickq.db.errors import DatabaseUnavailable
-from tickq.dispatch import upkeep
+from tickq.dispatch import kept, upkeep
 from tickq.dispatch.cancel import Poller
 from tickq.host.process import RunResult
+
+
+def tick_deadline(tick: float) -> float:
+    """When the next tick would start (monotonic clock): the next clock-aligned tick, as the
+    timers tickq installs fire, and never more than one tick length from now."""
+    if tick <= 0:  # the database refuses it at sync; nothing to wait for if it did not
+        return time.monotonic()
+    wall = time.time()
+    to_boundary = (wall // tick + 1) * tick - wall
+    return time.monotonic() + min(tick, to_boundary)
 
 
 class Loop:
@@ -49,7 +60,7 @@ class Loop:
                 claim_now, last_claim = False, time.monotonic()
                 self._launch(self._claim(free))
             if not running:
-                if can_claim and not d.stop_event.is_set() and d._wait_for_retry(self.deadline):
+                if can_claim and not d.stop_event.is_set() and self._wait_for_retry():
                     claim_now = True
                     continue
                 summary.interrupted = summary.interrupted or d.stop_event.is_set()
@@ -62,8 +73,11 @@ class Loop:
             del running[id(claim)]
             summary.outcomes[result.outcome] += 1
             twin = self.twins.pop(id(claim), None)
-            if twin is not None and not d.report(twin, result):
-                summary.unreported += 1
+            if twin is not None:
+                if d.report(twin, result):
+                    kept.keep(d.ctx, twin, d.run_report(twin, result))
+                else:
+                    summary.unreported += 1
             if id(claim) in self.reissued:
                 upkeep.keep_unknown(d.ctx, claim.kind, d.run_report(claim, result),
                                     {"kind": claim.kind, "run_id": claim.run_id})
@@ -72,7 +86,9 @@ class Loop:
             refill = can_claim and not d.stop_event.is_set()
             free = self.slots - len(running) if refill else 0
             reported, claims = d._report_and_refill(claim, result, free)
-            if not reported:
+            if reported:  # committed: kept, in case a failover loses the commit
+                kept.keep(d.ctx, claim, d.run_report(claim, result))
+            else:
                 summary.unreported += 1
             if claims is None:
                 claim_now = True  # the refill did not happen: claim at the top of the loop
@@ -107,3 +123,21 @@ class Loop:
             self.running[id(c)] = c
             self.d._start(c, self.results)
         self.summary.claimed += len(claims)
+
+    def _wait_for_retry(self) -> bool:
+        """With nothing running: wait for a retry that falls due before the next tick would
+        start (a 30-second retry runs 30 seconds later, not a tick later). True when one is
+        due now; False when there is none, or the stop event came first."""
+        d = self.d
+        within = self.deadline - time.monotonic()
+        if within <= 0:
+            return False
+        try:
+            wait = d.link.call(api.next_due_wait, within)
+        except DatabaseUnavailable:
+            return False
+        if wait is None:
+            return False
+        seconds = max(0.0, wait.total_seconds()) + 0.05  # claims take what is due at or before now
+        d.log.event("tick.waiting", for_s=round(seconds, 1), reason="retry")
+        return not d.stop_event.wait(seconds)

@@ -8,14 +8,22 @@ most `ping_timeout` for its answer and is tried at most twice; a failure is one 
 tick is done, `close` waits for what is still queued no longer than two timeouts and drops the
 rest with one line. A URL is a secret (its path is the check's key): no line names more of it
 than its scheme and host.
+
+No redirect is followed, to the same origin or any other: a 3xx answer is a failed check-in,
+logged with the status and the target's scheme and host, so a receiver (or whoever answers for
+its name) cannot send every dispatcher host to another host or port of its network, nor to
+another scheme. A URL's `user:password@` goes as an `Authorization: Basic` header, never into
+the host name urllib would look up.
 """
 
 from __future__ import annotations
 
+import base64
 import queue
 import threading
 import time
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from tickq.log import EventLog
 
@@ -28,6 +36,18 @@ def shown(url: str) -> str:
     """What a log line may say of a check-in URL: its scheme and host, never its path."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.hostname or '?'}/…"
+
+
+def without_userinfo(url: str) -> tuple[str, dict[str, str]]:
+    """`url` without its `user:password@` and the header that carries them instead (RFC 7617
+    Basic, percent-escapes decoded as RFC 3986 writes them), or `url` and no header."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), {"Authorization": f"Basic {token}"}
 
 
 def end_suffix(outcome: str, exit_code: int | None) -> str:
@@ -96,24 +116,46 @@ class Pinger:
     def _post(self, url: str, suffix: str, body: bytes, content_type: str,
               labels: dict[str, str]) -> None:
         import urllib.error  # only once a ping is sent: not on every wake-up
-        import urllib.request
 
+        opener = _opener()
+        target, auth = without_userinfo(url.rstrip("/") + suffix)
         error = ""
         for _attempt in range(ATTEMPTS):
-            request = urllib.request.Request(
-                url.rstrip("/") + suffix, data=body, method="POST",
-                headers={"Content-Type": content_type, "User-Agent": "tickq"})
+            request = _request(target, body, {"Content-Type": content_type, **auth})
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                with opener.open(request, timeout=self.timeout) as answer:
                     answer.read(1024)
                 return
             except urllib.error.HTTPError as exc:
                 error = f"HTTP {exc.code}"
+                if 300 <= exc.code < 400:
+                    moved = urljoin(target, exc.headers.get("Location") or "")
+                    error += f": redirect to {shown(moved)} not followed"
                 if exc.code < 500:
                     break  # the receiver refused it: asking again would not help
             except (OSError, ValueError) as exc:  # no answer in time, refused, unreachable
                 reason = getattr(exc, "reason", None) or exc
                 error = type(reason).__name__ if isinstance(reason, BaseException) else "error"
-                error = f"{error}: {str(reason).replace(url, shown(url))}"[:200]
+                text = str(reason).replace(url, shown(url)).replace(target, shown(target))
+                error = f"{error}: {text}"[:200]
         self.log.warning("ping.failed", url=shown(url), check=suffix or "/", error=error,
                          **labels)
+
+
+def _request(url: str, body: bytes, headers: dict[str, str]) -> Any:
+    import urllib.request
+
+    return urllib.request.Request(url, data=body, method="POST",
+                                  headers={**headers, "User-Agent": "tickq"})
+
+
+def _opener() -> Any:
+    """urllib's opener with a redirect handler that follows nothing: the 3xx comes back as an
+    HTTPError, which `_post` logs."""
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *_args: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(NoRedirect)

@@ -10,41 +10,32 @@ alerts are rooms of their own; what they share is a Context, not this class.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from tickq.db import migrator
+from tickq.db import errors, migrator
 from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
-from tickq.db.api.tick import NOT_ARMED, RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
+from tickq.db.api.tick import RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
 from tickq.db.connect import timeouts_of
-from tickq.db.errors import (
-    CannotConnect,
-    ClaimRefused,
-    DatabaseRefused,
-    DatabaseUnavailable,
-    InvalidInput,
-)
-from tickq.dispatch import alerts, upkeep
-from tickq.dispatch.cancel import Poller
+from tickq.db.errors import CannotConnect, DatabaseRefused, DatabaseUnavailable
+from tickq.dispatch import alerts, kept, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
-from tickq.dispatch.loop import Loop
+from tickq.dispatch.loop import Loop, tick_deadline
 from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
 from tickq.host.private import keep_private
 from tickq.host.process import RunResult
 from tickq.host.spool import Spool
 from tickq.log import EventLog
-from tickq.registry import AGENT_PREFIX, Registry
+from tickq.registry import Registry
 
 
 class TickSummary:
@@ -122,6 +113,7 @@ class Dispatcher:
         `sync` the judge is the sync, which refuses (and names) what a verdict would: one
         statement, not two; its drift is the next tick's or manual run's (`_synced`)."""
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
+        self.link.call(api.refuse_read_only)  # it could claim nothing, due or not
         try:
             applied = self.link.call(migrator.migrate)
         except CannotConnect:
@@ -310,8 +302,8 @@ class Dispatcher:
         summary.orphans = self.stop_orphans()
         # The database judges the registry's values (`tick` among them) before any is used.
         summary.drift = sum(d.field != LOCKED for d in self._synced())
-        deadline = self._tick_deadline()
-        summary.late_reports = self.replay_spool()
+        deadline = tick_deadline(self.registry.settings.tick)
+        summary.late_reports = self.replay_spool() + kept.restore(self.ctx, self.link)
         summary.stale = len(self.warn_stale())
         sent = self.send_alerts()
         Loop(self, summary, deadline).run()
@@ -325,6 +317,8 @@ class Dispatcher:
         try:
             self.link.call(api.record_tick, self.name, socket.gethostname())
         except (DatabaseUnavailable, DatabaseRefused) as exc:
+            if getattr(exc, "sqlstate", None) == errors.READ_ONLY:  # nothing could be claimed
+                raise errors.QueueReadOnly(errors.read_only(exc.message)) from None
             self.log.warning("tick.unrecorded", error=str(exc).strip())
 
     def _retry_due(self) -> bool:
@@ -335,64 +329,11 @@ class Dispatcher:
         self._retry_at = None
         return True
 
-    def _tick_deadline(self) -> float:
-        """When the next tick would start (monotonic clock): the next clock-aligned tick, as the
-        timers tickq installs fire, and never more than one tick length from now."""
-        tick = self.registry.settings.tick
-        if tick <= 0:  # the database refuses it at sync; nothing to wait for if it did not
-            return time.monotonic()
-        wall = time.time()
-        to_boundary = (wall // tick + 1) * tick - wall
-        return time.monotonic() + min(tick, to_boundary)
-
-    def _wait_for_retry(self, deadline: float) -> bool:
-        """With nothing running: wait for a retry that falls due before the next tick would
-        start (a 30-second retry runs 30 seconds later, not a tick later). True when one is
-        due now; False when there is none, or the stop event came first."""
-        within = deadline - time.monotonic()
-        if within <= 0:
-            return False
-        try:
-            wait = self.link.call(api.next_due_wait, within)
-        except DatabaseUnavailable:
-            return False
-        if wait is None:
-            return False
-        seconds = max(0.0, wait.total_seconds()) + 0.05  # claims take what is due at or before now
-        self.log.event("tick.waiting", for_s=round(seconds, 1), reason="retry")
-        return not self.stop_event.wait(seconds)
-
     def run_now(
         self, kind: str, on_output: Callable[[bytes], None] | None = None,
         confirm: Callable[[str], str | None] | None = None,
     ) -> tuple[Claim, RunResult]:
-        """A manual run of one kind through the same claim path (counted against the slots);
-        `on_output` gets the command's output as it comes. When the database refuses it because
-        the kind is irreversible and unarmed, `confirm` (given the refusal) names the person who
-        confirmed the run, or refuses by raising."""
-        self.stop_orphans()
-        self._synced()
-        self.replay_spool()
-        if kind.startswith(AGENT_PREFIX) and self.registry.agents is None:
-            # As a tick leaves it (tickq.claim_jobs): a run here could only fail.
-            raise InvalidInput(
-                f"{kind} is an agent, but {self.registry.path} has no [agents] section: run it "
-                "from a registry that has one (or let a dispatcher whose registry has one claim "
-                "it)")
-        try:
-            claim = self.claim_kind(kind)
-        except ClaimRefused as exc:
-            if exc.sqlstate != NOT_ARMED or confirm is None:
-                raise
-            claim = self.claim_kind(kind, run_by=confirm(str(exc)))
-        results: queue.Queue[tuple[Claim, RunResult]] = queue.Queue()
-        self._start(claim, results, on_output)
-        cancels, done = Poller(self.ctx, self.link), None
-        while done is None:  # a manual run may be cancelled too
-            cancels.maybe()
-            with contextlib.suppress(queue.Empty):
-                done = results.get(timeout=0.2)
-        result = done[1]
-        self.report(claim, result)
-        return claim, result
+        """A manual run of one kind (tickq.dispatch.manual.run_now)."""
+        from tickq.dispatch.manual import run_now
 
+        return run_now(self, kind, on_output, confirm)

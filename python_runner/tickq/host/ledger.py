@@ -39,12 +39,13 @@ from tickq.host import descendants
 _KILL_WAIT = 2.0
 
 
-def default_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """$TICKQ_RUN_DIR of `environ` (default os.environ), else <temp dir>/tickq-<uid>."""
+def default_folder(environ: Mapping[str, str] | None = None, uid: int | None = None) -> Path:
+    """$TICKQ_RUN_DIR of `environ` (default os.environ), else <temp dir>/tickq-<uid> (of this
+    process's user unless `uid` names another)."""
     configured = (os.environ if environ is None else environ).get("TICKQ_RUN_DIR")
     if configured:
         return Path(configured).absolute()
-    return Path(tempfile.gettempdir()) / f"tickq-{os.getuid()}"
+    return Path(tempfile.gettempdir()) / f"tickq-{os.getuid() if uid is None else uid}"
 
 
 def _has_proc() -> bool:
@@ -204,6 +205,42 @@ class Ledger:
                     f"{stat.S_IMODE(st.st_mode):04o}): commands of a killed dispatcher are never "
                     "stopped; chmod 700 it or set TICKQ_RUN_DIR")
         return None
+
+    def dispatcher_gone(self, name: str) -> bool | None:
+        """Whether dispatcher `name` ("host:pid") is provably not running: True when it is of
+        this host and no live process has its pid, or the one that has it started at another
+        time than the ledger recorded for that dispatcher; False when the ledger shows that very
+        process alive; None when this host cannot tell (another host's, or a live pid the
+        ledger has no entry of)."""
+        host, _, pid_text = name.rpartition(":")
+        if host != self.host or not pid_text.isdigit():
+            return None
+        started = start_time(int(pid_text))
+        if started is None:
+            return True
+        for entry in self._entries():
+            if entry.get("dispatcher") == name and entry.get("dispatcher_pid") == int(pid_text):
+                return entry.get("dispatcher_started") != started
+        return None
+
+    def held_runs(self) -> set[int]:
+        """The run ids whose commands a live dispatcher of this host runs now."""
+        return {entry["run_id"] for entry in self._entries()
+                if isinstance(entry.get("run_id"), int) and entry.get("host") == self.host
+                and isinstance(entry.get("dispatcher_pid"), int)
+                and start_time(entry["dispatcher_pid"]) == entry.get("dispatcher_started")}
+
+    def _entries(self) -> list[dict[str, Any]]:
+        """The entries of a private ledger folder (none of one others could write to)."""
+        if not self._folder_is_private():
+            return []
+        found = []
+        for path in sorted(self.folder.glob("*.json")):
+            with contextlib.suppress(OSError, ValueError):
+                entry = json.loads(path.read_text())
+                if isinstance(entry, dict):
+                    found.append(entry)
+        return found
 
     def reap(self, grace: float) -> list[Stopped]:
         """Stop every recorded group whose dispatcher is gone; forget groups that ended."""

@@ -63,11 +63,16 @@ class Scan:
 
 
 class Spool:
-    def __init__(self, ledger_folder: Path) -> None:
-        self.folder = ledger_folder / "spool"
+    """The results in `<ledger folder>/<name>`: `spool` for results the database has yet to
+    take, `reported` for reports a tick keeps after the database took them (an asynchronous
+    failover may still lose them: tickq.dispatch.kept), read and written by the same rules."""
 
-    def save(self, result: dict[str, Any]) -> Path:
-        """Write one result durably; raises OSError when it cannot."""
+    def __init__(self, ledger_folder: Path, name: str = "spool") -> None:
+        self.folder = ledger_folder / name
+
+    def save(self, result: dict[str, Any], durable: bool = True) -> Path:
+        """Write one result, durably (fsync'd) unless told otherwise; raises OSError when it
+        cannot."""
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         problem = self.problem()
         if problem:
@@ -80,12 +85,15 @@ class Spool:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(result, f)
                 f.flush()
-                os.fsync(f.fileno())
+                if durable:
+                    os.fsync(f.fileno())
             os.replace(temp, final)
         except BaseException:
             with contextlib.suppress(OSError):
                 temp.unlink()
             raise
+        if not durable:
+            return final
         # The rename is durable once the folder is.
         dir_fd = os.open(self.folder, os.O_RDONLY)
         try:
@@ -103,7 +111,7 @@ class Spool:
         try:
             names = sorted(os.listdir(self.folder))
         except OSError as exc:
-            found.refused = f"the spool folder {self.folder} cannot be read: {exc.strerror}"
+            found.refused = f"{self._named()} cannot be read: {exc.strerror}"
             return found
         for name in names:
             if name.startswith(".") or name == REJECTED:
@@ -156,19 +164,22 @@ class Spool:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            return f"the spool folder {self.folder} cannot be read: {exc.strerror or exc}"
+            return f"{self._named()} cannot be read: {exc.strerror or exc}"
         fix = "kept results are not reported until it is this user's alone (mode 0700)"
+        folder = self._named()
         if stat.S_ISLNK(st.st_mode):
-            return f"the spool folder {self.folder} is a symlink: {fix}"
+            return f"{folder} is a symlink: {fix}"
         if not stat.S_ISDIR(st.st_mode):
-            return f"the spool folder {self.folder} is not a folder: {fix}"
+            return f"{folder} is not a folder: {fix}"
         if st.st_uid != os.getuid():
-            return (f"the spool folder {self.folder} belongs to uid {st.st_uid}, not this user "
-                    f"({os.getuid()}): {fix}")
+            return f"{folder} belongs to uid {st.st_uid}, not this user ({os.getuid()}): {fix}"
         if st.st_mode & 0o077:
-            return (f"the spool folder {self.folder} is open to its group or others (mode "
+            return (f"{folder} is open to its group or others (mode "
                     f"{stat.S_IMODE(st.st_mode):04o}): {fix}; chmod 700 it")
         return None
+
+    def _named(self) -> str:
+        return f"the {self.folder.name} folder {self.folder}"
 
     def _read(self, name: str) -> dict[str, Any] | None:
         """The checked result in file `name`; None if it is gone (another dispatcher took
@@ -241,9 +252,11 @@ def checked(data: bytes) -> dict[str, Any]:
             raise _Unusable(f"{key} holds a NUL character")
     if len(doc["output_tail"]) > MAX_TAIL_CHARS:
         raise _Unusable(f"output_tail is longer than {MAX_TAIL_CHARS} characters")
+    # What a kept report adds (checked by tickq.dispatch.kept, which alone reads it).
+    kept = doc.get("kept") if isinstance(doc.get("kept"), dict) else None
     return {"run_id": run_id, "kind": doc.get("kind"), "dispatcher": doc["dispatcher"],
             "outcome": doc["outcome"], "exit_code": exit_code,
-            "output_tail": doc["output_tail"], "duration": float(duration)}
+            "output_tail": doc["output_tail"], "duration": float(duration), "kept": kept}
 
 
 def _no_constant(name: str) -> Any:

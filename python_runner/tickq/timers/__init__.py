@@ -15,7 +15,7 @@ This package re-exports what the `tickq launchd|systemd|cron` commands use (a fa
 
 from tickq.timers.common import DEFAULT_NAME, TimerError, timer_name
 from tickq.timers.cron import crontab_line
-from tickq.timers.environment import keep_password_out, timer_environment
+from tickq.timers.environment import holds_password, keep_password_out, timer_environment
 from tickq.timers.launchd import (
     launchd_install,
     launchd_label,
@@ -31,7 +31,8 @@ from tickq.timers.systemd import (
 )
 
 __all__ = [
-    "DEFAULT_NAME", "TimerError", "crontab_line", "keep_password_out", "launchd_install",
-    "launchd_label", "launchd_paths", "launchd_plist", "launchd_uninstall", "systemd_install",
-    "systemd_uninstall", "systemd_unit_dir", "systemd_units", "timer_environment", "timer_name",
+    "DEFAULT_NAME", "TimerError", "crontab_line", "holds_password", "keep_password_out",
+    "launchd_install", "launchd_label", "launchd_paths", "launchd_plist", "launchd_uninstall",
+    "systemd_install", "systemd_uninstall", "systemd_unit_dir", "systemd_units",
+    "timer_environment", "timer_name",
 ]

@@ -18,25 +18,44 @@ from tickq.timers.common import TimerError, write_private
 # Variables copied from the installing shell into the timer's environment, when set. None of
 # them may hold a password: libpq reads it from PGPASSFILE (see keep_password_out).
 PASSED_THROUGH = (
-    "PATH", "DATABASE_URL", "TICKQ_DATA_DIR", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE",
+    "DATABASE_URL", "TICKQ_DATA_DIR", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE",
 )
+# The standard folders of programs (systemd's default PATH for services), after the folder of
+# the tickq the timer runs.
+SYSTEM_FOLDERS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
-def timer_environment(*, registry_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables a timer should pass to `tickq tick`: TICKQ_REGISTRY (absolute) and those
-    of PASSED_THROUGH that are set in `environ` (normally os.environ). launchd and cron start
-    programs with a minimal PATH, so the installing shell's PATH is kept. TICKQ_RUN_DIR is
-    always set, to the ledger folder this shell's `tickq run` uses: launchd does not give a job
-    the terminal's TMPDIR, and a timer's tick must find the commands a manual run left behind."""
-    env = {key: environ[key] for key in PASSED_THROUGH if environ.get(key)}
+def timer_path(program_dir: Path) -> str:
+    """The PATH of every timer: the folder of the tickq it runs (a venv's bin: `tickq` and that
+    venv's programs by their bare names), then SYSTEM_FOLDERS. Never the installing shell's
+    PATH, whose folders (a 0700 home's, say) the timer's user may not be able to search."""
+    first = str(Path(program_dir).absolute())
+    return ":".join([*([] if first in SYSTEM_FOLDERS else [first]), *SYSTEM_FOLDERS])
+
+
+def timer_environment(*, registry_path: Path, environ: Mapping[str, str], program_dir: Path,
+                      uid: int | None = None) -> dict[str, str]:
+    """The variables a timer should pass to `tickq tick`: PATH (timer_path), TICKQ_REGISTRY
+    (absolute) and those of PASSED_THROUGH that are set in `environ` (normally os.environ).
+    TICKQ_RUN_DIR is always set, to the ledger folder the timer's user's `tickq run` uses
+    (`uid`, default this process's user): launchd does not give a job the terminal's TMPDIR,
+    and a timer's tick must find the commands a manual run left behind."""
+    env = {"PATH": timer_path(program_dir)}
+    env |= {key: environ[key] for key in PASSED_THROUGH if environ.get(key)}
     if env.get("DATABASE_URL") and _split_password(env["DATABASE_URL"])[1] is not None:
         raise TimerError(
             "DATABASE_URL holds a password, which a timer file would keep in clear: "
             "move it to a passfile first (keep_password_out)"
         )
     env["TICKQ_REGISTRY"] = str(Path(registry_path).absolute())
-    env["TICKQ_RUN_DIR"] = str(default_folder(environ))
+    env["TICKQ_RUN_DIR"] = str(default_folder(environ, uid))
     return env
+
+
+def holds_password(environ: Mapping[str, str]) -> bool:
+    """Whether `environ`'s DATABASE_URL carries a password."""
+    url = environ.get("DATABASE_URL")
+    return bool(url) and _split_password(url)[1] is not None
 
 
 def _split_password(url: str) -> tuple[str, str | None]:

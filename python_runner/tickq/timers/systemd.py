@@ -86,10 +86,12 @@ def systemd_units(
     environment: Mapping[str, str],
     stop_timeout_seconds: int = DEFAULT_STOP_TIMEOUT,
     start_timeout_seconds: int | None = None,
+    user: str | None = None,
 ) -> dict[str, str]:
     """{unit file name: text} for a oneshot service running `program_arguments` and a timer
     starting it every `interval_seconds`. Output goes to the journal
-    (`journalctl --user -u tickq-<name>.service`).
+    (`journalctl --user -u tickq-<name>.service`). `user`, for a system unit: `User=`, whom
+    the system manager runs the tick as (a user unit runs as its manager's user).
 
     `start_timeout_seconds` bounds a whole tick (systemd kills it after that); None, the default
     for oneshot services, lets a tick run as long as its jobs do. While a tick runs, the timer
@@ -111,6 +113,7 @@ def systemd_units(
         "",
         "[Service]",
         "Type=oneshot",
+        *([f"User={_unit_user(user)}"] if user is not None else []),
         f"WorkingDirectory={_systemd_specifiers(cwd)}",
         *(f"Environment={systemd_quote(f'{k}={v}')}" for k, v in env.items()),
         f"ExecStart={systemd_exec_line(argv)}",
@@ -123,6 +126,12 @@ def systemd_units(
     ]
     return {units.service: "\n".join(service),
             units.timer: _timer_text(name, interval_seconds, units.service)}
+
+
+def _unit_user(user: str) -> str:
+    if not user or user != user.strip() or any(c in user for c in "\0\n\r"):
+        raise TimerError(f"systemd cannot run a unit as user {user!r}")
+    return _systemd_specifiers(user)
 
 
 def _timer_text(name: str, interval_seconds: int, service: str) -> str:

@@ -38,10 +38,15 @@ def forget_kind(conn: Connection, kind: str) -> int:
     return int(found["runs"])
 
 
-def request_cancel(conn: Connection, target: str, reason: str | None, by: str) -> Row:
+def request_cancel(
+    conn: Connection, target: str, reason: str | None, claimed_by: str | None
+) -> Row:
     """Ask the dispatcher holding run `target` (a run id, or a kind: its live run) to stop it:
     the run, its kind, the dispatcher holding it, its lease, when it last asked for cancels and
-    whether it was seen lately. InvalidInput (TQ100-TQ102) for an unknown or ended target."""
-    found = one(conn, "request_cancel", {"target": target, "reason": reason, "by": by})
+    whether it was seen lately. The database records who asked from its session; `claimed_by`
+    (the OS user and host) is kept as the client's claim. InvalidInput (TQ100-TQ102) for an
+    unknown or ended target."""
+    found = one(conn, "request_cancel",
+                {"target": target, "reason": reason, "claimed_by": claimed_by})
     assert found is not None
     return found

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg.rows import class_row, kwargs_row
 
-from tickq.db.errors import ClaimRefused
+from tickq.db.errors import ClaimRefused, QueueReadOnly, read_only
 from tickq.db.migrator import load_query
 
 # SQLSTATEs of the tickq API (sql/api/01_schedule.sql, 09_agents.sql) the tick branches on.
@@ -73,6 +73,15 @@ class LateReport(NamedTuple):
     verdict: str
 
 
+class Lease(NamedTuple):
+    """A live run's lease (tickq.live_leases)."""
+
+    run_id: int
+    kind: str
+    leased_by: str
+    leased_until: datetime
+
+
 class Stale(NamedTuple):
     kind: str
     priority: str
@@ -127,6 +136,21 @@ def claim_manual(
             raise ClaimRefused(exc.sqlstate, exc.diag.message_primary or str(exc)) from exc
         raise
     return claim
+
+
+def live_leases(conn: psycopg.Connection, run_ids: list[int]) -> list[Lease]:
+    """The runs among `run_ids` still live, with their lease (tickq.live_leases)."""
+    return _rows(conn, class_row(Lease), "live_leases", {"run_ids": run_ids})
+
+
+def refuse_read_only(conn: psycopg.Connection) -> None:
+    """QueueReadOnly when the server said at login (ParameterStatus, PostgreSQL 14 and later:
+    no query) that this session cannot write; a server or pooler that does not say is caught
+    by the first write's SQLSTATE 25006 instead."""
+    if conn.info.parameter_status("in_hot_standby") == "on":
+        raise QueueReadOnly(read_only("a standby in recovery: in_hot_standby = on"))
+    if conn.info.parameter_status("default_transaction_read_only") == "on":
+        raise QueueReadOnly(read_only("default_transaction_read_only = on"))
 
 
 def start_run(conn: psycopg.Connection, run_id: int, dispatcher: str) -> None:

@@ -5,4 +5,4 @@ SELECT
     c.leased_until,
     c.polled_at,
     c.dispatcher_seen
-FROM tickq.request_cancel(%(target)s, %(reason)s, %(by)s) AS c
+FROM tickq.request_cancel(%(target)s, %(reason)s, %(claimed_by)s) AS c
