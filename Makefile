@@ -11,8 +11,8 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool docs \
-	docs-reference
+.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool systemd-tools \
+	docs docs-reference
 
 venv: $(STAMP)
 
@@ -48,7 +48,11 @@ browser:
 promtool:
 	scripts/promtool.sh install
 
-test-py: venv browser pg15-packages promtool
+# Debian's systemd, for systemd-analyze: the legacy import tests' reference for timer units.
+systemd-tools:
+	scripts/systemd-tools.sh install
+
+test-py: venv browser pg15-packages promtool systemd-tools
 	$(VPY) -m pytest -q
 
 # One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that

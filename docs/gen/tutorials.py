@@ -131,7 +131,8 @@ MASKS = [
     (re.compile(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d\d "), ""),
     (re.compile(r"\b\d\d:\d\d(:\d\d)?\b"), "<hh:mm>"),
     (re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b"), "<day>"),
-    (re.compile(r"\b(in \d+[smhd]( \d+[smhd])?|\d+[smhd]( \d+[smhd])? ago|now)\b"), "<rel>"),
+    # "in 4m", "in 23h49m", "12m ago", "now" (tickq.registry.durations.coarse_duration)
+    (re.compile(r"\b(in \d+[smhd]( ?\d+[smhd])?|\d+[smhd]( ?\d+[smhd])? ago|now)\b"), "<rel>"),
     (re.compile(r"\b\d+(\.\d+)?(ms|s)\b"), "<dur>"),
     (re.compile(r"(duration_s|run_id|pid|port)=\d+(\.\d+)?"), r"\1=<n>"),
     (re.compile(r"\brun \d+\b"), "run <n>"),
