@@ -40,7 +40,7 @@ def reader() -> Iterator[Callable[[str, bool], Home]]:
             "TZ": "UTC", "USER": os.environ.get("USER", "root"), "TERM": "dumb",
             "PYTHONUNBUFFERED": "1", "TICKQ_DATA_DIR": str(data),
             "TICKQ_RUN_DIR": str(home / ".ledger"), "TICKQ_CACHE_DIR": str(home / ".cache"),
-            "COLUMNS": "100",
+            "COLUMNS": "250",  # wide enough that no line is cut inside a folder the test masks
         }
         # Longest first: the checkout and the data folder live under the home. The variables a
         # reader would not have set (the test's own folders) are shown as a reader sees them.

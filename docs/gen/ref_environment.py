@@ -54,6 +54,8 @@ READ = {
     "TICKQ_RUN_ID": "read by the agent runner: the run it records turns for",
     "TICKQ_RUN_TOKEN": "set on every process of a run (above), read back from `/proc`",
     "COLUMNS": "the width `tickq status` fits its table to",
+    "PWD": "the folder as the shell names it: a relative registry path is taken from it, so a "
+           "deploy's `current` link names the project, not the release behind it",
     "SUDO_USER": "the user who ran sudo: who armed an irreversible kind (`tickq run`), and whom "
                  "a system timer runs as without `--run-as`",
 }

@@ -40,6 +40,7 @@ ABSENT = {
     "cwd": "the registry's folder", "legacy": "none", "steps": "-",
     "first_run": "`now` for an every cadence, `next_slot` for a calendar",
     "catch_up": "none: every missed slot merges into one run", "api_key_env": "none",
+    "project": "the registry file as given",
     "max_turns": "the cap, 6", "deliver": "none",
     "runner": "this tickq's own `python -m tickq.agents`",
     "parameters": "`{\"type\": \"object\"}`", "env": "none", "pools": "none",
@@ -52,6 +53,7 @@ RULES = {
     "at": "`HH:MM`, not repeated",
     "timezone": "an IANA zone name", "priority": "`urgent`, `high`, `normal`, `low`",
     "first_run": "`now` or `next_slot`", "name": "like a kind's name",
+    "project": "characters of `a-z 0-9 _ . -`, a letter or digit first",
 }
 TYPES = {"duration": "duration", "argv": "command (argv)", "env": "table of strings",
          "integer": "integer", "number": "number", "boolean": "boolean", "lane": "lane",
@@ -198,7 +200,9 @@ def _bounds(limit_key: str, name: str, limits: dict[str, tuple[Decimal, Decimal,
         low, high, _ = limits["on.nth"]
         rule = (f"`mon`..`sun`, nth weekdays `{_ordinal(int(low))} mon`.."
                 f"`{_ordinal(int(high))} sun`, `last mon`..`last sun`")
-    return "; ".join(part for part in (text, rule) if part) or "-"
+    # A length's bounds read on into its rule: "1 to 63 characters of ...".
+    sep = " " if rule.startswith("characters") else "; "
+    return sep.join(part for part in (text, rule) if part) or "-"
 
 
 def _number(value: Decimal) -> str:
@@ -254,8 +258,13 @@ file, the kind and the key, and exit status 2.
    `tickq.registry_limits()`), so a registry file and the JSON a script sends get the same
    verdict.
 
-The registry file must be a regular file of at most 1 MiB. A registry with no kinds is refused,
-since syncing it would retire every kind, unless `--allow-empty` is given.
+The registry file must be a regular file of UTF-8 text (a byte order mark, as Notepad's "UTF-8
+with BOM" writes, is skipped) of at most 1 MiB; a file not there is named with the folder looked
+in (`registry.toml: file not found in /srv/app (name the registry with --registry FILE or
+TICKQ_REGISTRY=FILE)`). A registry with no kinds is refused, since syncing it would retire every
+kind, unless `--allow-empty` is given. A sync from another project's registry that would retire
+kinds ([Two projects on one server](../how-to/two-projects.md)) is named with the file's own
+problems, all in one answer.
 """
 
 SECTION_TEXT = {

@@ -217,7 +217,7 @@ def main() -> int:
     with reader() as new_home:
         for path in args.update:
             page = path.read_text()
-            home, env, folders = new_home(path.stem, ON_PATH in page)
+            home, env, folders = new_home(f"{path.stem}-0", ON_PATH in page)
             path.write_text(updated(page, run(page, cwd=start(page, home), env=env), folders))
             print(f"wrote {path}")
     return 0
