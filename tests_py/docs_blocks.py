@@ -87,7 +87,8 @@ def _uncommented(line: str) -> str:
     return re.split(r"\s#\s", line, maxsplit=1)[0]
 
 
-COMMAND = re.compile(r"(?<![\w./$-])tickq\s+[a-z]")
+# Not inside a word, a path or a quoted string: `["mail", "-s", "tickq alert"]` is a subject.
+COMMAND = re.compile(r"(?<![\w./$\"-])tickq\s+[a-z]")
 STOP = re.compile(r"\s(\||;|&&|#|>|<|\))|\)|`|\s*$")
 
 

@@ -171,9 +171,9 @@ def test_a_wrong_command_line_is_caught() -> None:
 
 # tickq.NAME that are no schema object or module: the built-in kind, the settings of
 # sql/roles.sql (tickq.access and the script's own), and files tickq writes (tickq.log, its
-# rotated tickq.log.1, tickq.prom).
+# rotated tickq.log.1, tickq.prom), and the migrator's advisory lock key (tickq.migrate).
 OTHER_NAMES = {"housekeeping", "access", "roles_owner", "roles_dispatcher", "roles_reader",
-               "log.1", "prom"}
+               "log.1", "prom", "migrate"}
 
 
 def named() -> Iterator[tuple[str, str]]:

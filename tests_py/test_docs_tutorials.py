@@ -68,7 +68,7 @@ def test_masks_leave_what_matters(new_home: Callable[[str, bool], Home]) -> None
     later = ["2027-01-01T00:00:00.000Z INFO run.finished kind=backup outcome=ok duration_s=9.9"]
     assert tutorials.masked(ok, folders) == tutorials.masked(later, folders)
     assert tutorials.masked(ok, folders) != tutorials.masked(failed, folders)
-    assert tutorials.masked([f"{home}/x"], folders) == ["~/x"]
+    assert tutorials.masked([f"{home}/x"], folders) == ["/home/me/x"]
     assert (tutorials.masked(["backup waiting 06:30 in 4m ok now"], folders)
             == tutorials.masked(["backup waiting Dec 08 06:15 in 23h49m ok 12m ago"], folders))
     done = ['<time> INFO tick.done outcomes="{\\"ok\\": 3, \\"failed\\": 1}"', "----  --"]

@@ -9,6 +9,7 @@ Used by tests_py/test_docs_tutorials.py and by docs/gen/tutorials.py --update.
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -18,6 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+_PASSWD = pwd.getpwuid(os.getuid())
+PASSWD_HOME, PASSWD_NAME = _PASSWD.pw_dir, _PASSWD.pw_name
 # (home, the environment its shell starts with, {real folder: how the page names it})
 Home = tuple[Path, dict[str, str], dict[str, str]]
 
@@ -43,10 +46,15 @@ def reader() -> Iterator[Callable[[str, bool], Home]]:
             "COLUMNS": "250",  # wide enough that no line is cut inside a folder the test masks
         }
         # Longest first: the checkout and the data folder live under the home. The variables a
-        # reader would not have set (the test's own folders) are shown as a reader sees them.
+        # reader would not have set (the test's own folders) are shown as a reader sees them;
+        # the home as /home/me, the user's home in the password database too (which
+        # `tickq legacy import` gives a crontab's jobs, as cron does), since a reader's is one,
+        # and the user cron would log in as (LOGNAME) as me.
         folders = {f"TICKQ_DATA_DIR={data} ": "", str(home / ".ledger"): "/tmp/tickq-1000",
-                   str(REPO): "~/tickq", str(home / "tickq"): "~/tickq",
-                   str(data): "~/.local/share/tickq", str(home): "~"}
+                   str(REPO): "/home/me/tickq", str(home / "tickq"): "/home/me/tickq",
+                   str(data): "/home/me/.local/share/tickq", str(home): "/home/me",
+                   f'"{PASSWD_HOME}"': '"/home/me"',
+                   f'LOGNAME = "{PASSWD_NAME}"': 'LOGNAME = "me"'}
         return home, env, dict(sorted(folders.items(), key=lambda kv: -len(kv[0])))
 
     try:

@@ -54,6 +54,11 @@ READ = {
     "TICKQ_RUN_ID": "read by the agent runner: the run it records turns for",
     "TICKQ_RUN_TOKEN": "set on every process of a run (above), read back from `/proc`",
     "COLUMNS": "the width `tickq status` fits its table to",
+    "TZ": "`tickq legacy import`: the zone the old system read its times in (else "
+          "`/etc/localtime`'s)",
+    "TICKQ_SCRATCH_URL": "the server `check` and `simulate` make their scratch databases on (a "
+                         "role there that may create databases; PostgreSQL itself, not a "
+                         "pooler); else the embedded PostgreSQL",
     "PWD": "the folder as the shell names it: a relative registry path is taken from it, so a "
            "deploy's `current` link names the project, not the release behind it",
     "SUDO_USER": "the user who ran sudo: who armed an irreversible kind (`tickq run`), and whom "
@@ -77,15 +82,19 @@ def read_by_source() -> dict[str, set[str]]:
 
 def _names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
+    # Module-level `NAME = "VARIABLE"`: a read through the constant reads the variable.
+    constants = {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                 for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
             receiver = ast.unparse(node.func.value)
             if (node.func.attr in ("get", "pop") and "environ" in receiver
                     or node.func.attr == "getenv"):
-                names |= _strings(node.args[0])
+                names |= _strings(node.args[0], constants)
         elif (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
               and "environ" in ast.unparse(node.value)):
-            names |= _strings(node.slice)
+            names |= _strings(node.slice, constants)
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and NAMING.match(t.id) for t in node.targets):
@@ -93,7 +102,9 @@ def _names(tree: ast.Module) -> set[str]:
     return {n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]+", n)}
 
 
-def _strings(node: ast.AST) -> set[str]:
+def _strings(node: ast.AST, constants: dict[str, str] | None = None) -> set[str]:
+    if isinstance(node, ast.Name) and constants and node.id in constants:
+        return {constants[node.id]}
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value}
     if isinstance(node, ast.Tuple | ast.List):

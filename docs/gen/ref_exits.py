@@ -45,6 +45,24 @@ def sqlstates() -> list[tuple[str, str, str, int]]:
     return rows
 
 
+# What each exit status of tickq.db.errors means (EXIT_*): the generator fails for one without.
+MEANINGS = {
+    "EXIT_OK": "done: the command did its work (failing jobs do not change it for `tick`)",
+    "EXIT_NO": "a \"no\" answer: a `run` that did not end ok or found no free slot, capacity "
+               "exceeded or a command that cannot start (`check`), starvation simulated, a "
+               "problem for `status --check`, an unknown kind",
+    "EXIT_CONFIG": "invalid registry or configuration (also a `--database-url` that is not a "
+                   "URL, a file tickq needs and cannot use)",
+    "EXIT_DATABASE": "the database cannot be reached, cannot be written (`tick`, `run` and "
+                     "`sync` against a read-only database, a standby or "
+                     "`default_transaction_read_only = on`, claim nothing, due or not, and name "
+                     "the cause), or refused for a reason of its own",
+    "EXIT_SCRATCH": "`check` or `simulate` could make no scratch database to simulate in (on "
+                    "`TICKQ_SCRATCH_URL`'s server or the embedded one): the queue itself was "
+                    "fine",
+}
+
+
 def _first_sentence(cls: type) -> str:
     text = " ".join((cls.__doc__ or "").split())
     return text.split(". ")[0].rstrip(".") + "."
@@ -53,20 +71,14 @@ def _first_sentence(cls: type) -> str:
 def page() -> str:
     from tickq.db import errors
 
-    statuses = [
-        (0, "done: the command did its work (failing jobs do not change it for `tick`)"),
-        (errors.EXIT_NO, "a \"no\" answer: a `run` that did not end ok or found no free slot, "
-         "capacity exceeded or a command that cannot start (`check`), starvation simulated, a "
-         "problem for `status --check`, an unknown kind"),
-        (errors.EXIT_CONFIG, "invalid registry or configuration (also a `--database-url` that "
-         "is not a URL, a file tickq needs and cannot use)"),
-        (errors.EXIT_DATABASE, "the database cannot be reached, cannot be written (`tick`, `run` "
-         "and `sync` against a read-only database, a standby or `default_transaction_read_only "
-         "= on`, claim nothing, due or not, and name the cause), or refused for a reason of its "
-         "own"),
-        ("128+N", "stopped by signal N; 141 when the reader of the output went away "
-         "(`tickq status | head`), 130 at Ctrl-C"),
-    ]
+    names = {n for n in dir(errors) if n.startswith("EXIT_")}
+    if names != set(MEANINGS):
+        raise SystemExit(f"exit statuses without a meaning here, or meanings of no status: "
+                         f"{sorted(names ^ set(MEANINGS))}")
+    statuses: list[tuple[object, str]] = sorted(
+        ((getattr(errors, n), MEANINGS[n]) for n in names), key=lambda row: row[0])
+    statuses.append(("128+N", "stopped by signal N; 141 when the reader of the output went away "
+                     "(`tickq status | head`), 130 at Ctrl-C"))
     mapped = [(f"`{cls.__name__}`", status, code("tickq: " + line), _first_sentence(cls))
               for cls, status, line in errors.EXITS]
     parts = [header("Exit statuses and errors", "tickq.db.errors (the exit map) and the "
