@@ -11,7 +11,7 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from tickq.db import contract
-from tickq.host import process, spool
+from tickq.host import process, spool, tail
 from tickq.registry import model
 
 
@@ -78,6 +78,6 @@ def test_the_copies_in_registry_and_host_equal_the_contract() -> None:
     """registry and host import nothing above them, so they keep their own copies."""
     assert (model.Kind._field_defaults["priority"] == model.Agents._field_defaults["priority"]
             == contract.DEFAULT_LANE)
-    assert process.MAX_TAIL_CHARS == contract.OUTPUT_TAIL_CHARS
+    assert tail.MAX_TAIL_CHARS == contract.OUTPUT_TAIL_CHARS
     assert typing.get_args(process.Outcome) == contract.REPORTED_OUTCOMES
     assert spool.REPORTED_OUTCOMES == contract.REPORTED_OUTCOMES

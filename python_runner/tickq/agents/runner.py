@@ -38,7 +38,8 @@ from tickq.db.connect import Link, first_line, timeouts_of
 from tickq.db.embedded_queue import resolve_url
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
-from tickq.host.process import StopEvent, run_command
+from tickq.host.process import run_command
+from tickq.host.stops import StopEvent
 from tickq.registry import AgentTool, Registry
 
 # The database URL the dispatcher hands to its agent runner, and to nothing else it starts.

@@ -185,7 +185,7 @@ def cmd_change(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """A manual run through the queue's claim path (counted against the slots)."""
     from tickq.cli.queue import dispatcher
-    from tickq.host.process import StopEvent
+    from tickq.host.stops import StopEvent
     from tickq.log import EventLog
 
     registry = load_registry(args.registry)

@@ -18,7 +18,7 @@ from tickq.db.api import session
 from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, exit_of
 from tickq.dispatch.pings import Pinger, tail_body
 from tickq.dispatch.tick import Dispatcher
-from tickq.host.process import StopEvent
+from tickq.host.stops import StopEvent
 from tickq.log import EventLog, discard_closed_pipe
 from tickq.registry import Registry
 

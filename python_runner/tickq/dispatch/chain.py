@@ -21,7 +21,9 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import MAX_TAIL_CHARS, RunResult, RunStop, run_command
+from tickq.host.process import RunResult, run_command
+from tickq.host.stops import RunStop
+from tickq.host.tail import MAX_TAIL_CHARS
 from tickq.registry import Kind, Step
 
 Output = Callable[[bytes], None] | None

@@ -15,8 +15,9 @@ from tickq.db.api.tick import Claim
 from tickq.db.connect import Link, Timeouts
 from tickq.dispatch.pings import Pinger, end_suffix, tail_body
 from tickq.host.ledger import Ledger
-from tickq.host.process import RunResult, RunStop, Stop
+from tickq.host.process import RunResult
 from tickq.host.spool import Spool
+from tickq.host.stops import RunStop, Stop
 from tickq.log import EventLog
 from tickq.registry import Registry
 

@@ -1,4 +1,5 @@
-"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output.
+"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output
+(host/tail.py), stopped by a stop event or a run's own stop (host/stops.py).
 
 run_command is safe to call from several threads at once: each call owns its process, its
 reader thread and its buffer, and signals go to that call's process group only.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import signal
 import subprocess
 import threading
@@ -19,64 +19,15 @@ from typing import Any, Literal, NamedTuple
 
 from tickq.host import descendants
 from tickq.host.ledger import Ledger, group_alive, signal_group, wait_group_gone
+from tickq.host.stops import RunStop, Stop
+from tickq.host.tail import Reader, compose
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted", "cancelled"]
 
-READ_CHUNK = 65536
-MAX_TAIL_CHARS = 65536  # job_run.output_tail's bound (domain tickq.output_tail)
 _POLL = 0.05  # seconds between checks of the child, the clock and the stop event
 _DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
 _KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
 _SCAN_EVERY = 0.5  # seconds between looks at the run's process tree (descendants.Tree)
-
-
-class StopEvent(threading.Event):
-    """Set when the dispatcher must stop. Remembers the signal that asked, so running commands
-    get the same one (Ctrl-C's SIGINT, launchd's or systemd's SIGTERM)."""
-
-    signum: signal.Signals = signal.SIGTERM
-
-    def stop(self, signum: int) -> None:
-        self.signum = signal.Signals(signum)
-        self.set()
-
-
-class RunStop:
-    """One run's stop: the dispatcher's own (a shutdown: the run is interrupted) or an
-    operator's cancel of this run alone (`tickq cancel`: the run is cancelled). Watched by
-    run_command as a stop event is; a cancel sends SIGTERM, then SIGKILL after the grace."""
-
-    def __init__(self, dispatcher: threading.Event) -> None:
-        self.dispatcher = dispatcher
-        self._cancel = threading.Event()
-        self.by: str | None = None
-        self.reason: str | None = None
-
-    def cancel(self, by: str | None, reason: str | None) -> None:
-        self.by, self.reason = by, reason
-        self._cancel.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set() and not self.dispatcher.is_set()
-
-    @property
-    def signum(self) -> signal.Signals:
-        return getattr(self.dispatcher, "signum", signal.SIGTERM) if self.dispatcher.is_set() \
-            else signal.SIGTERM
-
-    def is_set(self) -> bool:
-        return self._cancel.is_set() or self.dispatcher.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._cancel.wait(timeout) or self.dispatcher.is_set()
-
-    def note(self) -> str:
-        why = f": {self.reason}" if self.reason else ""
-        return f"cancelled by {self.by or 'an operator'}{why}"
-
-
-Stop = threading.Event | RunStop
 
 
 # What a command inherits from the dispatcher's environment: enough to find programs, write
@@ -142,7 +93,7 @@ def run_command(
         return RunResult("failed", None, note, time.monotonic() - started, None)
 
     assert proc.stdout is not None
-    reader = _Reader(proc.stdout.fileno(), tail_bytes, on_output)
+    reader = Reader(proc.stdout.fileno(), tail_bytes, on_output)
     reader.start()
     if stdin_data is not None:
         threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
@@ -163,7 +114,7 @@ def run_command(
             ledger.forget(proc.pid)
         reader.finish(_DRAIN)
         proc.stdout.close()
-    tail = _compose(*reader.parts(), notes)
+    tail = compose(*reader.parts(), notes)
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
 
 
@@ -223,23 +174,6 @@ def _supervise(
         )
     wait_group_gone(proc.pid, _KILL_WAIT, proc)
     return outcome
-
-
-def _compose(dropped: int, text: str, notes: list[str]) -> str:
-    """The output tail as stored: a header when the front was cut, the output, tickq's notes;
-    at most MAX_TAIL_CHARS in all. The database keeps the right-most characters of a longer
-    text, which would cut the header off, so the output's front gives way here instead."""
-    ending = "" if not notes else (
-        ("" if not text or text.endswith("\n") else "\n") + "\n".join(notes) + "\n")
-    while True:
-        header = f"[... {dropped} bytes omitted ...]\n" if dropped else ""
-        excess = len(header) + len(text) + len(ending) - MAX_TAIL_CHARS
-        if excess <= 0:
-            return header + text + ending
-        cut, text = text[:excess], text[excess:]
-        dropped += len(cut.encode("utf-8", errors="replace"))
-        if not text:
-            return (header + ending)[-MAX_TAIL_CHARS:]
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
@@ -306,70 +240,3 @@ def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception)
     elif filename not in (None, argv[0]):
         reason += f" ({filename})"
     return f"cannot start {argv[0]!r}: {reason}"
-
-
-class _Reader:
-    """Read a pipe in a thread, keeping only the last `limit` bytes."""
-
-    def __init__(
-        self, fd: int, limit: int, on_output: Callable[[bytes], None] | None = None
-    ) -> None:
-        self._fd = fd
-        self._on_output = on_output
-        self._limit = max(limit, 0)
-        self._buf = bytearray()
-        self._dropped = 0
-        self._stop_at: float | None = None
-        self._thread = threading.Thread(target=self._run, name=f"tickq-reader-{fd}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def finish(self, drain: float) -> None:
-        """Stop at end of file or after `drain` more seconds, whichever comes first: a process
-        that escaped the group may hold the pipe open forever."""
-        self._stop_at = time.monotonic() + drain
-        self._thread.join()
-
-    def _run(self) -> None:
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._fd, selectors.EVENT_READ)
-            while self._stop_at is None or time.monotonic() < self._stop_at:
-                if not selector.select(timeout=0.1):
-                    continue
-                try:
-                    chunk = os.read(self._fd, READ_CHUNK)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                self._keep(chunk)
-                if self._on_output is not None:
-                    try:
-                        self._on_output(chunk)
-                    except Exception:  # noqa: BLE001 - the tail is kept whatever the viewer does
-                        self._on_output = None
-
-    def _keep(self, chunk: bytes) -> None:
-        self._buf += chunk
-        excess = len(self._buf) - self._limit
-        if excess > 0:
-            del self._buf[:excess]
-            self._dropped += excess
-
-    def text(self) -> str:
-        """The tail decoded, marked when the front was cut (see `parts`)."""
-        return _compose(*self.parts(), [])
-
-    def parts(self) -> tuple[int, str]:
-        """Bytes dropped from the front, and the tail decoded (bad bytes replaced). NUL becomes
-        U+FFFD so the text fits a PostgreSQL `text` column."""
-        data = bytes(self._buf)
-        dropped = self._dropped
-        if dropped:
-            # Do not start in the middle of a UTF-8 character.
-            skip = 0
-            while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
-                skip += 1
-            data, dropped = data[skip:], dropped + skip
-        return dropped, data.decode("utf-8", errors="replace").replace("\0", "\ufffd")
