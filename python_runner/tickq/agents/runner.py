@@ -38,7 +38,7 @@ from tickq.db.connect import Link, first_line, timeouts_of
 from tickq.db.embedded_queue import resolve_url
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
-from tickq.host.process import run_command
+from tickq.host.process import Command, Watch, run_command
 from tickq.host.stops import StopEvent
 from tickq.registry import AgentTool, Registry
 
@@ -220,10 +220,9 @@ class AgentRun:
             return f"error: the arguments are not JSON: {exc}"
         # The model's text reaches the tool on stdin only: the argv is the registry's.
         result = run_command(
-            tool.command, cwd=tool.cwd or self.folder, timeout=tool.timeout, grace=2.0,
-            tail_bytes=TOOL_OUTPUT_BYTES, stop_event=self.stop,
-            stdin_data=(arguments or "{}").encode(), ledger=self.ledger,
-            labels={"agent": self.agent["name"], "tool": tool.name},
+            Command(tool.command, tool.cwd or self.folder, stdin=(arguments or "{}").encode()),
+            Watch(tool.timeout, grace=2.0, tail_bytes=TOOL_OUTPUT_BYTES, stop=self.stop,
+                  ledger=self.ledger, labels={"agent": self.agent["name"], "tool": tool.name}),
         )
         if result.outcome == "interrupted":
             raise Stopped
@@ -279,9 +278,9 @@ def deliver(
     doc = {"agent": agent["name"], "agent_id": agent["id"], "owner": agent["owner"],
            "run_id": run_id, "answer": answer}
     result = run_command(
-        command, cwd=registry.path.resolve().parent, timeout=registry.agents.deliver_timeout,
-        grace=2.0, tail_bytes=4096, stop_event=stop, stdin_data=json.dumps(doc).encode(),
-        ledger=ledger, labels={"agent": agent["name"], "deliver": True},
+        Command(command, registry.path.resolve().parent, stdin=json.dumps(doc).encode()),
+        Watch(registry.agents.deliver_timeout, grace=2.0, tail_bytes=4096, stop=stop,
+              ledger=ledger, labels={"agent": agent["name"], "deliver": True}),
     )
     if result.outcome == "interrupted":
         raise Stopped

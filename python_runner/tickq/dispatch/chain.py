@@ -21,7 +21,7 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import RunResult, run_command
+from tickq.host.process import Command, RunResult, run_command
 from tickq.host.stops import RunStop
 from tickq.host.tail import MAX_TAIL_CHARS
 from tickq.registry import Kind, Step
@@ -114,12 +114,9 @@ def _run_step(
     """One step under its own watchdog, never longer than the chain has left. It starts by
     the one rule every command does (tickq.host.programs)."""
     start = programs.resolve(step.command, ctx.folder, step.cwd or cwd, {**kind.env, **step.env})
-    return run_command(
-        start.argv, cwd=start.cwd,
-        env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
-        timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_of(claim),
-        ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name), on_output=on_output,
-    )
+    step_env = {**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)}
+    return run_command(Command(start.argv, start.cwd, step_env),
+                       ctx.watch(claim, min(step.timeout, left), on_output, step=step.name))
 
 
 def _report_step(

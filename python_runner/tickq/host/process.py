@@ -52,96 +52,107 @@ class RunResult(NamedTuple):
     pid: int | None  # None when the command never started
 
 
-def run_command(
-    argv: Sequence[str],
-    *,
-    cwd: str | Path | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float,
-    grace: float = 5.0,
-    tail_bytes: int = 65536,
-    stop_event: Stop | None = None,
-    stdin_data: bytes | None = None,
-    ledger: Ledger | None = None,
-    labels: Mapping[str, Any] | None = None,
-    on_output: Callable[[bytes], None] | None = None,
-) -> RunResult:
-    """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
+class Command(NamedTuple):
+    """What to run: an argv (no shell), in `cwd`, with `env` over what it inherits
+    (INHERITED: nothing else of this process's environment reaches it), and `stdin` written to
+    its standard input (then closed) from a thread of its own, so a command that never reads
+    it cannot block the watchdog."""
 
-    The command's environment is `inherited_environment()` plus `env`: nothing else of this
-    process's environment reaches it.
+    argv: Sequence[str]
+    cwd: str | Path | None = None
+    env: Mapping[str, str] | None = None
+    stdin: bytes | None = None
 
-    `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
-    its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
-    holds an entry for the command's process group (with `labels`) while the group lives, so
-    that if this process dies, the next dispatcher on the host stops the group. `on_output`,
-    when given, gets each chunk of output as it is read (`tickq run` streams it), from the
-    reader thread; an exception it raises stops the streaming, never the run."""
+
+class Watch(NamedTuple):
+    """How to watch it: stopped after `timeout` seconds, or when `stop` is set (SIGTERM, or the
+    signal the stop carries, then SIGKILL after `grace`); the last `tail_bytes` of its output
+    kept. `ledger`, when given, holds an entry for the command's process group (with `labels`)
+    while the group lives, so that if this process dies, the next dispatcher on the host stops
+    the group. `on_output`, when given, gets each chunk of output as it is read (`tickq run`
+    streams it), from the reader thread; an exception it raises stops the streaming, never the
+    run."""
+
+    timeout: float
+    grace: float = 5.0
+    tail_bytes: int = 65536
+    stop: Stop | None = None
+    ledger: Ledger | None = None
+    labels: Mapping[str, Any] | None = None
+    on_output: Callable[[bytes], None] | None = None
+
+
+def run_command(command: Command, watch: Watch) -> RunResult:
+    """Run `command` under `watch` and return how it ended; never raises for a command's
+    failure."""
     started = time.monotonic()
     descendants.become_subreaper()
     token = os.urandom(16).hex()  # what secrets.token_hex does, without importing secrets
-    if isinstance(stop_event, RunStop) and stop_event.cancelled:
-        note = f"[tickq: not started: {stop_event.note()}]\n"
-        return RunResult("cancelled", None, note, time.monotonic() - started, None)
-    if stop_event is not None and stop_event.is_set():
-        note = "[tickq: not started: dispatcher is shutting down]\n"
-        return RunResult("interrupted", None, note, time.monotonic() - started, None)
+    refused = _not_started(watch.stop)
+    if refused is not None:
+        return RunResult(refused[0], None, refused[1], time.monotonic() - started, None)
     try:
-        proc = _spawn(argv, cwd, env, stdin_data, token)
+        proc = _spawn(command, token)
     except (OSError, ValueError, IndexError) as e:
-        note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
+        note = f"[tickq: {_cannot_start(command, e)}]\n"
         return RunResult("failed", None, note, time.monotonic() - started, None)
-
     assert proc.stdout is not None
-    reader = Reader(proc.stdout.fileno(), tail_bytes, on_output)
+    reader = Reader(proc.stdout.fileno(), watch.tail_bytes, watch.on_output)
     reader.start()
-    if stdin_data is not None:
-        threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
+    if command.stdin is not None:
+        threading.Thread(target=_feed, args=(proc, command.stdin), daemon=True).start()
     notes: list[str] = []
     tree = descendants.Tree(proc.pid, token)
-    if ledger is not None:
-        problem = ledger.record(proc.pid, token=token, **(labels or {}))
+    if watch.ledger is not None:
+        problem = watch.ledger.record(proc.pid, token=token, **(watch.labels or {}))
         if problem:
             notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
     try:
-        outcome = _supervise(proc, tree, started, timeout, grace, stop_event, notes)
+        outcome = _supervise(proc, tree, started, watch, notes)
     finally:
         if proc.poll() is None:  # only when something above raised
             signal_group(proc.pid, signal.SIGKILL)
             tree.kill()
             proc.wait()
-        if ledger is not None:
-            ledger.forget(proc.pid)
+        if watch.ledger is not None:
+            watch.ledger.forget(proc.pid)
         reader.finish(_DRAIN)
         proc.stdout.close()
     tail = compose(*reader.parts(), notes)
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
 
 
-def _spawn(
-    argv: Sequence[str], cwd: str | Path | None, env: Mapping[str, str] | None,
-    stdin_data: bytes | None, token: str,
-) -> subprocess.Popen[bytes]:
+def _not_started(stop: Stop | None) -> tuple[Outcome, str] | None:
+    """The outcome and note of a command its stop refuses before it starts, else None."""
+    if isinstance(stop, RunStop) and stop.cancelled:
+        return "cancelled", f"[tickq: not started: {stop.note()}]\n"
+    if stop is not None and stop.is_set():
+        return "interrupted", "[tickq: not started: dispatcher is shutting down]\n"
+    return None
+
+
+def _spawn(command: Command, token: str) -> subprocess.Popen[bytes]:
     """The command in a session (so a process group) of its own, no shell, its output on one
-    pipe; its environment what it inherits (INHERITED) plus `env` and the run's token."""
+    pipe; its environment what it inherits (INHERITED) plus its `env` and the run's token."""
     return subprocess.Popen(
-        list(argv),
+        list(command.argv),
         shell=False,
         start_new_session=True,
-        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+        stdin=subprocess.DEVNULL if command.stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
+        cwd=command.cwd,
+        env={**inherited_environment(), **(command.env or {}), descendants.TOKEN_VARIABLE: token},
     )
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, timeout: float,
-    grace: float, stop_event: Stop | None, notes: list[str],
+    proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, watch: Watch,
+    notes: list[str],
 ) -> Outcome:
     """Watch the command until it ends, times out or is interrupted; then make sure nothing of
     it is left: its group, and any process of its tree that left the group. Notes what it did."""
+    timeout, grace, stop_event = watch.timeout, watch.grace, watch.stop
     outcome = _watch(proc, started + timeout, stop_event, tree)
     if outcome == "timeout":
         notes.append(f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]")
@@ -230,7 +241,8 @@ def _watch(
     return None
 
 
-def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:
+def _cannot_start(command: Command, error: Exception) -> str:
+    argv, cwd = command.argv, command.cwd
     if not argv:
         return "cannot start: empty command"
     reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
