@@ -28,6 +28,7 @@ from tickq.agents.client import ChatClient
 from tickq.agents.turns import AgentRun, Record, Stopped
 from tickq.db.api import agent_run as api
 from tickq.db.connect import Link, first_line, timeouts_of
+from tickq.db.contract import OUTPUT_TAIL_CHARS
 from tickq.db.embedded_queue import resolve_url
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.host.ledger import Ledger
@@ -37,7 +38,9 @@ from tickq.registry import Registry
 
 # The database URL the dispatcher hands to its agent runner, and to nothing else it starts.
 DATABASE_ENV = "TICKQ_AGENT_DATABASE_URL"
-ANSWER_CHARS = 60000  # the answer printed as output, under the 64 KiB output tail
+# The answer printed as the run's output, under the output tail's bound: room is left for the
+# runner's last lines and the dispatcher's notes.
+ANSWER_CHARS = OUTPUT_TAIL_CHARS - 5536
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
 

@@ -18,15 +18,19 @@ from typing import Any
 
 from tickq.agents.bounds import bounded, check_nesting
 from tickq.agents.client import ChatClient, ModelError
+from tickq.db.contract import AGENT_TURN_BYTES
 from tickq.host.ledger import Ledger
 from tickq.host.process import Command, Watch, run_command
 from tickq.host.stops import StopEvent
 from tickq.registry import AgentTool, Registry
 
+# The runner's own caps on what a model may ask of a turn (no database bound mirrors these).
 TOOL_OUTPUT_BYTES = 8192  # of a tool's output, what the model and the transcript see
 TOOL_ARGUMENTS_MAX = 16384  # characters of a model's arguments passed to a tool
 TOOL_CALLS_PER_TURN = 8
-ENTRY_BYTES = 30000  # a transcript turn, under the database's 32 KiB bound
+# A transcript entry as json.dumps spells it, under the domain tickq.agent_turn_entry's bound:
+# the database's jsonb text may spell a number longer (1e300 in full), hence the margin.
+ENTRY_BYTES = AGENT_TURN_BYTES - 2768
 
 Record = Callable[[int, dict[str, Any]], None]
 
