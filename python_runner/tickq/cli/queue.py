@@ -1,7 +1,7 @@
 """`tickq tick|run|sync|migrate|psql|demo`: the queue's own commands.
 
 `run` exits 0 only when the run ended ok, 1 when it did not or was not claimed (its --help
-epilog, cli/options.py, says so); every failure's status is the map's (tickq.db.errors).
+epilog, cli/options/queue.py, says so); every failure's status is the map's (tickq.db.errors).
 """
 
 from __future__ import annotations
