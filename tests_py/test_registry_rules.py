@@ -72,6 +72,10 @@ CASES = {
                     'timeout = "30s"\n', {},
                     {"a": {"command": ["true"], "at": ["06:00"], "on": ["mon", "mon"],
                            "timeout": 30}}, "a", "on"),
+    "a day in a range and again": ("", AT + 'on = ["mon-fri", "wed"]\n', {},
+                                   {"a": {**AT_JSON, "on": ["mon-fri", "wed"]}}, "a", "on"),
+    "a range of no day": ("", AT + 'on = ["mon-fry"]\n', {},
+                          {"a": {**AT_JSON, "on": ["mon-fry"]}}, "a", "on"),
     "kind name": ("", "[kinds.Send_Email]\n" + KIND, {}, {"Send_Email": KIND_JSON},
                   "Send_Email", "name"),
     "reserved name": ("", '[kinds."tickq.mine"]\n' + KIND, {}, {"tickq.mine": KIND_JSON},
@@ -158,6 +162,15 @@ def test_the_file_and_the_json_get_the_same_verdict(
     assert problem.kind == kind
     assert problem.key == (None if key == "name" else key if kind else f"settings.{key}")
     assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (0,)
+
+
+def test_a_weekday_range_in_the_file_is_the_days_it_spans(
+    tmp_path: Path, conn: psycopg.Connection
+) -> None:
+    path = _file(tmp_path, "", AT + 'on = ["fri-mon", "wed"]\n')
+    registry_api.sync_registry(conn, load_registry(path))
+    assert conn.execute("SELECT on_days FROM tickq.job_kind WHERE name = 'a'").fetchone() == (
+        [1, 3, 5, 6, 7],)
 
 
 # ---------------------------------------------------------------- through the real CLI

@@ -49,7 +49,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
                    help="run every DURATION (1m to 366d), clock-aligned, e.g. 1h")
     p.add_argument("--at", type=values.times, action="append", metavar="HH:MM[,HH:MM]",
                    help="run at these times of day (repeatable)")
-    p.add_argument("--on", type=values.weekdays, metavar="DAYS",
+    p.add_argument("--on", metavar="DAYS",
                    help="on these weekdays with --at, e.g. mon-fri, sat,sun or '1st mon,last fri'")
     p.add_argument("--days", metavar="N[,N]",
                    help="on these days of the month with --at, e.g. 1,15 or -1 (the last day)")

@@ -62,26 +62,5 @@ def agent_id(text: str) -> int:
     return int(text)
 
 
-def weekdays(text: str) -> list[str]:
-    """"mon-fri", "sat,sun", "mon,wed-fri" -> the weekday names; "1st mon", "last fri" are
-    passed on as they are (the database checks them)."""
-    from tickq.db.contract import WEEKDAYS  # the database's names (tickq.db imports psycopg)
-
-    days: list[str] = []
-    for part in (p.strip() for p in text.lower().split(",")):
-        if " " in part:  # an nth weekday
-            days.append(" ".join(part.split()))
-            continue
-        first, _, last = part.partition("-")
-        if first not in WEEKDAYS or (last and last not in WEEKDAYS):
-            raise argparse.ArgumentTypeError(
-                f"weekdays are {' '.join(WEEKDAYS)}, as a list (mon,wed) or a range (mon-fri); "
-                f"got {text!r}")
-        start, end = WEEKDAYS.index(first), WEEKDAYS.index(last or first)
-        span = range(start, end + 1) if end >= start else [*range(start, 7), *range(0, end + 1)]
-        days += [WEEKDAYS[i] for i in span if WEEKDAYS[i] not in days]
-    return days
-
-
 def times(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
