@@ -440,8 +440,6 @@ def test_irreversible_kinds_and_chains_round_trip_without_legacy_lines() -> None
 
 
 @pytest.mark.parametrize(("change", "key", "words"), [
-    (('resume = true', 'resume = true\ntimeout = "29m"'), "timeout", "sum of its steps"),
-    (('name = "ingest"', 'name = "sf_pull"'), "steps", 'step name "sf_pull" is used twice'),
     (('name = "ingest"', 'name = 7'), "steps[2].name", "step name must be a string"),
     (('continue_on_failure = true', 'shell = "sh"'), "steps[2].shell", "unknown key"),
     (('timeout = "5m"\ncontinue', 'continue'), "steps[2].timeout", "missing"),
