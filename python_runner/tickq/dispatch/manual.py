@@ -38,7 +38,7 @@ class Manual(Protocol):
     def replay_spool(self) -> int:
         """Report the results this host kept while the database was away."""
 
-    def claim_kind(self, kind: str, run_by: str | None = None) -> Claim:
+    def claim_manual(self, kind: str, run_by: str | None = None) -> Claim:
         """Claim `kind` now (tickq.claim_manual)."""
 
     def start(self, claim: Claim, results: Results, on_output: Output = None) -> None:
@@ -64,11 +64,11 @@ def run_now(
             "from a registry that has one (or let a dispatcher whose registry has one claim "
             "it)")
     try:
-        claim = d.claim_kind(kind)
+        claim = d.claim_manual(kind)
     except ClaimRefused as exc:
         if exc.sqlstate != NOT_ARMED or confirm is None:
             raise
-        claim = d.claim_kind(kind, run_by=confirm(str(exc)))
+        claim = d.claim_manual(kind, run_by=confirm(str(exc)))
     results: Results = queue.Queue()
     d.start(claim, results, on_output)
     cancels, done = Poller(d.ctx, d.link), None

@@ -168,7 +168,7 @@ class Dispatcher:
             self._claimed(c)
         return claims
 
-    def claim_kind(self, kind: str, run_by: str | None = None) -> Claim:
+    def claim_manual(self, kind: str, run_by: str | None = None) -> Claim:
         """A manual run; `run_by` is the person who confirmed it at a terminal, which the first
         run of an irreversible kind needs (and whose success arms the kind)."""
         claim = self.link.call(api.claim_manual, kind, self.name, run_by)
