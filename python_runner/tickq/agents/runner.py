@@ -75,29 +75,11 @@ def execute(
 ) -> int:
     """The whole run: 0 ok, 1 failed (the reason printed last), 2 configuration."""
     settings = registry.agents
-    if settings is None:
-        print(f"[agent: {registry.path} has no [agents] section]", file=err)
+    problem, api_key = _configuration(registry)
+    if problem is not None or settings is None:
+        print(f"[agent: {problem}]", file=err)
         return EXIT_CONFIG
-    lacking = extra.missing()
-    if lacking:
-        print(f"[agent: {lacking}]", file=err)
-        return EXIT_CONFIG
-    api_key = None
-    if settings.api_key_env:
-        # Taken out of the environment, so no tool or deliver command inherits it.
-        api_key = os.environ.pop(settings.api_key_env, None)
-        if not api_key:
-            print(f"[agent: the environment variable {settings.api_key_env} (agents.api_key_env) "
-                  "is not set]", file=err)
-            return EXIT_CONFIG
-    stop = StopEvent()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        stop.stop(signum)
-        raise Stopped
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = _stopped_by_signals()
     run_id = _run_id()
     client = ChatClient(settings.base_url, settings.model, api_key,
                         request_timeout=settings.request_timeout,
@@ -132,6 +114,38 @@ def execute(
         return EXIT_FAILED
     finally:
         client.close()
+
+
+def _configuration(registry: Registry) -> tuple[str | None, str | None]:
+    """What stops the run before it starts (no [agents] section, a missing extra, the API key's
+    variable unset), else None; and the API key, taken out of the environment so that no tool
+    or deliver command inherits it."""
+    settings = registry.agents
+    if settings is None:
+        return f"{registry.path} has no [agents] section", None
+    lacking = extra.missing()
+    if lacking:
+        return lacking, None
+    if not settings.api_key_env:
+        return None, None
+    api_key = os.environ.pop(settings.api_key_env, None)
+    if not api_key:
+        return (f"the environment variable {settings.api_key_env} (agents.api_key_env) is not "
+                "set"), None
+    return None, api_key
+
+
+def _stopped_by_signals() -> StopEvent:
+    """A stop that SIGTERM (the dispatcher's watchdog) and SIGINT set, ending the turn."""
+    stop = StopEvent()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stop.stop(signum)
+        raise Stopped
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return stop
 
 
 def _run(
