@@ -191,25 +191,25 @@ def fewest_slots(conn: Scratches, registry: Registry,
         return None, high
     passed: dict[int, bool] = {}
 
-    def tried(slots: int) -> bool:
+    def passing(slots: int) -> bool:
         if slots not in passed:
             passed[slots] = passes(conn, with_slots(registry, slots), durations)
         return passed[slots]
 
     step = 1
     while low + step < high:
-        if tried(low + step):
+        if passing(low + step):
             high = low + step
             break
         low, step = low + step, step * 2
     while high - low > 1:
         middle = (low + high) // 2
-        if tried(middle):
+        if passing(middle):
             high = middle
         else:
             low = middle
     # (the search's upper end is taken to pass until it is simulated)
-    return (high if tried(high) else None), high
+    return (high if passing(high) else None), high
 
 
 def lane_to_shrink(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
