@@ -58,8 +58,9 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- invariant holds nothing waits much past stale_after, and when it does not, every lane is
 -- late rather than the lower lanes starving. The stale kinds of a lane are the first of its
 -- range, so the oldest stale kinds of all lanes are among the rows read. An irreversible
--- kind nobody has armed by hand is outside the index (each range repeats its predicate): a
--- schedule never runs it, whatever its other columns say.
+-- kind nobody has armed by hand is outside the index (each range asks tickq.kind_claimable,
+-- which the planner inlines into the index's predicate): a schedule never runs it, whatever its
+-- other columns say.
 -- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
 -- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
 --
@@ -125,25 +126,25 @@ BEGIN
         SELECT c.name
         FROM (
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                WHERE tickq.kind_claimable(k)
                     AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
                     AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                WHERE tickq.kind_claimable(k)
                     AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
                     AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                WHERE tickq.kind_claimable(k)
                     AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
                     AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
             UNION ALL
             (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+                WHERE tickq.kind_claimable(k)
                     AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
                     AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
                 ORDER BY k.due_at, k.name LIMIT p_limit + 4)
@@ -173,7 +174,7 @@ BEGIN
     -- Pause and weight are checked again: pause_kind or a sync may have committed since.
     v_picked := ARRAY(
         SELECT k.name FROM tickq.job_kind AS k
-        WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        WHERE k.name = ANY(v_candidates) AND tickq.kind_claimable(k)
             AND k.run_id IS NULL AND k.due_at <= p_now AND k.weight = 1 AND k.pools = '{}'
             AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY array_position(v_candidates, k.name)

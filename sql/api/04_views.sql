@@ -74,7 +74,7 @@ AS $$
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
             AND NOT coalesce(k.paused_until > p_now, false),
         k.run_id IS NOT NULL,
         k.due_at,
@@ -145,7 +145,7 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- Waiting while paused is on purpose: a pause that ended counts as due since its end.
-    WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
+    WHERE tickq.kind_claimable(k) AND k.run_id IS NULL
         AND greatest(k.due_at, k.paused_until) <= p_now - s.stale_after
         -- A slot later than the kind's catch_up is skipped by the next claim, not waited for.
         AND NOT (k.catch_up IS NOT NULL AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name)))

@@ -35,8 +35,7 @@ AS $$
         CROSS JOIN LATERAL (
             SELECT CASE WHEN k.paused_until > p_now THEN k.paused_until END AS paused_until
         ) AS p
-        WHERE k.enabled AND k.retired_at IS NULL AND k.run_id IS NULL
-            AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        WHERE tickq.kind_claimable(k) AND k.retired_at IS NULL AND k.run_id IS NULL
             AND coalesce(p.paused_until, '-infinity') < 'infinity'
             AND greatest(k.due_at, p.paused_until) <= p_now + p_hours * interval '1 hour'
     ),

@@ -273,7 +273,7 @@ DECLARE
     c_kinds CURSOR FOR
         SELECT k.name, k.weight, k.pools, k.due_at <= tickq.hold_from(p_now - p_stale, p_now) AS held
         FROM tickq.job_kind AS k
-        WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        WHERE k.name = ANY(p_candidates) AND tickq.kind_claimable(k)
             AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY array_position(p_candidates, k.name)
         FOR UPDATE SKIP LOCKED;
