@@ -15,7 +15,10 @@ AS $$
     -- calendar fields (a day 0 is refused apart: -31..-1 count from the month's end), on.nth the
     -- n of an nth weekday ("5th mon"). A pool's key stands for every pool ("pools.slots" bounds
     -- pools.NAME.slots); a kind's weight and [agents] weight are also at most settings.slots
-    -- (tickq.weight_problems).
+    -- (tickq.weight_problems). The keys agent.* bound an agent row's own fields (tickq.check_agent:
+    -- `tickq agent add`, or an edit in psql), not a key of the registry file; an agent differs
+    -- from a kind on purpose: every run of it is a model's turns, paid for, so it runs at most
+    -- once a minute (a kind every second), with up to 48 at times, 32 tools and a 32 KiB prompt.
     VALUES
         ('slots', 1, 1000, ''),
         ('weight', 1, 1000, ''),
@@ -51,6 +54,10 @@ AS $$
         ('agents.request_timeout', 1, 600, 's'),
         ('agents.http_attempts', 1, 10, ''),
         ('agents.tools.timeout', 1, 300, 's'),
+        ('agent.every', 60, 366 * 86400, 's'),
+        ('agent.at', 1, 48, ''),
+        ('agent.tools', 0, 32, ''),
+        ('agent.prompt', 1, 32768, 'chars'),
         ('project', 1, 63, 'chars')
 $$;
 COMMENT ON FUNCTION tickq.registry_limits(timestamptz) IS
