@@ -135,7 +135,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
                 "retries": 0,
                 "enabled": False,
                 "cwd": str((tmp_path / "jobs").resolve()),
-                # values go to the database as digests only (README: secrets)
+                # values go to the database as digests only (docs/explanation/security.md)
                 "env": {"REPORT_MODE": env_digest("twice_daily", "REPORT_MODE", "full"),
                         "EMPTY": env_digest("twice_daily", "EMPTY", "")},
             },
