@@ -1,6 +1,6 @@
 -- The schema owns exactly these objects: an accidental addition or drop fails here.
 BEGIN;
-SELECT plan(14);
+SELECT plan(15);
 
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
@@ -86,7 +86,8 @@ SELECT is_empty(
 );
 -- The clock: a function reads it when its body calls now() (or another clock function) or uses
 -- p_now, or when it calls a function of the schema that reads it. Such a function takes the
--- time as an optional last parameter p_now defaulting to now(), so that a test can set it.
+-- time as an optional last parameter p_now defaulting to now(), so that a test can set it; any
+-- other function takes no p_now.
 CREATE TEMP VIEW clock_use AS
 WITH RECURSIVE f AS (
     SELECT p.oid, p.proname, p.prosrc,
@@ -107,6 +108,12 @@ FROM f;
 SELECT is_empty(
     $$SELECT routine FROM clock_use WHERE reads AND NOT takes_now$$,
     'every function that reads the clock takes the time as an optional last parameter p_now defaulting to now()'
+);
+-- The functions still to lose their dead p_now: each changes with work in progress elsewhere.
+SELECT is_empty(
+    $$SELECT routine FROM clock_use WHERE takes_now AND NOT reads
+        AND routine !~ '^tickq\.(is_timezone|kind_name_ok|simulation_fold|within_limit|calendar_day|calendar_day_slots|calendar_of|cron_calendar|format_duration|forget_kind|grant_access|live_run|load_agent|metrics_buckets|metrics_label|parse_chain|parse_days|parse_schedule|parse_weight|registry_error|simulated_hold|simulation_repeats_until|weight_problems)\('$$,
+    'no function takes a p_now it does not read'
 );
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[

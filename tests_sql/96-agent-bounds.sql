@@ -44,8 +44,8 @@ SELECT lives_ok(format($$SELECT tickq.save_agent('d', %L, true)$$,
     jsonb_build_object('prompt', repeat('p', 32768), 'every', 3600)), 'a prompt of 32768 characters is taken');
 
 -- The table is the rule: move agent.every's low bound to 2 minutes and the check follows.
-ALTER FUNCTION tickq.registry_limits(timestamptz) RENAME TO registry_limits_kept;
-CREATE FUNCTION tickq.registry_limits(p_now timestamptz DEFAULT now())
+ALTER FUNCTION tickq.registry_limits() RENAME TO registry_limits_kept;
+CREATE FUNCTION tickq.registry_limits()
 RETURNS TABLE (key text, low numeric, high numeric, unit text)
 LANGUAGE sql IMMUTABLE
 AS $$

@@ -14,8 +14,7 @@ CREATE OR REPLACE FUNCTION tickq.cron_field(
     p_what text,
     p_low integer,
     p_high integer,
-    p_names text[],
-    p_now timestamptz DEFAULT now()
+    p_names text[]
 ) RETURNS smallint[]
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -65,9 +64,9 @@ BEGIN
     RETURN ARRAY(SELECT DISTINCT v.value::smallint FROM unnest(v_values) AS v (value) ORDER BY 1);
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[], timestamptz) IS
+COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[]) IS
 'The values one cron field takes (lists, ranges, steps, *, names counted from p_low), sorted; '
-'raises 22023 naming the field for anything else. p_now is unused.';
+'raises 22023 naming the field for anything else.';
 
 CREATE OR REPLACE FUNCTION tickq.cron_calendar(
     p_cron text,
@@ -133,11 +132,10 @@ COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
 'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
 'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
 'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
-'and six-field forms included). p_now is unused.';
+'and six-field forms included).';
 
 CREATE OR REPLACE FUNCTION tickq.cron_problem(
-    p_cron text,
-    p_now timestamptz DEFAULT now()
+    p_cron text
 ) RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -148,8 +146,8 @@ EXCEPTION WHEN invalid_parameter_value THEN
     RETURN SQLERRM;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_problem(text, timestamptz) IS
-'What is wrong with a cron string (tickq.cron_calendar''s refusal), or NULL. p_now is unused.';
+COMMENT ON FUNCTION tickq.cron_problem(text) IS
+'What is wrong with a cron string (tickq.cron_calendar''s refusal), or NULL.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_of(
     p_at_times time[],
@@ -199,7 +197,7 @@ END
 $$;
 COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date, timestamptz) IS
 'True when the local date p_day is a day of the calendar (months, days of the month, weekdays, '
-'nth and last weekdays; cron''s OR rule). p_now is unused.';
+'nth and last weekdays; cron''s OR rule).';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day_slots(
     p_calendar tickq.calendar,
@@ -226,7 +224,7 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date, timestamptz) IS
 'The slots of the local date p_day (not judged against the day filters): wall-clock times by '
-'tickq''s daylight-saving rule, real-time minutes and hours as they occur. p_now is unused.';
+'tickq''s daylight-saving rule, real-time minutes and hours as they occur.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day_first(
     p_calendar tickq.calendar,

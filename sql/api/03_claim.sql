@@ -7,8 +7,7 @@
 -- Lock order everywhere: kind row, then run row, then slot row.
 
 CREATE OR REPLACE FUNCTION tickq.slots_left(
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -24,7 +23,7 @@ BEGIN
     RETURN greatest(0, p_slots - (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL));
 END
 $$;
-COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.slots_left(integer) IS
 'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
 'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
 
@@ -164,7 +163,7 @@ BEGIN
         SELECT sl.n FROM tickq.slot AS sl
         WHERE sl.run_id IS NULL AND sl.n <= v_limit
         ORDER BY sl.n
-        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit, p_now)) ELSE p_limit END
+        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit)) ELSE p_limit END
         FOR UPDATE SKIP LOCKED
     );
     IF cardinality(v_slots) = 0 THEN
@@ -308,7 +307,7 @@ BEGIN
     v_slots := ARRAY(SELECT sl.n FROM tickq.slot AS sl
         WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
         ORDER BY sl.n
-        LIMIT least(v_kind.weight, tickq.slots_left(v_settings.slots, p_now))
+        LIMIT least(v_kind.weight, tickq.slots_left(v_settings.slots))
         FOR UPDATE SKIP LOCKED);
     IF cardinality(v_slots) < v_kind.weight THEN
         RAISE EXCEPTION '%', CASE WHEN v_kind.weight = 1 THEN format('all %s slots are in use', v_settings.slots)
@@ -320,7 +319,7 @@ BEGIN
         v_n := NULL;
         SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
         WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots
-        ORDER BY ps.n LIMIT least(1, tickq.pool_slots_left(v_pool, p_now))
+        ORDER BY ps.n LIMIT least(1, tickq.pool_slots_left(v_pool))
         FOR UPDATE OF ps SKIP LOCKED;
         IF v_n IS NULL THEN
             RAISE EXCEPTION 'pool "%" is full: all % of its slots are in use', v_pool,
@@ -378,4 +377,4 @@ COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
 'A manual run nobody in particular started (tickq.claim_manual without a person): refused for an '
 'unarmed irreversible kind (TQ030).';
 
-REVOKE ALL ON FUNCTION tickq.slots_left(integer, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.slots_left(integer) FROM public;

@@ -6,8 +6,7 @@
 
 -- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
 CREATE OR REPLACE FUNCTION tickq.chain_summary(
-    p_run_id bigint,
-    p_now timestamptz DEFAULT now()
+    p_run_id bigint
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -22,7 +21,7 @@ AS $$
     WHERE r.id = p_run_id AND k.registry ? 'steps'
     GROUP BY k.registry
 $$;
-COMMENT ON FUNCTION tickq.chain_summary(bigint, timestamptz) IS
+COMMENT ON FUNCTION tickq.chain_summary(bigint) IS
 'One line on the steps of a chain''s run: how many of the chain''s steps ended ok, where a '
 'resumed run started, and each step that did not end ok; null for a run of a plain kind.';
 
@@ -95,7 +94,7 @@ AS $$
         k.armed_at,
         k.armed_by,
         -- Only chains pay for the summary of their last run's steps.
-        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END,
+        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id) END,
         CASE WHEN k.paused_until > p_now THEN k.paused_until END,
         CASE WHEN k.paused_until > p_now THEN k.paused_reason END,
         CASE WHEN k.paused_until > p_now THEN k.paused_by END,

@@ -84,8 +84,7 @@ COMMENT ON FUNCTION tickq.parse_chain(text, jsonb, timestamptz) IS
 
 CREATE OR REPLACE FUNCTION tickq.command_changed(
     p_stored tickq.job_kind,
-    p_incoming tickq.job_kind,
-    p_now timestamptz DEFAULT now()
+    p_incoming tickq.job_kind
 ) RETURNS boolean
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -97,7 +96,7 @@ AS $$
         (p_incoming.registry -> 'command', p_incoming.registry -> 'steps', p_incoming.registry -> 'cwd',
             p_incoming.registry -> 'env', p_incoming.irreversible)
 $$;
-COMMENT ON FUNCTION tickq.command_changed(tickq.job_kind, tickq.job_kind, timestamptz) IS
+COMMENT ON FUNCTION tickq.command_changed(tickq.job_kind, tickq.job_kind) IS
 'Whether a registry entry changes what a kind runs (command, steps, cwd, env) or whether it is '
 'irreversible: tickq.sync_registry then disarms the kind and logs it.';
 

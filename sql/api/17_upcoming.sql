@@ -168,7 +168,7 @@ AS $$
     WITH lateness AS MATERIALIZED (SELECT * FROM tickq.tick_lateness(p_registry, p_now)),
     on_time AS MATERIALIZED (
         SELECT tickq.on_time_tick(coalesce((p_registry -> 'settings' ->> 'tick')::numeric, 300)::integer,
-            ARRAY(SELECT l.grain FROM lateness AS l), p_now) AS tick
+            ARRAY(SELECT l.grain FROM lateness AS l)) AS tick
     )
     -- Vixie cron's surprise: a day of the month and a weekday both restricted take a day that
     -- matches either, not both ("0 0 13 * 5" runs on every 13th and every Friday).

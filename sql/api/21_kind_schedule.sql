@@ -86,8 +86,7 @@ COMMENT ON FUNCTION tickq.parse_days(text, jsonb, timestamptz) IS
 CREATE OR REPLACE FUNCTION tickq.parse_zone(
     p_name text,
     p_entry jsonb,
-    p_default_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_default_timezone text
 ) RETURNS text
 LANGUAGE plpgsql
 AS $$
@@ -106,7 +105,7 @@ BEGIN
     RETURN v_zone;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_zone(text, jsonb, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_zone(text, jsonb, text) IS
 'The zone of a calendar or cron entry (p_default_timezone when it names none), or TQ002 naming '
 'the key timezone.';
 

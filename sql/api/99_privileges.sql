@@ -10,9 +10,7 @@
 -- Nothing in the schema is callable by every role; grants below name roles one by one.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM public;
 
-CREATE OR REPLACE FUNCTION tickq.access_privileges(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (access text, privilege text, object_name text)
+CREATE OR REPLACE FUNCTION tickq.access_privileges() RETURNS TABLE (access text, privilege text, object_name text)
 LANGUAGE sql IMMUTABLE
 AS $$
     -- Functions are named without arguments: every signature of the name is granted, so a
@@ -133,7 +131,7 @@ AS $$
         ('reader', 'SELECT', 'migration'),
         ('reader', 'SELECT', 'api_checksum')
 $$;
-COMMENT ON FUNCTION tickq.access_privileges(timestamptz) IS
+COMMENT ON FUNCTION tickq.access_privileges() IS
 'What each access (dispatcher, reader) is granted: EXECUTE on functions of schema tickq (by name, '
 'every signature) and SELECT on its views and the migrator''s bookkeeping tables. Nothing else.';
 
@@ -228,7 +226,7 @@ COMMENT ON FUNCTION tickq.grant_access(timestamptz) IS
 'privileges tickq.access_privileges lists for it (and takes away any other right in the schema). '
 'Run by the migrator each time the API is applied, and by sql/roles.sql. Returns the roles.';
 
-REVOKE ALL ON FUNCTION tickq.access_privileges(timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.access_privileges() FROM public;
 REVOKE ALL ON FUNCTION tickq.grant_access(timestamptz) FROM public;
 
 SELECT count(*) FROM tickq.grant_access();
