@@ -27,10 +27,10 @@ COMMENT ON FUNCTION tickq.slots_left(integer) IS
 'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
 'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
 
--- claim_jobs is one function of four statements, not a chain of helpers: it is the hot path of
--- every tick, and each helper call would add an executor start to every claim
--- (bench/claim_instructions.py counts them). That is why it is longer than the API's other
--- functions (about 150 lines against their 100). What its statements do and why:
+-- claim_jobs: the settings statement, the candidates (tickq.claim_candidates), the pick
+-- (tickq.claim_plain, or tickq.claim_fit once a candidate has a weight or pools), then one
+-- statement that opens the runs, fills the slot rows and leases the kinds. The hot path of
+-- every tick: each helper is one call (bench/claim_instructions.py counts them).
 --
 -- Settings: one statement reads them with the three rare cases, a lease expired without a report,
 -- runs still holding slots past a lowered limit, and a kind due later than its catch_up (whose
@@ -46,35 +46,14 @@ COMMENT ON FUNCTION tickq.slots_left(integer) IS
 -- nothing to do, while another host syncs a different registry during its tick, takes that
 -- registry's answer for its refills until its next tick.
 --
--- Candidates, in claim order, come from one short range of job_kind_claimable per priority
--- lane, so an empty poll and a million-row backlog cost the same four probes. Each range
--- holds the lane's first p_limit + 4 kinds by due time, and the union is cut to the first
--- p_limit + 4 of the whole order; reading 4 past the limit lets claims running side by
--- side, which skip each other's locked rows, still find enough (two claims of 3 at once, or
--- five refills of 1). Each row read past the limit costs a primary-key probe in the pick
--- that follows: 8 past it made a claim of 3 about 6% dearer. A kind due longer than
--- stale_after goes before fresher kinds of any priority (aging): while the capacity
--- invariant holds nothing waits much past stale_after, and when it does not, every lane is
--- late rather than the lower lanes starving. The stale kinds of a lane are the first of its
--- range, so the oldest stale kinds of all lanes are among the rows read. An irreversible
--- kind nobody has armed by hand is outside the index (each range asks tickq.kind_claimable,
--- which the planner inlines into the index's predicate): a schedule never runs it, whatever its
--- other columns say.
--- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
--- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
---
--- Free slots, each locked by this claim alone; another claim skips them and takes others. They
--- are locked only once something is due: a claim that finds nothing locks (writes) nothing.
---
 -- Weights and pools: while no kind has a weight or pools (one probe of the empty index
 -- job_kind_weighted, in the settings statement), or none of the candidates has, the claim is
--- the one above (its pick takes only kinds of weight 1 without pools, as a sync may have given
--- one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
+-- the plain one, tickq.claim_plain (its pick takes only kinds of weight 1 without pools, as a
+-- sync may have given one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
 -- rows, their weight in slot rows and a row of each pool, all SKIP LOCKED, with capacity held
 -- for a kind waiting half of stale_after that does not fit (a stale one is always among the
--- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the
--- pool rows are written after the runs. The plain path's statements keep their indentation
--- inside the ELSE, so that they read (and merge) as before.
+-- candidates: they come first); picked then holds a kind once per slot row it takes, and the
+-- pool rows are written after the runs.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -120,67 +99,18 @@ BEGIN
     FROM tickq.settings AS s LEFT JOIN tickq.dispatcher AS d ON d.name = p_dispatcher;
     IF v_expired THEN PERFORM tickq.expire_leases(p_now); END IF;
     IF v_catch_up THEN PERFORM tickq.catch_up_kinds(p_dispatcher, p_now); END IF;
-    -- Candidates in claim order: one short index range per lane (see above the function).
-    v_candidates := ARRAY(
-        SELECT c.name
-        FROM (
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-        ) AS c
-        ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
-            c.priority, c.due_at, c.name
-        LIMIT p_limit + 4
-    );
+    v_candidates := tickq.claim_candidates(p_limit, v_agents, v_stale, p_now);
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
     ELSIF v_weighted AND EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.name = ANY(v_candidates)
         AND (w.weight > 1 OR w.pools <> '{}')) THEN  -- a candidate has a weight or pools
         v_fit := tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now);
-        v_picked := v_fit.picked; v_slots := v_fit.slots; v_kinds := v_fit.kinds; v_pooled := v_fit.pooled;
-    ELSE  -- free slots (see above the function), then the kinds
-    v_slots := ARRAY(
-        SELECT sl.n FROM tickq.slot AS sl
-        WHERE sl.run_id IS NULL AND sl.n <= v_limit
-        ORDER BY sl.n
-        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit)) ELSE p_limit END
-        FOR UPDATE SKIP LOCKED
-    );
-    IF cardinality(v_slots) = 0 THEN
-        RETURN;
+    ELSE
+        v_fit := tickq.claim_plain(v_candidates, p_limit, v_limit, v_over_limit, p_now);
     END IF;
-    -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
-    -- Pause and weight are checked again: pause_kind or a sync may have committed since.
-    v_picked := ARRAY(
-        SELECT k.name FROM tickq.job_kind AS k
-        WHERE k.name = ANY(v_candidates) AND tickq.kind_claimable(k)
-            AND k.run_id IS NULL AND k.due_at <= p_now AND k.weight = 1 AND k.pools = '{}'
-            AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-        ORDER BY array_position(v_candidates, k.name)
-        LIMIT cardinality(v_slots)
-        FOR UPDATE SKIP LOCKED
-    );
-    v_slots := v_slots[1:cardinality(v_picked)];
+    v_picked := v_fit.picked; v_slots := v_fit.slots; v_kinds := v_fit.kinds; v_pooled := v_fit.pooled;
+    IF coalesce(cardinality(v_picked), 0) = 0 THEN  -- no free slot row, or every candidate taken
+        RETURN;
     END IF;
     -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
     -- one statement, so one executor start for all the writes.
