@@ -30,30 +30,15 @@ BEGIN
     -- Called by claim_jobs, whose plan_cache_mode (force_generic_plan) holds here too.
     RETURN ARRAY(
         SELECT c.name
-        FROM (
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (p_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (p_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (p_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE tickq.kind_claimable(k)
-                    AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (p_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
+        -- One range per lane: a lateral subquery per priority, each an index range with its own
+        -- LIMIT (the planner runs it once per lane).
+        FROM unnest(enum_range(NULL::tickq.priority)) AS lane (priority)
+        CROSS JOIN LATERAL (
+            SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
+            WHERE tickq.kind_claimable(k)
+                AND k.run_id IS NULL AND k.priority = lane.priority AND k.due_at <= p_now
+                AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (p_agents OR k.name NOT LIKE 'agent.%')
+            ORDER BY k.due_at, k.name LIMIT p_limit + 4
         ) AS c
         ORDER BY c.due_at <= p_stale DESC, CASE WHEN c.due_at <= p_stale THEN c.due_at END,
             c.priority, c.due_at, c.name
