@@ -27,10 +27,86 @@ COMMENT ON FUNCTION tickq.slots_left(integer) IS
 'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
 'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
 
+-- The claim's writes: a run for each picked kind, in the matching free slot row, and the kind's
+-- lease, in one statement, so one executor start for all the writes.
+CREATE OR REPLACE FUNCTION tickq.claim_open_runs(
+    p_picked text[],
+    p_slots integer[],
+    p_dispatcher text,
+    p_lease interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
+    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH runs AS (
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+            slot_at, first_slot_at, slots_covered, weight, pools)
+        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
+            p_slots[array_position(p_picked, k.name)],
+            -- The slots covered: from the kind's due time to the last one by now (the due time
+            -- when it is the only one); a retry's are its first try's, kept on the kind row.
+            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
+                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
+                WHEN k.next_trigger = 'retry' THEN k.slot_at END,
+            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
+            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
+        FROM (
+            SELECT k.*, CASE
+                WHEN k.next_trigger <> 'schedule' THEN 0
+                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+                    k.timezone, k.due_at, p_now)
+            END AS n
+            FROM tickq.job_kind AS k WHERE k.name = ANY(p_picked)
+            OFFSET 0  -- slots_between once per kind, not once per use of n
+        ) AS k
+        RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
+    ),
+    slots AS (
+        -- p_picked[i] goes into slot p_slots[i] (a kind of weight w is w times in p_picked). Slot
+        -- rows are found by primary key (unnested arrays would hash the slot table in a generic plan).
+        UPDATE tickq.slot AS sl SET
+            run_id = (SELECT r.id FROM runs AS r WHERE r.kind = p_picked[array_position(p_slots, sl.n)]),
+            leased_until = p_now + p_lease
+        WHERE sl.n = ANY(p_slots) AND sl.run_id IS NULL
+        RETURNING sl.run_id
+    ),
+    leased AS (
+        UPDATE tickq.job_kind AS k SET
+            run_id = r.id,
+            leased_by = p_dispatcher,
+            leased_until = p_now + p_lease,
+            attempts = r.attempt,
+            slot_at = r.slot_at,
+            first_slot_at = r.first_slot_at,
+            slots_covered = r.slots_covered,
+            updated_at = p_now
+        FROM runs AS r
+        INNER JOIN slots AS sl ON r.id = sl.run_id
+        WHERE k.name = r.kind
+        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger, r.slot_at, r.first_slot_at,
+            r.slots_covered
+    )
+    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger, l.slot_at, l.first_slot_at,
+        l.slots_covered FROM leased AS l
+    ORDER BY array_position(p_picked, l.name);
+END
+$$;
+COMMENT ON FUNCTION tickq.claim_open_runs(text[], integer[], text, interval, timestamptz) IS
+'Internal, for tickq.claim_jobs: opens a run of each kind of p_picked in the slot row of p_slots at '
+'the same place (a kind of weight w is w times in p_picked), leases the kind to p_dispatcher for '
+'p_lease, and returns the leases in p_picked''s order; a kind whose slot row was taken meanwhile '
+'gets no lease (claim_jobs counts them).';
+
 -- claim_jobs: the settings statement, the candidates (tickq.claim_candidates), the pick
--- (tickq.claim_plain, or tickq.claim_fit once a candidate has a weight or pools), then one
--- statement that opens the runs, fills the slot rows and leases the kinds. The hot path of
--- every tick: each helper is one call (bench/claim_instructions.py counts them).
+-- (tickq.claim_plain, or tickq.claim_fit once a candidate has a weight or pools), then the
+-- writes (tickq.claim_open_runs) and their count. The hot path of every tick: each helper is
+-- one call (bench/claim_instructions.py counts them).
 --
 -- Settings: one statement reads them with the three rare cases, a lease expired without a report,
 -- runs still holding slots past a lowered limit, and a kind due later than its catch_up (whose
@@ -112,60 +188,8 @@ BEGIN
     IF coalesce(cardinality(v_picked), 0) = 0 THEN  -- no free slot row, or every candidate taken
         RETURN;
     END IF;
-    -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
-    -- one statement, so one executor start for all the writes.
-    RETURN QUERY
-    WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
-            slot_at, first_slot_at, slots_covered, weight, pools)
-        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
-            v_slots[array_position(v_picked, k.name)],
-            -- The slots covered: from the kind's due time to the last one by now (the due time
-            -- when it is the only one); a retry's are its first try's, kept on the kind row.
-            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
-                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
-                WHEN k.next_trigger = 'retry' THEN k.slot_at END,
-            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
-            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
-        FROM (
-            SELECT k.*, CASE
-                WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, k.due_at, p_now)
-            END AS n
-            FROM tickq.job_kind AS k WHERE k.name = ANY(v_picked)
-            OFFSET 0  -- slots_between once per kind, not once per use of n
-        ) AS k
-        RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
-    ),
-    slots AS (
-        -- v_picked[i] goes into slot v_slots[i] (a kind of weight w is w times in v_picked). Slot
-        -- rows are found by primary key (unnested arrays would hash the slot table in a generic plan).
-        UPDATE tickq.slot AS sl SET
-            run_id = (SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]),
-            leased_until = p_now + v_lease
-        WHERE sl.n = ANY(v_slots) AND sl.run_id IS NULL
-        RETURNING sl.run_id
-    ),
-    leased AS (
-        UPDATE tickq.job_kind AS k SET
-            run_id = r.id,
-            leased_by = p_dispatcher,
-            leased_until = p_now + v_lease,
-            attempts = r.attempt,
-            slot_at = r.slot_at,
-            first_slot_at = r.first_slot_at,
-            slots_covered = r.slots_covered,
-            updated_at = p_now
-        FROM runs AS r
-        INNER JOIN slots AS sl ON r.id = sl.run_id
-        WHERE k.name = r.kind
-        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger, r.slot_at, r.first_slot_at,
-            r.slots_covered
-    )
-    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger, l.slot_at, l.first_slot_at,
-        l.slots_covered FROM leased AS l
-    ORDER BY array_position(v_picked, l.name);
+    -- The runs, their slot rows and the leases (see above the function).
+    RETURN QUERY SELECT * FROM tickq.claim_open_runs(v_picked, v_slots, p_dispatcher, v_lease, p_now);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
     IF v_leased <> coalesce(v_kinds, cardinality(v_picked)) THEN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
@@ -308,3 +332,4 @@ COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
 'unarmed irreversible kind (TQ030).';
 
 REVOKE ALL ON FUNCTION tickq.slots_left(integer) FROM public;
+REVOKE ALL ON FUNCTION tickq.claim_open_runs(text[], integer[], text, interval, timestamptz) FROM public;
