@@ -14,7 +14,7 @@ that can move does, the others are named in a line each, and each kind
 - passes `tickq legacy check` of all the files at once.
 
 Cron's environment and `%` reading are written here again, apart from tickq's code, from what
-Debian's cron 3.0pl1 was seen doing (see test_legacy_cron.py)."""
+Debian's cron 3.0pl1 was seen doing (see test_legacy_crontab.py)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     }}', '2026-06-01 10:07Z')$$, 'a registry edit of the paused kind');
 SELECT is((SELECT paused_until FROM tickq.job_kind WHERE name = 'a'), 'infinity'::timestamptz,
     'sync leaves the pause alone');
-SELECT results_eq($$SELECT kind, run_trigger::text FROM tickq.claim_kind('a', 'me', '2026-06-01 10:08Z')$$,
+SELECT results_eq($$SELECT kind, run_trigger::text FROM tickq.claim_manual('a', 'me', NULL, '2026-06-01 10:08Z')$$,
     $$VALUES ('a', 'manual')$$, 'a paused kind may be run by hand');
 SELECT lives_ok($$SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'a'), 'me', 'ok',
     0, NULL, NULL, '2026-06-01 10:09Z')$$, 'the manual run reported');

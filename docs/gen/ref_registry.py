@@ -198,7 +198,7 @@ def _bounds(limit_key: str, name: str, limits: dict[str, tuple[Decimal, Decimal,
     rule = RULES.get(name, "")
     if name == "on" and "on.nth" in limits:
         low, high, _ = limits["on.nth"]
-        rule = (f"`mon`..`sun`, nth weekdays `{_ordinal(int(low))} mon`.."
+        rule = (f"`mon`..`sun`, ranges `mon-fri`, nth weekdays `{_ordinal(int(low))} mon`.."
                 f"`{_ordinal(int(high))} sun`, `last mon`..`last sun`")
     # A length's bounds read on into its rule: "1 to 63 characters of ...".
     sep = " " if rule.startswith("characters") else "; "
