@@ -316,8 +316,7 @@ COMMENT ON FUNCTION tickq.agent_for_kind(text) IS
 'this id, and nothing else of the agent, to the registry''s agent runner.';
 
 CREATE OR REPLACE FUNCTION tickq.load_agent(
-    p_id bigint,
-    p_now timestamptz DEFAULT now()
+    p_id bigint
 ) RETURNS TABLE (
     id bigint, name text, kind text, prompt text, max_turns integer, timeout interval, owner text,
     tools text[], timezone text
@@ -338,7 +337,7 @@ BEGIN
     END IF;
 END
 $$;
-COMMENT ON FUNCTION tickq.load_agent(bigint, timestamptz) IS
+COMMENT ON FUNCTION tickq.load_agent(bigint) IS
 'What the agent runner needs of an agent: its prompt, turn and time limits within the registry''s '
 'current caps, owner and tools. TQ041 when there is no such agent.';
 

@@ -81,8 +81,7 @@ COMMENT ON FUNCTION tickq.registry_where(text, text) IS
 CREATE OR REPLACE FUNCTION tickq.registry_error(
     p_kind text,
     p_key text,
-    p_message text,
-    p_now timestamptz DEFAULT now()
+    p_message text
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -94,7 +93,7 @@ BEGIN
         HINT = 'Fix the registry file; nothing was changed.';
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_error(text, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_error(text, text, text) IS
 'Raises TQ002 naming the kind (or settings, or the agents or pools key) and the key of a refused '
 'registry value.';
 

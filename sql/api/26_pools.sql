@@ -47,8 +47,7 @@ COMMENT ON FUNCTION tickq.parse_pools(jsonb) IS
 
 CREATE OR REPLACE FUNCTION tickq.parse_weight(
     p_name text,
-    p_entry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_entry jsonb
 ) RETURNS tickq.job_kind
 LANGUAGE plpgsql
 AS $$
@@ -71,14 +70,13 @@ BEGIN
     RETURN v_kind;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_weight(text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_weight(text, jsonb) IS
 'A registry entry''s weight (default 1, within tickq.registry_limits) and pools (a list of pool '
 'names, no repeats; kept sorted), as a job_kind row holding only those two; TQ002 naming the key.';
 
 CREATE OR REPLACE FUNCTION tickq.weight_problems(
     p_registry jsonb,
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS TABLE (kind text, key text, problem text)
 LANGUAGE sql STABLE
 AS $$
@@ -101,7 +99,7 @@ AS $$
     WHERE jsonb_typeof(p_registry -> 'agents' -> 'weight') = 'number' AND (p_registry -> 'agents' ->> 'weight')::numeric > p_slots
     ORDER BY 1, 2, 3
 $$;
-COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer) IS
 'The rules between keys of p_registry: a kind''s weight (key weight) and [agents] weight at most '
 'p_slots (settings.slots), and each pool a kind names (key pools) one of the registry''s [pools]. '
 'One row per problem; changes nothing.';
