@@ -68,10 +68,9 @@ COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[]) IS
 'The values one cron field takes (lists, ranges, steps, *, names counted from p_low), sorted; '
 'raises 22023 naming the field for anything else.';
 
-CREATE OR REPLACE FUNCTION tickq.cron_calendar(
+CREATE OR REPLACE FUNCTION tickq.cron_parse(
     p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_timezone text
 ) RETURNS tickq.calendar
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -128,11 +127,11 @@ BEGIN
     RETURN v_calendar;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
-'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
-'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
-'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
-'and six-field forms included).';
+COMMENT ON FUNCTION tickq.cron_parse(text, text) IS
+'Internal to tickq.cron_calendar: a five-field cron string (or @hourly, @daily, @weekly, @monthly, '
+'@yearly, @annually) in zone p_timezone as a tickq.calendar: single-number minute and hour as a '
+'wall-clock time, others on real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 '
+'naming what is wrong (@reboot and six-field forms included).';
 
 CREATE OR REPLACE FUNCTION tickq.cron_problem(
     p_cron text
@@ -155,22 +154,19 @@ CREATE OR REPLACE FUNCTION tickq.calendar_of(
     p_days smallint[],
     p_months smallint[],
     p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_timezone text
 ) RETURNS tickq.calendar
 LANGUAGE sql IMMUTABLE
 AS $$
     SELECT CASE WHEN p_cron IS NOT NULL THEN tickq.cron_calendar(p_cron, p_timezone)
         ELSE ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false, p_timezone)::tickq.calendar END
 $$;
-COMMENT ON FUNCTION tickq.calendar_of(time[], smallint[], smallint[], smallint[], text, text, timestamptz) IS
-'A kind''s schedule columns (at_times, on_days, days, months, or cron) as one tickq.calendar. '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.calendar_of(time[], smallint[], smallint[], smallint[], text, text) IS
+'A kind''s schedule columns (at_times, on_days, days, months, or cron) as one tickq.calendar.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day(
     p_calendar tickq.calendar,
-    p_day date,
-    p_now timestamptz DEFAULT now()
+    p_day date
 ) RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -195,14 +191,13 @@ BEGIN
     RETURN CASE WHEN p_calendar.either THEN v_day_ok OR v_weekday_ok ELSE v_day_ok AND v_weekday_ok END;
 END
 $$;
-COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date, timestamptz) IS
+COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date) IS
 'True when the local date p_day is a day of the calendar (months, days of the month, weekdays, '
 'nth and last weekdays; cron''s OR rule).';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day_slots(
     p_calendar tickq.calendar,
-    p_day date,
-    p_now timestamptz DEFAULT now()
+    p_day date
 ) RETURNS SETOF timestamptz
 LANGUAGE sql STABLE
 AS $$
@@ -222,7 +217,7 @@ AS $$
         - (l.later - interval '1 day') AT TIME ZONE 'UTC')) AT TIME ZONE 'UTC')) AS c (at)
     WHERE c.at AT TIME ZONE p_calendar.timezone = w.wall
 $$;
-COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date, timestamptz) IS
+COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date) IS
 'The slots of the local date p_day (not judged against the day filters): wall-clock times by '
 'tickq''s daylight-saving rule, real-time minutes and hours as they occur.';
 
@@ -235,7 +230,10 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_zone text := p_calendar.timezone;
-    v_floor timestamp := (p_after AT TIME ZONE v_zone) - interval '3 hours';
+    -- one offset from the day before to the day after: wall times map to instants in order
+    v_steady boolean := v_zone = 'UTC' OR ((p_day - 1)::timestamp AT TIME ZONE 'UTC' AT TIME ZONE v_zone)
+        - (p_day - 1)::timestamp = ((p_day + 2)::timestamp AT TIME ZONE 'UTC' AT TIME ZONE v_zone) - (p_day + 2)::timestamp;
+    v_floor timestamp := (p_after AT TIME ZONE v_zone) - CASE WHEN v_steady THEN interval '0' ELSE interval '3 hours' END;
     v_best timestamptz;
     v_wall timestamp;
     v_later timestamptz;
@@ -244,8 +242,10 @@ DECLARE
     v_minute smallint;
 BEGIN
     -- tickq.calendar_day_slots' rule, walked in wall-clock order with simple expressions only,
-    -- stopping three hours of wall time past the first slot found (no clock change moves a slot
-    -- further), so a minutely cron costs a few steps, not a day's 1,440.
+    -- from three hours of wall time before p_after to three past the first slot found (no
+    -- clock change moves a slot further), so a minutely cron costs a few steps, not a day's
+    -- 1,440; around a day whose zone keeps its offset (most days), from p_after to the first
+    -- slot found: wall times are instants in the same order.
     IF p_calendar.times IS NOT NULL THEN
         FOREACH v_time IN ARRAY p_calendar.times LOOP
             v_later := (p_day + v_time) AT TIME ZONE v_zone;
@@ -257,6 +257,7 @@ BEGIN
     END IF;
     <<hours>>
     FOREACH v_hour IN ARRAY p_calendar.hours LOOP
+        CONTINUE WHEN p_day + make_time(v_hour, 59, 0) < v_floor;  -- the whole hour before the floor
         FOREACH v_minute IN ARRAY p_calendar.minutes LOOP
             v_wall := p_day + make_time(v_hour, v_minute, 0);
             CONTINUE WHEN v_wall < v_floor;
@@ -264,7 +265,9 @@ BEGIN
             v_later := v_wall AT TIME ZONE v_zone;
             IF v_later AT TIME ZONE v_zone = v_wall AND v_later > p_after AND (v_best IS NULL OR v_later < v_best) THEN
                 v_best := v_later;
+                EXIT hours WHEN v_steady;
             END IF;
+            CONTINUE WHEN v_steady;
             -- the first occurrence of a repeated wall time, read with the offset of a day before
             v_later := (v_wall - ((v_later - interval '1 day') AT TIME ZONE v_zone
                 - (v_later - interval '1 day') AT TIME ZONE 'UTC')) AT TIME ZONE 'UTC';

@@ -175,8 +175,7 @@ COMMENT ON FUNCTION tickq.last_slot(
 'a run merging the slots since p_since stands for (job_run.slot_at, TICKQ_SLOT).';
 
 CREATE OR REPLACE FUNCTION tickq.format_duration(
-    p_duration interval,
-    p_now timestamptz DEFAULT now()
+    p_duration interval
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -193,7 +192,7 @@ AS $$
         )
     END
 $$;
-COMMENT ON FUNCTION tickq.format_duration(interval, timestamptz) IS
+COMMENT ON FUNCTION tickq.format_duration(interval) IS
 'A duration as the registry writes it: "5m", "1h30m", "1d". Whole seconds;';
 
 CREATE OR REPLACE FUNCTION tickq.weekday_name(
@@ -295,8 +294,8 @@ LANGUAGE sql STABLE
 AS $$
     -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
-        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
-            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset, p_now) ELSE '' END
+        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every)
+            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset) ELSE '' END
         WHEN p_cron IS NOT NULL THEN 'cron "' || p_cron || '": '
             || tickq.describe_calendar(tickq.cron_calendar(p_cron, p_timezone))
         ELSE tickq.describe_calendar(ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false,

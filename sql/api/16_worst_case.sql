@@ -161,8 +161,7 @@ COMMENT ON FUNCTION tickq.simulation_worst(jsonb) IS
 
 CREATE OR REPLACE FUNCTION tickq.simulation_fold(
     p_worst jsonb,
-    p_more jsonb,
-    p_now timestamptz DEFAULT now()
+    p_more jsonb
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
@@ -190,7 +189,7 @@ AS $$
     )), '[]'::jsonb)
     FROM paired AS p
 $$;
-COMMENT ON FUNCTION tickq.simulation_fold(jsonb, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_fold(jsonb, jsonb) IS
 'Folds p_more, what later windows gave (as tickq.simulation_merge returns it), into p_worst, what '
 'earlier windows gave (NULL: none): per kind the longest wait of either side (a tie: p_worst''s), '
 'with the runs of both and starved if either starved it. Windows simulated apart (each in a scratch '
@@ -211,7 +210,7 @@ AS $$
             'kind', r.kind, 'lane', r.priority::text, 'runs', r.runs, 'longest_wait', r.longest_wait,
             'starved', r.starved, 'worst_due_at', r.worst_due_at, 'behind', r.behind, 'in_window', p_window))
         FROM tickq.simulation_report(p_until, p_now) AS r
-    ), p_now)
+    ))
 $$;
 COMMENT ON FUNCTION tickq.simulation_merge(jsonb, integer, timestamptz, timestamptz) IS
 'Folds the simulator''s report of window p_window (tickq.simulation_report(p_until, p_now)) into '

@@ -177,8 +177,7 @@ COMMENT ON FUNCTION tickq.retired_kinds_at(timestamptz) IS
 'when each was retired, how many runs it keeps, when the last one finished.';
 
 CREATE OR REPLACE FUNCTION tickq.forget_kind(
-    p_kind text,
-    p_now timestamptz DEFAULT now()
+    p_kind text
 ) RETURNS bigint
 LANGUAGE plpgsql
 AS $$
@@ -208,7 +207,7 @@ BEGIN
     RETURN v_runs;
 END
 $$;
-COMMENT ON FUNCTION tickq.forget_kind(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.forget_kind(text) IS
 'Deletes a retired kind: its row, its runs (with their steps and turns), its alerts and drift; '
 'returns how many runs went. Refuses a kind that is not retired or still has a leased run '
 '(TQ091) and an unknown one (TQ003).';
