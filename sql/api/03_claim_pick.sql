@@ -75,6 +75,7 @@ BEGIN
         LIMIT CASE WHEN p_over_limit THEN least(p_limit, tickq.slots_left(p_slots)) ELSE p_limit END
         FOR UPDATE SKIP LOCKED
     );
+    pooled := NULL;  -- no pools on this path: the record of tickq.claim_fit, without them
     IF cardinality(slots) = 0 THEN
         RETURN;
     END IF;

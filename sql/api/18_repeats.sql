@@ -173,7 +173,7 @@ DECLARE
     v_kind tickq.job_kind;
     v_horizon timestamptz := p_until;
     v_days boolean := extract(EPOCH FROM p_shift) % 86400 = 0;
-    v_steady text[] := '{}';
+    v_steady text[] := '{}'::text[];
 BEGIN
     IF EXISTS (SELECT FROM tickq.job_kind AS pk WHERE pk.enabled AND pk.paused_until > p_from) THEN
         RETURN NULL;

@@ -81,7 +81,6 @@ COMMENT ON FUNCTION tickq.simulation_remap(jsonb, bigint, bigint, jsonb) IS
 'unused.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy_runs(
-    p_from timestamptz,
     p_until timestamptz,
     p_shift interval,
     p_first bigint,
@@ -94,7 +93,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy_runs(
 LANGUAGE plpgsql
 AS $$
 BEGIN
-    -- The runs going on now (p_from + p_shift), p_going by kind, went on at p_from too (p_was):
+    -- The runs going on now (p_going, by kind) went on p_shift earlier too (p_was):
     -- those that ended before p_until end the same way, p_shift later.
     UPDATE tickq.job_run AS r SET
         finished_at = o.finished_at + p_shift, outcome = o.outcome, exit_code = o.exit_code,
@@ -102,7 +101,7 @@ BEGIN
     FROM jsonb_each_text(p_was) AS w (kind, id)
     INNER JOIN tickq.job_run AS o ON o.id = w.id::bigint
     WHERE r.id = (p_going ->> w.kind)::bigint AND o.finished_at < p_until;
-    -- The runs claimed from p_from until p_until (ids p_first until p_end: a window's runs are
+    -- The runs claimed in the stretch copied, until p_until (ids p_first until p_end: a window's runs are
     -- numbered in claim order), p_shift later and p_offset ids on (so the ids keep that order);
     -- those still going on at p_until as they were then.
     INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
@@ -125,12 +124,12 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy_runs(
-    timestamptz, timestamptz, interval, bigint, bigint, bigint, jsonb, jsonb, timestamptz
+    timestamptz, interval, bigint, bigint, bigint, jsonb, jsonb, timestamptz
 ) IS
-'For the simulator''s copies: the runs claimed from p_from until p_until (ids p_first until p_end) '
-'inserted p_shift later with ids p_offset on, those still going on at p_until as going on; and the '
-'runs going on now (p_going, by kind) ended as those going on at p_from (p_was) ended before '
-'p_until.';
+'For the simulator''s copies: the runs claimed in the stretch copied, until p_until (ids p_first '
+'until p_end), inserted p_shift later with ids p_offset on, those still going on at p_until as '
+'going on; and the runs going on now (p_going, by kind) ended as those going on p_shift earlier '
+'(p_was) ended before p_until.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_restore(
     p_at timestamptz,
@@ -201,7 +200,7 @@ AS $$
     -- the runs going on at its ends, by kind) copied p_shift later, where the clock stands now
     -- (p_from + p_shift; p_going the runs going on, p_next the next run id), and the queue put
     -- in the state p_state (relative to p_until) p_shift later.
-    SELECT tickq.simulation_copy_runs(p_from, p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going);
+    SELECT tickq.simulation_copy_runs(p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going);
     SELECT tickq.simulation_restore(p_until + p_shift, p_state,
         tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going))
 $$;

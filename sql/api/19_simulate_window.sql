@@ -279,10 +279,10 @@ DECLARE
     v_b record;
     v_mark record;
     v_copy record;
-    v_states jsonb[] := '{}';
-    v_fps text[] := '{}';
-    v_ids jsonb[] := '{}';
-    v_firsts bigint[] := '{}';
+    v_states jsonb[] := '{}'::jsonb[];
+    v_fps text[] := '{}'::text[];
+    v_ids jsonb[] := '{}'::jsonb[];
+    v_firsts bigint[] := '{}'::bigint[];
     v_rest text := md5(jsonb_build_object('kinds', '[]'::jsonb, 'slots', '[]'::jsonb, 'pools', '[]'::jsonb)::text);
     v_at timestamptz;
     v_idle timestamptz;
