@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -16,7 +17,6 @@ from psycopg import sql
 
 from tickq.db import schema_cache
 from tickq.db.errors import MigrationError
-from tickq.digest import sha256
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
