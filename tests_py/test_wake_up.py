@@ -21,9 +21,8 @@ from tickq.db import migrator
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Modules only other commands need: the page and its templates, agents, legacy, timers, check;
-# and OpenSSL's bindings, whose start-up a tick's digests do without (tickq.digest).
-NOT_FOR_A_TICK = ("_hashlib", "jinja2", "tickq.page", "tickq.agents", "tickq.legacy",
+# Modules only other commands need: the page and its templates, agents, legacy, timers, check.
+NOT_FOR_A_TICK = ("jinja2", "tickq.page", "tickq.agents", "tickq.legacy",
                   "tickq.timers", "tickq.check", "tickq.cli.status", "tickq.cli.check",
                   "tickq.cli.agents", "tickq.cli.legacy", "tickq.cli.timers", "tickq.cli.page",
                   "httpx")
