@@ -2,14 +2,15 @@
 -- before, else two days before, and so on. The day after a weekly kind's day lacks its slot,
 -- so that stretch does not repeat the day before, but does the day before that.
 BEGIN;
-SELECT plan(6);
+SELECT plan(5);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+-- a kind every five minutes and one on Mondays at noon (UTC)
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 300, "stale_after": 900, "housekeeping_every": 86400},
     "kinds": {
         "five": {"command": ["x"], "every": 300, "timeout": 60},
         "monday": {"command": ["x"], "at": ["12:00"], "on": ["mon"], "timeout": 600}
-    }}', '2026-06-06 00:00Z')$$, 'a kind every five minutes and one on Mondays at noon (UTC)');
+    }}', '2026-06-06 00:00Z');
 
 -- The clock from Sunday 2026-06-07 00:00 to Tuesday noon, part by part as simulate_window moves
 -- it, keeping the instants where it stood at rest.
