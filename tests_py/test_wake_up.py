@@ -125,11 +125,13 @@ def test_a_tick_of_a_registry_that_passed_before_loads_no_toml_parser_or_checker
     assert sorted(m for m in modules if m.startswith(("tomllib", "jsonschema"))) == []
 
 
-def test_the_parser_of_one_command_holds_that_command_only() -> None:
-    from tickq.cli import main
+def test_the_parser_of_one_command_holds_that_command_s_group_only() -> None:
+    from tickq.cli import main, options
 
     parser = main.build_parser(["tick", "--registry", "x.toml"])
-    assert set(main.subcommands(parser)) == {"tick"}
+    queue = {name for name, group in options.GROUPS.items() if group == "queue"}
+    assert "tick" in queue and "check" not in queue
+    assert set(main.subcommands(parser)) == queue
     assert {"tick", "check", "agent", "legacy", "systemd"} <= set(
         main.subcommands(main.build_parser(["--help"])))
     # An unknown word gets the whole parser: argparse names the commands it knows.
