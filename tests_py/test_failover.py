@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -154,6 +155,24 @@ def tick(registry: Path, url: str, run_dir: Path) -> subprocess.Popen[str]:
                             stderr=subprocess.STDOUT, text=True)
 
 
+class Said:
+    """What a process writes to its stdout, read as it comes by a thread of its own."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.lines.extend(proc.stdout), daemon=True)
+        self.reader.start()
+
+    def text(self) -> str:
+        return "".join(list(self.lines))
+
+    def all(self, proc: subprocess.Popen[str], seconds: float = 120) -> str:
+        """Everything, once the process has ended."""
+        proc.wait(timeout=seconds)
+        self.reader.join(timeout=seconds)
+        return self.text()
+
+
 def write_registry(folder: Path) -> Path:
     """One kind whose command says when it starts and ends, and waits for the test's go."""
     script = folder / "work.sh"
@@ -262,6 +281,7 @@ def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_
     wait_for("the standby to replay the sync", lambda: replayed(pair), 30)
     cut_replication(pair)
     first = tick(registry, pair.url, folder / "run")
+    said = Said(first)
     wait_for("the command to start", lambda: (folder / "started").exists(), 60)
 
     pair.primary.stop("immediate")  # the claims never reached the standby
@@ -273,11 +293,13 @@ def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_
                 "SELECT count(*) FROM tickq.job_run WHERE kind = 'work'").fetchone()[0] == 1, 60)
         except AssertionError:
             first.kill()
-            raise AssertionError(first.communicate()[0]) from None
-        time.sleep(1.0)  # a second copy, if it were started, would have written its line
+            raise AssertionError(said.all(first)) from None
+        # The tick's word that it handled that claim (a second copy would have been started
+        # there, instead): only then may the first copy end.
+        wait_for("the tick to meet the claim", lambda: "run.claimed_twice" in said.text(), 60)
         assert runs_log(folder) == [runs_log(folder)[0]], runs_log(folder)
         (folder / "go").touch()
-        out, _ = first.communicate(timeout=120)
+        out = said.all(first)
         lines = runs_log(folder)
         assert len(lines) == 2 and never_overlapping(lines), (lines, out)
         # The one copy's real result is recorded on the run the new primary knows.

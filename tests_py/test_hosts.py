@@ -47,6 +47,10 @@ from tickq import db
 from tickq.cli.roles import roles_script
 from tickq.db import embedded
 
+# Its namespaces, bridge and subnet are picked at random among the free ones: on one xdist
+# worker with test_partition's, so no two builds pick at once.
+pytestmark = pytest.mark.xdist_group("netns")
+
 HOSTS = 3
 SLOTS = 2
 KINDS = 5
@@ -308,7 +312,6 @@ def network() -> Iterator[Network]:
 
 
 def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Network) -> None:
-    started = time.monotonic()
     folder = Path(tempfile.mkdtemp(prefix="tq-hosts-"))  # short: the server's socket lives here
     folder.chmod(0o755)
     hosts: list[Host] = []
@@ -403,15 +406,14 @@ def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Net
         assert len(sampler.busy) > 100 and max(sampler.busy) == SLOTS, sampler.busy[-20:]
         # Each host reached the server from its own address, over its own veth.
         assert sampler.addresses == {network.host_address(i) for i in (1, 2, 3)}, sampler.addresses
-        assert all_at_once(hosts) > 1.0, "three ticks ran at once for at least a second in all"
+        assert most_at_once(hosts) == HOSTS, "the three hosts' ticks never ran at once"
         for host in hosts:
             if host is not victim:
                 # 128 + 15: stopped by the SIGTERM at the end; -15: before Python had started.
                 stopped = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
                 assert set(host.statuses) <= stopped, (host.name, host.statuses, host.output())
-        assert time.monotonic() - started < 60
         print(f"\n{summary}; busy slot rows sampled {len(sampler.busy)} times, at most "
-              f"{max(sampler.busy)}; test took {time.monotonic() - started:.0f} s")
+              f"{max(sampler.busy)}")
     finally:
         for host in hosts:
             host.stop.set()
@@ -422,17 +424,16 @@ def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Net
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def all_at_once(hosts: list[Host]) -> float:
-    """Seconds during which every host had a `tickq tick` running."""
+def most_at_once(hosts: list[Host]) -> int:
+    """The most hosts with a `tickq tick` running at one moment (from each tick's start and
+    end, in the order they came)."""
     events = sorted((at, step) for h in hosts for began, ended in h.ticks
                     for at, step in ((began, 1), (ended, -1)))
-    running, since, total = 0, 0.0, 0.0
-    for at, step in events:
-        if running == len(hosts):
-            total += at - since
+    running = most = 0
+    for _at, step in events:  # at equal times an end (-1) sorts before a start
         running += step
-        since = at
-    return total
+        most = max(most, running)
+    return most
 
 
 def check_runs(runs: list[tuple], log: list[str], victim: str, killed_at: float) -> str:

@@ -162,11 +162,10 @@ def test_ticks_of_the_demo_registry_run_through_a_session_pool_with_the_roles_ti
         # A held row through the pool: the role's lock timeout still ends the wait.
         with psycopg.connect(direct) as holder:
             holder.execute("LOCK TABLE tickq.settings IN ACCESS EXCLUSIVE MODE")
-            began = time.monotonic()
+            # (without it the tick would wait for the holder until tickq()'s 120 s ran out)
             done = tickq("tick", "--registry", "registry.toml", url=url, cwd=folder)
-            waited = time.monotonic() - began
             holder.rollback()
-        assert done.returncode == 3 and waited < 30, (done, waited)
+        assert done.returncode == 3 and "lock" in done.stderr, done
     finally:
         with psycopg.connect(direct, autocommit=True) as conn:
             conn.execute(sql.SQL("ALTER ROLE postgres IN DATABASE {} RESET lock_timeout")

@@ -346,11 +346,11 @@ def test_a_finish_is_reported_and_its_slot_refilled_in_one_transaction_without_a
         priority = "urgent"
 
         [kinds.b]
-        command = ["sleep", "4"]
+        command = ["sh", "-c", "while [ ! -e GO ]; do sleep 0.02; done"]
         every = "1h"
         timeout = "30s"
         priority = "high"
-    """))
+    """).replace("GO", str(tmp_path / "go")))  # b runs until the test has looked
     tick = subprocess.Popen(
         [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path), "--database-url",
          db_url], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -367,5 +367,6 @@ def test_a_finish_is_reported_and_its_slot_refilled_in_one_transaction_without_a
                                       " WHERE name IN ('a', 'b')").fetchall())
         assert xmins["a"] == xmins["b"]
     finally:
+        (tmp_path / "go").touch()
         out, err = tick.communicate(timeout=60)
     assert tick.returncode == 0, err
