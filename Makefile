@@ -11,7 +11,8 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo packages pg15-packages browser promtool
+.PHONY: venv lint test-sql test-sql-15 test-py test demo packages pg15-packages browser promtool \
+    systemd-tools
 
 # pytest's workers (pytest-xdist): most tests wait on subprocesses and servers, not on a core, so
 # more workers than cores pay; each worker starts its own embedded PostgreSQL (tests_py/conftest.py).
@@ -54,6 +55,10 @@ browser:
 # Debian's Prometheus, for promtool: the metrics test checks the format and the shipped rules.
 promtool:
 	scripts/promtool.sh install
+
+# Debian's systemd, for systemd-analyze: the legacy import tests' reference for timer units.
+systemd-tools:
+	scripts/systemd-tools.sh install
 
 test-py: venv packages
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every Debian package the tests use, installed in one apt-get call: what scripts/pg15.sh
-# (PostgreSQL 15, pgTAP, pg_prove, plpgsql_check, PgBouncer, iproute2), scripts/chromium.sh and
-# scripts/promtool.sh each find missing. Nothing is run when nothing is missing.
+# (PostgreSQL 15, pgTAP, pg_prove, plpgsql_check, PgBouncer, iproute2), scripts/chromium.sh,
+# scripts/promtool.sh and scripts/systemd-tools.sh each find missing. Nothing is run when nothing
+# is missing.
 #
 #   scripts/packages.sh install
 set -euo pipefail
@@ -16,7 +17,7 @@ as_root() {
 case "${1:-install}" in
     install)
         missing=()
-        for script in pg15.sh chromium.sh promtool.sh; do
+        for script in pg15.sh chromium.sh promtool.sh systemd-tools.sh; do
             mapfile -t -O "${#missing[@]}" missing < <("./$script" missing)
         done
         if [ "${#missing[@]}" -eq 0 ]; then

@@ -129,6 +129,8 @@ def limits(url: str) -> list[tuple[str, Decimal, Decimal, str]]:
 def _value(value: Decimal, unit: str, fraction: bool) -> str:
     if unit == "s":
         return f'"{int(value)}s"'
+    if unit == "chars":  # the length of a name
+        return f'"{"p" * int(value)}"'
     return f"{value:f}" if fraction else f"{int(value)}"
 
 
@@ -143,8 +145,8 @@ def out_of_bounds(rows: list[Limit], side: str) -> tuple[str, list[str]]:
         fraction = low != int(low) or high != int(high)
         step = Decimal("0.01") if fraction else Decimal(1)
         value = low - step if side == "below" else high + step
-        if unit == "s" and value < 0:
-            continue  # no duration is written below 0s
+        if unit in ("s", "chars") and value < 0:
+            continue  # no duration is written below 0s, no name below no characters
         text = _value(value, unit, fraction)
         if key.startswith("agents.tools."):
             tool.append(f"{key.rsplit('.', 1)[1]} = {text}")

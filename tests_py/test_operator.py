@@ -631,7 +631,7 @@ def _server_status_and_stop(folder: Path) -> None:
     finally:
         stop = tickq("server", "stop")
     assert stop.returncode == 0, stop.stderr
-    assert stop.stdout == f"stopped pid {pid}\n"
+    assert stop.stdout.startswith(f"stopped pid {pid}; it served 1 queue(s)"), stop.stdout
     after = tickq("server", "status")
     assert (after.returncode, after.stdout.split(" (")[0]) == (1, "not running")
     assert tickq("server", "stop").returncode == 1

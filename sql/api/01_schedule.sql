@@ -266,9 +266,12 @@ AS $$
     SELECT CASE WHEN p_calendar.times IS NOT NULL THEN 'at ' || (
             SELECT string_agg(to_char(t.at_time, 'HH24:MI'), ',' ORDER BY t.at_time)
             FROM unnest(p_calendar.times) AS t (at_time))
-        -- real time: "every 15 minutes", "at minute 0,30", then the hours unless all 24
+        -- real time: "every 15 minutes", "at minute 0,30", then the hours unless all 24. One
+        -- minute an hour is "every 60 minutes" only in every hour: "0 */3 * * *" runs three
+        -- hours apart, "at minute 0 in hours 0,3,...".
         ELSE CASE WHEN cardinality(p_calendar.minutes) = 60 THEN 'every minute'
                 WHEN p_calendar.minutes[1] = 0 AND 60 % cardinality(p_calendar.minutes) = 0
+                    AND (cardinality(p_calendar.minutes) > 1 OR cardinality(p_calendar.hours) = 24)
                     AND p_calendar.minutes = ARRAY(SELECT generate_series(0, 59, 60 / cardinality(p_calendar.minutes)))::smallint[]
                     THEN 'every ' || 60 / cardinality(p_calendar.minutes) || ' minutes'
                 ELSE 'at minute ' || tickq.number_ranges(p_calendar.minutes, NULL) END

@@ -127,9 +127,11 @@ AS $$
     -- finish (-); each of p_steps equal steps shows the most held at any moment in it, so a
     -- short peak is never averaged away. p_pool NULL: the global slots, a run counting its
     -- weight; a pool's name: that pool's slots, a run naming it counting one.
+    -- The steps divide the page's own axis: p_hours back, or less on a queue younger than
+    -- that (tickq.report_window_start_at, the one owner of where the window begins).
     WITH bounds AS (
-        SELECT p_now - p_hours * interval '1 hour' AS since,
-            p_hours * interval '1 hour' / p_steps AS width
+        SELECT w.since, (p_now - w.since) / p_steps AS width
+        FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
     ),
     runs AS (
         SELECT r.claimed_at, r.finished_at,
@@ -176,7 +178,8 @@ AS $$
     ORDER BY st.n
 $$;
 COMMENT ON FUNCTION tickq.report_occupancy_at(numeric, integer, text, timestamptz) IS
-'Occupancy over the last p_hours in p_steps equal steps, the most held at any moment of each '
+'Occupancy over the status page''s window (the last p_hours, or since the queue began when that '
+'is later: tickq.report_window_start_at) in p_steps equal steps, the most held at any moment of each '
 'step, from the runs'' claim and finish times: of the global slots (p_pool NULL; a run holds its '
 'weight) or of one pool (a run naming it holds one of its slots).';
 
@@ -190,8 +193,8 @@ AS $$
     SELECT o.step_start, o.in_use FROM tickq.report_occupancy_at(p_hours, p_steps, NULL, p_now) AS o
 $$;
 COMMENT ON FUNCTION tickq.report_slots_at(numeric, integer, timestamptz) IS
-'Global slot occupancy over the last p_hours in p_steps equal steps: the most slots held at any '
-'moment of each step, a run holding its weight (tickq.report_occupancy_at).';
+'Global slot occupancy over the status page''s window (tickq.report_occupancy_at) in p_steps equal '
+'steps: the most slots held at any moment of each step, a run holding its weight.';
 
 CREATE OR REPLACE FUNCTION tickq.report_pools_at(
     p_hours numeric DEFAULT 24,

@@ -49,6 +49,7 @@ AS $$
         -- retired kinds, listed and forgotten (sql/api/25_queue_registry.sql)
         ('dispatcher', 'EXECUTE', 'retired_kinds_at'),
         ('dispatcher', 'EXECUTE', 'forget_kind'),
+        ('dispatcher', 'EXECUTE', 'queue_registry_at'),
         -- chains (sql/api/08_chain.sql)
         ('dispatcher', 'EXECUTE', 'chain_start'),
         ('dispatcher', 'EXECUTE', 'report_step'),
@@ -119,6 +120,7 @@ AS $$
         ('reader', 'EXECUTE', 'agents_at'),
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'EXECUTE', 'retired_kinds_at'),
+        ('reader', 'EXECUTE', 'queue_registry_at'),
         ('reader', 'SELECT', 'queue_status'),
         ('reader', 'SELECT', 'stale_due'),
         ('reader', 'SELECT', 'capacity'),

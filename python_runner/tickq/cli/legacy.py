@@ -25,7 +25,7 @@ from tickq.registry.parse import parse_registry
 
 def _read(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8-sig")  # a BOM is not part of the text
     except FileNotFoundError:
         raise InvalidInput(f"{path}: file not found") from None
     except UnicodeDecodeError as e:

@@ -267,7 +267,7 @@ def machine(add: Add, sub: argparse._SubParsersAction, common: argparse.Argument
     ):
         p = add(name, f"timers:cmd_{name}", text)
         p.add_argument("action", choices=actions)
-        p.add_argument("--name", help="timer name (default: the registry's folder name)")
+        p.add_argument("--name", help="timer name (default: the project, else the folder's name)")
         if name == "systemd":
             p.add_argument("--system", action="store_true", help="in /etc/systemd/system")
             p.add_argument("--run-as", metavar="USER", help="with --system: User= (default: you, "

@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,7 +23,9 @@ from tickq.db.api.session import Connection
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
 from tickq.host.ledger import Ledger
 from tickq.host.spool import Spool
+from tickq.registry import RegistryError
 from tickq.registry.durations import coarse_duration, human_duration
+from tickq.registry.place import as_given, resolved
 
 NARROW = 80
 POOLS_LISTED = 8  # pools with a line of their own; past it, only those held or waited on
@@ -36,7 +39,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if getattr(args, "watch", None) is not None:
         return _watch(args)
     with common.open_queue(args) as conn:
-        snapshot = _snapshot(conn, with_problems=args.check or args.json)
+        snapshot = _snapshot(conn, with_problems=args.check or args.json, args=args)
     if args.json:
         print(json.dumps(snapshot, default=json_value, indent=2))
         return EXIT_NO if args.check and snapshot["problems"] else EXIT_OK
@@ -46,8 +49,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
+def _snapshot(conn: Connection, with_problems: bool, args: argparse.Namespace) -> dict[str, Any]:
     doc: dict[str, Any] = {
+        "queue": _queue(conn, args),
         "now": status.now(conn),
         "timezone": status.timezone(conn),
         "stale_due": status.stale_due(conn),
@@ -61,8 +65,54 @@ def _snapshot(conn: Connection, with_problems: bool) -> dict[str, Any]:
         if ledger:
             problems.append({"kind": None, "problem": "ledger", "detail": ledger})
         problems.extend(_spool_problems(Spool(Ledger().folder)))
+        above, _ = queue_lines(doc["queue"])
+        problems.extend({"kind": None, "problem": "queue", "detail": line.split(": ", 1)[1]}
+                        for line in above)
         doc["problems"] = problems
     return doc
+
+
+def _queue(conn: Connection, args: argparse.Namespace) -> dict[str, Any]:
+    """Which database this is, whose queue, and this registry (its file as given and with
+    links followed, its project): so another project's queue is never read unawares."""
+    try:
+        found = common.registry_if_any(args)
+    except RegistryError:  # `status` reads the queue whatever the file says
+        found = None
+    source = {"path": str(as_given(args.registry)), "resolved": str(resolved(args.registry)),
+              "project": found.settings.project if found is not None else None}
+    got = status.queue_of(conn, source)
+    return {
+        "database": got["database"], "server": got["server"], "port": got["port"],
+        "embedded": not (args.database_url or os.environ.get("DATABASE_URL")),
+        "registry": source["path"], "registry_found": Path(args.registry).is_file(),
+        "synced_by": {k: got[k] for k in ("path", "host", "project", "synced_at")}
+        if got["synced"] else None,
+        # No registry here to compare with: nothing to warn of.
+        "this_project": got["this_project"] or not Path(args.registry).is_file(),
+    }
+
+
+def queue_lines(queue: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    """The warning above everything when the queue is another project's, and the line under
+    the table naming the database and the registry it was last synced by."""
+    if queue is None:
+        return [], []
+    where = (f"the embedded server (socket {queue['server']})" if queue["embedded"]
+             else f"{queue['server']}:{queue['port']}")
+    here = f"queue: database {queue['database']} on {where}"
+    by = queue["synced_by"]
+    if by is None:
+        mine = (f"this registry: {queue['registry']}" if queue["registry_found"] else
+                f"no registry at {queue['registry']}: --registry FILE or TICKQ_REGISTRY names it")
+        return [], [f"{here}, not synced yet ({mine})"]
+    record = by["path"] + (f" (project {by['project']})" if by["project"] else "")
+    if queue["this_project"]:
+        return [], [f"{here}, synced by {record}"]
+    host = f" on host {by['host']}" if by["host"] else ""
+    return [f"WARNING another project's queue: database {queue['database']} on {where} was last "
+            f"synced by {record}{host}, not by {queue['registry']}; give this project's "
+            "database with --database-url or DATABASE_URL"], [f"{here}, synced by {record}"]
 
 
 def _print_retired(args: argparse.Namespace) -> int:
@@ -124,8 +174,8 @@ def _watch(args: argparse.Namespace) -> int:
     try:
         with common.open_queue(args) as conn:
             while True:
-                text = render(_snapshot(conn, with_problems=False), wide=args.wide,
-                              width=_width())
+                text = render(_snapshot(conn, with_problems=False, args=args),
+                              wide=args.wide, width=_width())
                 stamp = f"every {seconds:g}s, Ctrl-C to stop"
                 sys.stdout.write("\x1b[H\x1b[2J" + stamp + "\n" + text + "\n")
                 sys.stdout.flush()
@@ -153,7 +203,8 @@ def _width() -> int | None:
 def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) -> str:
     now: datetime = snapshot["now"]
     zone = ZoneInfo(snapshot["timezone"])
-    lines = [
+    above, under = queue_lines(snapshot.get("queue"))
+    lines = above + [
         f"WARNING stale: {s['kind']} ({s['priority']}) due since {_at(s['due_at'], now, zone)}, "
         f"unclaimed for {human_duration(s['waiting'])}"
         for s in snapshot["stale_due"]
@@ -196,7 +247,7 @@ def render(snapshot: dict[str, Any], *, wide: bool, width: int | None = NARROW) 
         ] + ([_takes(k)] if takes else []) for k in snapshot["kinds"]]
         lines.append(table(header, rows, width=width, shrink=(0, 1)))
     # Under the table, so the lines above it stay where scripts and eyes expect them.
-    lines.extend(_fit(line, width) for line in capacity_lines(snapshot))
+    lines.extend(_fit(line, width) for line in capacity_lines(snapshot) + under)
     return "\n".join(lines)
 
 

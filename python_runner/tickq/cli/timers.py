@@ -19,6 +19,7 @@ from pathlib import Path
 from tickq import timers as os_timers
 from tickq.db.errors import EXIT_OK, InvalidInput
 from tickq.registry import load_registry
+from tickq.registry.place import as_given
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -42,9 +43,11 @@ class _Setup:
 
     def __init__(self, args: argparse.Namespace, run_as: pwd.struct_passwd | None = None) -> None:
         registry = load_registry(args.registry)
-        self.registry_path = Path(args.registry).resolve()
+        # As given: a timer of a deploy's `current` link runs every release behind it.
+        self.registry_path = as_given(args.registry)
         self.folder = self.registry_path.parent
-        self.name = os_timers.timer_name(args.name or self.folder.name)
+        self.name = os_timers.timer_name(args.name or registry.settings.project
+                                         or self.folder.name)
         self.interval = registry.settings.tick
         script = Path(sys.executable).parent / "tickq"
         self.argv = [str(script), "tick"] if script.exists() else [

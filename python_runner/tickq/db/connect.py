@@ -121,8 +121,20 @@ def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection
         text = str(exc).strip()
         if "unsupported startup parameter: options" in text:
             raise CannotConnect(POOLER_REFUSED) from None
+        if "no password supplied" in text:
+            raise CannotConnect(f"cannot reach the database: {_no_password(url)}") from None
         cause = text.splitlines()[0] if text else type(exc).__name__
         raise CannotConnect(f"cannot reach the database: {cause}") from None
+
+
+def _no_password(url: str) -> str:
+    """libpq's "no password supplied", with what it looked for and where (tickq.db.passfile)."""
+    from tickq.db import passfile  # only when a login failed
+
+    try:
+        return passfile.explain(url)
+    except Exception:  # an explanation must never hide the failure itself
+        return "fe_sendauth: no password supplied"
 
 
 # PgBouncer refuses the startup parameter tickq sets its timeouts with (in every pool mode), and a

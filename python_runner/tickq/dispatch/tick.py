@@ -127,7 +127,8 @@ class Dispatcher:
         if sync:
             self._drift = self.sync()
         else:
-            self.link.call(registry_api.refuse_bad_values, self.registry)
+            self.link.call(registry_api.refuse_bad_values, self.registry, from_file=True,
+                           replace_queue=self.replace_queue)
         self.link.retime(self.ctx.timeouts)
         return applied
 

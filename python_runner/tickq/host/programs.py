@@ -3,11 +3,14 @@
 A program named with a "/" (``bin/send-email``, ``./x``) is relative to the registry's folder,
 whatever the kind's ``cwd`` says, so a registry and its scripts move together; a bare name
 (``python3``) is looked up in PATH as the command will see it (the kind's ``env`` over the
-dispatcher's environment). The command runs in ``cwd``, which defaults to the registry's folder.
+dispatcher's environment), entry by entry as execvp(3) does: an entry this user may not search
+or execute is skipped, and named when no other entry has the program. The command runs in
+``cwd``, which defaults to the registry's folder.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -38,12 +41,41 @@ def resolve(
         return Resolved((str(path), *argv[1:]), workdir,
                         _cwd_problem(workdir) or _program_problem(path, program))
     search = {**(os.environ if environ is None else environ), **(env or {})}.get("PATH", "")
+    problem = _path_problem(program, search, workdir)
+    return Resolved(tuple(argv), workdir, _cwd_problem(workdir) or problem)
+
+
+# What execvp(3) does with a PATH entry whose candidate execve refuses: these errors go on to
+# the next entry; EACCES (a folder this user may not search, a file it may not execute) goes
+# on too, and is the error when no entry runs; any other error ends the search.
+_NEXT_ENTRY = frozenset((errno.ENOENT, errno.ENOTDIR, errno.ESTALE, errno.ENODEV,
+                         errno.ETIMEDOUT))
+
+
+def _path_problem(program: str, search: str, workdir: Path) -> str | None:
+    """None when a bare `program` is found on `search` (a PATH) as execvp finds it; else why
+    not, with execvp's error: EACCES when an entry refused this user, else ENOENT."""
+    if not search:
+        return f"{program!r}: PATH is empty"
+    denied: list[str] = []
     for entry in search.split(os.pathsep):
-        candidate = (workdir / (entry or ".")) / program
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return Resolved(tuple(argv), workdir, _cwd_problem(workdir))
-    where = "PATH is empty" if not search else f"not found in PATH ({search})"
-    return Resolved(tuple(argv), workdir, _cwd_problem(workdir) or f"{program!r}: {where}")
+        folder = workdir / (entry or ".")
+        candidate = folder / program
+        try:
+            info = candidate.stat()
+        except OSError as exc:
+            if exc.errno == errno.EACCES:
+                denied.append(f"{folder} is not searchable by this user")
+            elif exc.errno not in _NEXT_ENTRY:
+                return f"{program!r}: {exc.strerror or exc} ({candidate})"
+            continue
+        if stat.S_ISREG(info.st_mode) and os.access(candidate, os.X_OK):
+            return None
+        denied.append(f"{candidate} is not an executable file")
+    if denied:
+        return f"{program!r}: permission denied ({'; '.join(denied)}), not found elsewhere " \
+            f"in PATH ({search})"
+    return f"{program!r}: not found in PATH ({search})"
 
 
 def _program_problem(path: Path, written: str) -> str | None:

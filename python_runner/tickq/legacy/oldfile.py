@@ -40,8 +40,8 @@ def read(path: Path) -> str:
     if len(data) > FILE_MAX:
         raise OldFileRefused(f"{path}: larger than {FILE_MAX >> 20} MiB: not an old "
                              "orchestrator's script or crontab")
-    try:
-        return data.decode("utf-8")
+    try:  # a byte order mark (Notepad's "UTF-8 with BOM") is not part of the text
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise OldFileRefused(f"{path}: not UTF-8 text: {e}") from None
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from tickq.db.api.page import HOLDERS_NAMED, PageData, page_data
 from tickq.db.api.session import Connection
@@ -42,6 +43,15 @@ _ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def _lists_breakable(text: object) -> Markup:
+    """`text`, escaped, with a line break allowed after each comma: a schedule's list of
+    times ("00:00,00:30,...") is one word to the browser, which would widen its column."""
+    return Markup(",<wbr>").join(str(text).split(","))
+
+
+_ENV.filters["lists_breakable"] = _lists_breakable
 
 
 def zone(name: str | None) -> ZoneInfo:

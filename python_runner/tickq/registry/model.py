@@ -58,6 +58,9 @@ class RegistryError(Exception):
 
 
 class Settings(NamedTuple):
+    # Who this project is, whatever path or host its checkout has (tickq.same_project); without
+    # it, the registry file as given (a deploy's `current` link is one file for every release).
+    project: str | None = None
     slots: int = 3
     tick: int = 300
     stale_after: int = 900
@@ -89,7 +92,8 @@ class Settings(NamedTuple):
         # alert_timeout and the db_* timeouts are read by the runner alone; they go along so that
         # their bounds are checked where every other bound is. A number JSON cannot hold (nan,
         # inf) goes as its name, for the database to refuse naming the key.
-        return {
+        named = {"project": self.project} if self.project is not None else {}
+        return named | {
             "slots": self.slots,
             "tick": self.tick,
             "stale_after": self.stale_after,

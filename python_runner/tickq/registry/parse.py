@@ -15,6 +15,7 @@ from typing import Any
 from tickq.registry import shape_cache
 from tickq.registry.build import build_registry
 from tickq.registry.model import Problem, Registry, RegistryError
+from tickq.registry.place import as_given
 from tickq.registry.shape import schema_text, shape_problems
 
 # A registry is a text file a person writes; anything larger is a mistake (or /dev/zero).
@@ -43,14 +44,23 @@ def load_registry(path: str | Path) -> Registry:
             os.close(fd)
         if len(data) > MAX_FILE_BYTES:
             raise refuse(f"larger than {MAX_FILE_BYTES} bytes: not a registry")
-        text = data.decode("utf-8")
+        # A byte order mark (Notepad's "UTF-8 with BOM") is not part of the text, as for
+        # most TOML tools.
+        text = data.decode("utf-8-sig")
     except FileNotFoundError:
-        raise refuse("file not found") from None
+        raise refuse(_not_found(path)) from None
     except UnicodeDecodeError as e:
         raise refuse(f"not UTF-8 text: {e}") from None
     except OSError as e:
         raise refuse(f"cannot read: {e.strerror or e}") from None
     return parse_registry(text, str(path), path.absolute().parent)
+
+
+def _not_found(path: Path) -> str:
+    """Where the registry was looked for, and how to name another."""
+    found = as_given(path)
+    return (f"file not found in {found.parent} (name the registry with --registry FILE or "
+            "TICKQ_REGISTRY=FILE)")
 
 
 def _file_type(mode: int) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import socket
 from datetime import datetime
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import psycopg
@@ -22,8 +21,10 @@ from tickq.db.connect import DEFAULT_TIMEOUTS, Timeouts, timeouts_of
 from tickq.db.errors import RegistryRefused
 from tickq.db.migrator import load_query
 from tickq.registry import Problem, Registry
+from tickq.registry.place import as_given, resolved
 
 INVALID_REGISTRY = "TQ002"
+OTHER_PROJECT = "TQ090"  # another project's sync would retire kinds of the queue
 
 
 class Drift(NamedTuple):
@@ -66,18 +67,45 @@ def sync_json(registry: Registry) -> dict[str, Any]:
     return dict(last[1])
 
 
-def registry_problems(
-    conn: psycopg.Connection, registry: Registry, exc: psycopg.Error | None = None
-) -> list[Problem]:
-    """Every value of `registry` the database refuses (none when it takes them all). `exc`, the
-    refusal that led here, stands in when the list comes back empty."""
-    file = str(registry.path)
+def sent_json(registry: Registry, *, from_file: bool = False,
+              replace_queue: bool = False) -> dict[str, Any]:
+    """The registry's JSON as a sync sends it: with where its file is (`from_file`: so the
+    queue can tell another project's sync) and "replace_queue" when asked."""
+    doc = sync_json(registry)
+    if from_file:
+        doc["source"] = source(registry)
+    if replace_queue:
+        doc["replace_queue"] = True
+    return doc
+
+
+def _problem_rows(conn: psycopg.Connection, doc: dict[str, Any]) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(load_query("registry_problems"),
-                           {"registry": Jsonb(sync_json(registry))}).fetchall()
-    found = [Problem(file, r["kind"], file_key(r["kind"], r["key"]), r["problem"]) for r in rows]
+        return cur.execute(load_query("registry_problems"), {"registry": Jsonb(doc)}).fetchall()
+
+
+def _problems(registry: Registry, rows: list[dict[str, Any]]) -> list[Problem]:
+    file = str(registry.path)
+    return [Problem(file, r["kind"], file_key(r["kind"], r["key"]), r["problem"]) for r in rows]
+
+
+def _own(rows: list[dict[str, Any]]) -> bool:
+    """Whether `rows` hold a problem of the file's own (a value), not only the queue's refusal
+    of another project's sync (key NULL)."""
+    return any(r["key"] is not None or r["kind"] is not None for r in rows)
+
+
+def registry_problems(
+    conn: psycopg.Connection, registry: Registry, exc: psycopg.Error | None = None,
+    doc: dict[str, Any] | None = None,
+) -> list[Problem]:
+    """Every value of `registry` the database refuses (none when it takes them all), and, for a
+    `doc` naming its file (sent_json), the queue's refusal of another project's sync. `exc`,
+    the refusal that led here, stands in when the list comes back empty."""
+    found = _problems(registry, _problem_rows(conn, sync_json(registry) if doc is None else doc))
     if not found and exc is not None:
-        found = [Problem(file, None, None, exc.diag.message_primary or str(exc).strip())]
+        found = [Problem(str(registry.path), None, None,
+                         exc.diag.message_primary or str(exc).strip())]
     return found
 
 
@@ -94,18 +122,23 @@ def problems_of(conn: psycopg.Connection, registry: Registry) -> list[Problem]:
         return [Problem(str(registry.path), None, None, primary[0] if primary else "refused")]
 
 
-def refuse_bad_values(conn: psycopg.Connection, registry: Registry) -> None:
+def refuse_bad_values(conn: psycopg.Connection, registry: Registry, *, from_file: bool = False,
+                      replace_queue: bool = False) -> None:
     """The database's verdict before anything uses a value of `registry`: RegistryRefused
-    listing every problem, or nothing."""
-    found = registry_problems(conn, registry)
-    if found:
-        raise RegistryRefused(found)
+    listing every problem, the queue's refusal of another project's sync among them
+    (`from_file`), or nothing. The queue's refusal alone is left to the sync (one line)."""
+    rows = _problem_rows(conn, sent_json(registry, from_file=from_file,
+                                         replace_queue=replace_queue))
+    if _own(rows):
+        raise RegistryRefused(_problems(registry, rows))
 
 
 def source(registry: Registry) -> dict[str, str]:
-    """Which registry a sync comes from (its file's absolute path, resolved, and this host):
-    what the queue records as the registry of record (tickq.queue_registry)."""
-    return {"path": str(Path(registry.path).resolve()), "host": socket.gethostname()}
+    """Which registry a sync comes from (its file as given, links not followed, and with links
+    followed; this host): what the queue records as the registry of record
+    (tickq.queue_registry); its settings.project travels in the registry itself."""
+    return {"path": str(as_given(registry.path)), "resolved": str(resolved(registry.path)),
+            "host": socket.gethostname()}
 
 
 def sync_registry(
@@ -118,13 +151,9 @@ def sync_registry(
     would retire kinds of the queue is refused (TQ090) unless `replace_queue`. `now` is when
     the sync happens (default: the database's clock), for a simulation that deploys the registry
     at another time."""
-    doc = sync_json(registry)
+    doc = sent_json(registry, from_file=from_file, replace_queue=replace_queue)
     if dispatcher is not None:
         doc["dispatcher"] = dispatcher
-    if from_file:
-        doc["source"] = source(registry)
-    if replace_queue:
-        doc["replace_queue"] = True
     # One statement: atomic on its own. Only inside a caller's transaction does it need a
     # savepoint (a refusal must not abort the caller's work); BEGIN and COMMIT around it would be
     # two more round trips on every tick.
@@ -135,9 +164,16 @@ def sync_registry(
             return cur.execute(load_query("sync_registry"),
                                {"registry": Jsonb(doc), "now": now}).fetchall()
     except psycopg.Error as exc:
-        if not is_refusal(exc) or conn.broken:
+        if conn.broken:
             raise
-        raise RegistryRefused(registry_problems(conn, registry, exc)) from exc
+        if exc.sqlstate == OTHER_PROJECT:  # the file's own problems too, all at once
+            rows = _problem_rows(conn, doc)
+            if _own(rows):
+                raise RegistryRefused(_problems(registry, rows)) from exc
+            raise
+        if not is_refusal(exc):
+            raise
+        raise RegistryRefused(registry_problems(conn, registry, exc, doc)) from exc
 
 
 def provisional_timeouts(settings: object) -> Timeouts:

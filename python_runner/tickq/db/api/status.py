@@ -26,6 +26,19 @@ def timezone(conn: Connection) -> str:
     return found["timezone"]
 
 
+def queue_of(conn: Connection, source: dict[str, Any]) -> Row:
+    """Which database this is (database, server: its host or socket folder, port) and whose
+    queue (tickq.queue_registry_at): the registry it was last synced by (path, host, project,
+    synced_at; synced false when none named one) and whether `source` ({path, resolved,
+    project}) is that project. Never a password."""
+    from psycopg.types.json import Jsonb
+
+    found = one(conn, "queue_registry", {"source": Jsonb(source)})
+    assert found is not None
+    info = conn.info
+    return {"database": info.dbname, "server": info.host, "port": info.port, **found}
+
+
 def stale_due(conn: Connection) -> list[Row]:
     """Kinds due longer than stale_after and still unclaimed (tickq.stale_due)."""
     return rows(conn, "stale_due")
