@@ -83,12 +83,15 @@ def many_kinds(folder: Path, count: int) -> Path:
     return path
 
 
-def environment(folder: Path) -> dict[str, str]:
+def environment(folder: Path, server: str) -> dict[str, str]:
     """What the processes get: the checkout's package, a shape cache in `folder`, and bytecode
     in `folder` too (as bench/idle_tick.py: an installed package has its own, so compiling
     tickq's modules on every run, about 28 ms of a check here, would be measured otherwise;
-    none lands in the checkout). The reference and the other checkout get the same."""
+    none lands in the checkout), and the bench's server for the scratch databases (as on the
+    embedded default, where the queue and the scratch databases share the server). The
+    reference and the other checkout get the same."""
     return {"PYTHONPATH": str(c.REPO / "python_runner"), "PATH": os.environ.get("PATH", ""),
+            "TICKQ_SCRATCH_URL": server,
             "PYTHONPYCACHEPREFIX": str(folder / "pycache"),
             "TICKQ_CACHE_DIR": str(folder / "cache"), "TICKQ_RUN_DIR": str(folder / "run"),
             "HOME": str(folder)}
@@ -102,7 +105,8 @@ def reference(url: str, env: dict[str, str]) -> float:
 
 
 def whole_check(registry: Path, url: str, env: dict[str, str], *more: str) -> tuple[float, str]:
-    """Seconds of one `tickq check` process (the checkout `env` names) and its verdict."""
+    """Seconds of one `tickq check` process (the checkout `env` names) and its verdict, with a
+    digest of all it printed (the same registry checked by another checkout: the same digest)."""
     started = time.perf_counter()
     done = subprocess.run([*TICKQ, "check", *more, "--registry", str(registry), "--database-url",
                            url], env=env, capture_output=True, text=True, check=False)
@@ -111,7 +115,8 @@ def whole_check(registry: Path, url: str, env: dict[str, str], *more: str) -> tu
         raise SystemExit(f"tickq check exited {done.returncode}: {done.stderr[-2000:]}")
     verdict = next((line for line in done.stdout.splitlines()
                     if line.startswith(("worst case fits", "worst case STARVES"))), "?")
-    return wall, verdict.split(":")[0]
+    digest = hashlib.sha256(done.stdout.encode()).hexdigest()[:12]
+    return wall, f"{verdict.split(':')[0]} (output {digest})"
 
 
 def in_turn(
@@ -242,7 +247,7 @@ def main() -> None:
           c.server(args.database_url) as server, c.fresh_database(server, "check") as url,
           contextlib.ExitStack() as stack):
         folder = Path(tmp)
-        env = environment(folder)
+        env = environment(folder, server)
         kinds = many_kinds(folder, count)
         other = other_checkout(args.against, server, env, stack)
         with db.connect(url) as conn:
@@ -253,13 +258,14 @@ def main() -> None:
               f"{first:.2f} s\n")
         if other:
             whole_check(REAL_FIX, *other)  # its own template
-        refs, checks, others = [], [], []
+        refs, checks, others, other_verdict = [], [], [], "?"
         for _ in range(reps):
             refs.append(reference(url, env))
             wall, verdict = whole_check(REAL_FIX, url, env)
             checks.append(wall)
             if other:
-                others.append(whole_check(REAL_FIX, *other)[0])
+                wall, other_verdict = whole_check(REAL_FIX, *other)
+                others.append(wall)
         ref, check = statistics.median(refs), statistics.median(checks)
         print(f"A reference, bare psycopg connect + select 1: {ref * 1000:.0f} ms "
               f"(runs: {', '.join(f'{r * 1000:.0f}' for r in refs)})")
@@ -269,8 +275,9 @@ def main() -> None:
               + ("met" if check / ref <= 5 else "NOT MET"))
         if other:
             print(f"C the same check of {args.against}: {statistics.median(others):.2f} s "
-                  f"(runs: {runs_of(others)}), C / A = {statistics.median(others) / ref:.1f}, "
-                  f"B / C = {check / statistics.median(others):.2f}")
+                  f"(runs: {runs_of(others)}), {other_verdict}, C / A = "
+                  f"{statistics.median(others) / ref:.1f}, B / C = "
+                  f"{check / statistics.median(others):.2f}")
         smalls, other_smalls, _ = in_turn(DEMO, reps, url, env, other)
         small = statistics.median(smalls)
         print(f"tickq check of the demo's 3 kinds: {small:.2f} s (runs: {runs_of(smalls)}), "

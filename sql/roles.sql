@@ -6,7 +6,9 @@
 --   dispatcher  what `tickq tick`, `run`, `sync`, `check` and `status` run as: EXECUTE on the
 --               functions the runner calls, no right on any table; those functions run as the
 --               owner (SECURITY DEFINER, pinned search_path) and are the only way to the queue.
---   reader      SELECT on the views queue_status, stale_due and capacity, for dashboards and psql.
+--   reader      SELECT on the views queue_status, stale_due and capacity, and the functions of the
+--               status page, the metrics and what `check` reads: `tickq serve`, `metrics`, `status`,
+--               `check`, dashboards and psql.
 --
 -- The roles are created with LOGIN and no password: give each one the way in your server
 -- expects (\password NAME in psql for scram-sha-256, or peer/cert authentication in pg_hba.conf).

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from dbroles import Roles, made_roles
 
 from tickq import db
 
@@ -107,6 +108,22 @@ def conn(db_url: str) -> Iterator[psycopg.Connection]:
     """An autocommit connection to this test's database."""
     with db.connect(db_url) as connection:
         yield connection
+
+
+@pytest.fixture
+def roles(pg_server_url: str) -> Iterator[Roles]:
+    """sql/roles.sql's owner, dispatcher and reader in a fresh database (tests_py/dbroles.py)."""
+    with made_roles(pg_server_url) as made:
+        yield made
+
+
+@pytest.fixture(autouse=True)
+def scratch_on_the_test_server(request: pytest.FixtureRequest,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test with the test server has `check` and `simulate` make their scratch databases there
+    (TICKQ_SCRATCH_URL), never on an embedded PostgreSQL of the machine's."""
+    if "pg_server_url" in request.fixturenames:
+        monkeypatch.setenv("TICKQ_SCRATCH_URL", request.getfixturevalue("pg_server_url"))
 
 
 @pytest.fixture(autouse=True)

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from processes import is_alive
+from pg15_cluster import Cluster
+from processes import is_alive, tickq_env
 from test_cancel import env, live_run, queue, run_row, start_tick, tickq, wait_for
-from test_pgbouncer import bouncer_folder, queue_db
+from test_pgbouncer import reached, server
 
 from tickq.host.ledger import Ledger, start_time
 
-__all__ = ["bouncer_folder", "queue", "queue_db"]  # fixtures, used by name
+__all__ = ["queue", "server"]  # fixtures, used by name
 
 
 def _runs_of(url: str, kind: str) -> int:
@@ -118,31 +119,33 @@ def test_a_pid_another_process_took_is_no_sign_of_life(tmp_path: Path) -> None:
 
 
 def test_who_asked_is_recorded_per_call_through_a_transaction_pool(
-    tmp_path: Path, queue_db: tuple[str, str], bouncer_folder: Path
+    tmp_path: Path, server: Cluster
 ) -> None:
     """Through PgBouncer in transaction pooling mode (a server connection per transaction, no
     session state kept), `tickq cancel` records the role the server saw and the client's claim."""
-    from test_pgbouncer import start_bouncer
-    from test_pgbouncer import tickq as through
+    from test_pgbouncer import command
 
-    name, direct = queue_db
     registry = tmp_path / "registry.toml"
     registry.write_text('[kinds.work]\ncommand = ["true"]\nevery = "1h"\ntimeout = "1m"\n')
-    assert through("sync", "--registry", str(registry), url=direct, cwd=tmp_path).returncode == 0
-    with psycopg.connect(direct, autocommit=True) as conn:
-        conn.execute("UPDATE tickq.job_kind SET due_at = CASE WHEN name = 'work' THEN now()"
-                     " ELSE 'infinity' END")
-        [(run_id,)] = conn.execute("SELECT run_id FROM tickq.claim_jobs(1, 'far-host:1')"
-                                   ).fetchall()
-    port = start_bouncer(bouncer_folder, name, "transaction", ignore="options")
+    with reached(server, "transaction") as (pooled, direct):
+        synced = subprocess.run(command("sync", url=direct, folder=tmp_path),
+                                capture_output=True, text=True, timeout=120, check=False,
+                                env=tickq_env())
+        assert synced.returncode == 0, synced.stdout + synced.stderr
+        with psycopg.connect(direct, autocommit=True) as conn:
+            conn.execute("UPDATE tickq.job_kind SET due_at = CASE WHEN name = 'work' THEN now()"
+                         " ELSE 'infinity' END")
+            [(run_id,)] = conn.execute("SELECT run_id FROM tickq.claim_jobs(1, 'far-host:1')"
+                                       ).fetchall()
 
-    asked = through("cancel", "work", "--reason", "pooled",
-                    url=f"postgresql://postgres@127.0.0.1:{port}/queue", cwd=tmp_path)
+        asked = subprocess.run(command("cancel", "work", "--reason", "pooled", url=pooled,
+                                       folder=tmp_path), capture_output=True, text=True,
+                               timeout=120, check=False, env=tickq_env())
 
-    assert asked.returncode == 0, asked.stdout + asked.stderr  # claimed just now: seen
-    with psycopg.connect(direct) as conn:
-        by, role = conn.execute("SELECT cancel_by, cancel_role FROM tickq.job_run WHERE id = %s",
-                                (run_id,)).fetchone()
+        assert asked.returncode == 0, asked.stdout + asked.stderr  # claimed just now: seen
+        with psycopg.connect(direct) as conn:
+            by, role = conn.execute("SELECT cancel_by, cancel_role FROM tickq.job_run"
+                                    " WHERE id = %s", (run_id,)).fetchone()
     assert role == "postgres"
     assert by.startswith("postgres") and by.endswith(
         f", claiming to be {getpass.getuser()}@{socket.gethostname()}"), by

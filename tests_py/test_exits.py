@@ -19,6 +19,7 @@ from tickq.db.errors import (
     MigrationError,
     NoAnswer,
     RegistryRefused,
+    ScratchUnavailable,
     exit_of,
 )
 from tickq.registry import Problem, RegistryError
@@ -37,6 +38,9 @@ def test_each_failure_class_has_its_status_and_one_line() -> None:
     assert exit_of(MigrationError("0003_x.sql: boom")) == (
         3, ["migration failed: 0003_x.sql: boom"])
     assert exit_of(DatabaseUnavailable("gone")) == (3, ["lost the database: gone"])
+    assert exit_of(ScratchUnavailable("permission denied to create database")) == (
+        4, ["cannot create a scratch database for the simulation: permission denied to create "
+            "database"])
     for exc in (RegistryRefused([problem]), RegistryError([problem])):
         assert exit_of(exc) == (2, [str(problem), "invalid registry: 1 problem(s)"])
     assert exit_of(PermissionError(13, "Permission denied", "/x/status.html")) == (

@@ -18,7 +18,7 @@ import pytest
 from processes import tickq
 
 from tickq.host.programs import resolve
-from tickq.legacy import importing
+from tickq.legacy import names
 from tickq.legacy import shell as legacy
 from tickq.registry import parse_registry
 
@@ -182,111 +182,8 @@ def test_unparseable_lines_are_reported_by_number_and_left_untouched(folder: Pat
                                                        (0, 1, 3, 4, 5, 6)]
 
 
-CRONTAB = {
-    "*/5 * * * * bin/x": {"every": 300},
-    "* * * * * bin/x": {"every": 60},
-    "0 * * * * bin/x": {"every": 3600},
-    "@hourly bin/x": {"every": 3600},
-    "30 6 * * 1-5 bin/x": {"at": ("06:30",), "on": ("mon", "tue", "wed", "thu", "fri")},
-    "0 6,18 * * sun bin/x": {"at": ("06:00", "18:00"), "on": ("sun",)},
-    "15 */8 * * * bin/x": {"at": ("00:15", "08:15", "16:15")},
-    "0 9 * * 0,6 bin/x": {"at": ("09:00",), "on": ("sat", "sun")},
-    "@daily bin/x": {"at": ("00:00",)},
-    "@weekly bin/x": {"at": ("00:00",), "on": ("sun",)},
-}
-
-# What every and at/on cannot say is kept as the entry's own fields, computed by cron's rules.
-CRONTAB_CRON = {
-    "0 0 1 * * bin/x": "0 0 1 * *",
-    "0 0 * 6 * bin/x": "0 0 * 6 *",
-    "*/7 * * * * bin/x": "*/7 * * * *",
-    "30 4 1,15 Jan,jul * bin/x": "30 4 1,15 Jan,jul *",
-    "0 9 13 * fri bin/x": "0 9 13 * fri",
-    "@monthly bin/x": "@monthly",
-    "@yearly bin/x": "@yearly",
-    "@annually bin/x": "@annually",
-}
-
-CRONTAB_REFUSED = {
-    "@reboot bin/x": "no tickq schedule",
-    "0 25 * * * bin/x": "not a number from 0 to 23",
-    "0 0 32 * * bin/x": "not a number from 1 to 31",
-    "0 0 * 13 * bin/x": "not a number from 1 to 12",
-    "0 * * * * bin/x 50%": "unescaped %",
-}
-
-
-@pytest.mark.parametrize("line", CRONTAB)
-def test_crontab_schedules_become_every_or_at(line: str) -> None:
-    t = legacy.translate(line)
-    assert t.argv == ("bin/x",)
-    got = {"every": t.every} if t.every is not None else {"at": t.at, **({"on": t.on} if t.on
-                                                                        else {})}
-    assert got == CRONTAB[line]
-
-
-@pytest.mark.parametrize("line", CRONTAB_CRON)
-def test_crontab_schedules_of_days_and_months_become_cron(line: str) -> None:
-    t = legacy.translate(line)
-    assert (t.argv, t.cron, t.every, t.at) == (("bin/x",), CRONTAB_CRON[line], None, ())
-
-
-def test_a_crontab_of_days_months_and_names_round_trips(folder: Path) -> None:
-    crontab = folder / "crontab"
-    lines = ["0 6 1,15 * * bin/argv payroll", "59 23 * jan,jul * bin/argv halves",
-             "0 0 13 * FRI timeout 5m bin/argv friday", "@monthly bin/argv close"]
-    crontab.write_text("\n".join(lines) + "\n")
-    registry = folder / "registry.toml"
-    registry.write_text('[settings]\ntimezone = "Europe/London"\n')
-    result = tickq("legacy", "import", str(crontab), "--registry", str(registry), "--write")
-    assert result.returncode == 0, result.stderr
-    kinds = tomllib.loads(registry.read_text())["kinds"]
-    assert {k["legacy"]: k["cron"] for k in kinds.values()} == {
-        line: " ".join(line.split()[:5]) if not line.startswith("@") else "@monthly"
-        for line in lines}
-    assert crontab.read_text().splitlines()[0] == "#tickq:argv_payroll# " + lines[0]
-    check = tickq("legacy", "check", str(crontab), "--registry", str(registry))
-    assert check.returncode == 0, check.stdout + check.stderr
-    # What import wrote is a registry tickq accepts, the schedule judged by the database too.
-    parse_registry(registry.read_text(), "import", folder)
-
-
-@pytest.mark.parametrize("line", CRONTAB_REFUSED)
-def test_crontab_schedules_tickq_cannot_express_say_why(line: str) -> None:
-    with pytest.raises(legacy.Untranslatable, match=re.escape(CRONTAB_REFUSED[line])):
-        legacy.translate(line)
-
-
-def test_a_crontab_imports_with_its_own_schedules(folder: Path) -> None:
-    crontab = folder / "crontab"
-    crontab.write_text("MAILTO=ops@example.com\n*/15 * * * * timeout 10m bin/argv sync\n"
-                       "30 6 * * 1-5 cd jobs && bin/argv report\n")
-    result = tickq("legacy", "import", str(crontab), "--registry", str(folder / "r.toml"))
-    assert result.returncode == 0, result.stderr
-    assert f"{crontab}:1: left as it is: sets variables" in result.stderr
-    kinds = tomllib.loads(result.stdout)["kinds"]
-    assert kinds["argv_sync"] == {
-        "every": "15m", "command": ["bin/argv", "sync"], "timeout": "10m",
-        "legacy": "*/15 * * * * timeout 10m bin/argv sync"}
-    assert kinds["argv_report"]["at"] == ["06:30"]
-    assert kinds["argv_report"]["on"] == ["mon", "tue", "wed", "thu", "fri"]
-    assert kinds["argv_report"]["cwd"] == "jobs"
-
-
-def test_a_chain_of_crontab_lines_takes_their_one_schedule() -> None:
-    text = "30 6 * * 1-5 timeout 5m bin/a\n30 6 * * 1-5 bin/b\n0 * * * * bin/c\n"
-    plan = importing.plan_import(text, chains=[importing.Chain("morning", 1, 2)])
-    kinds = tomllib.loads(plan.registry_text())["kinds"]
-    assert (kinds["morning"]["at"], kinds["morning"]["on"]) == (
-        ["06:30"], ["mon", "tue", "wed", "thu", "fri"])
-    assert [s["command"] for s in kinds["morning"]["steps"]] == [["bin/a"], ["bin/b"]]
-    assert kinds["c"]["every"] == "1h"
-    with pytest.raises(importing.ImportRefused, match="different schedules"):
-        importing.plan_import(text, chains=[importing.Chain("morning", 1, 3)])
-
-
 def test_kind_names_fit_the_pattern_and_do_not_repeat() -> None:
-    kind_name = importing.kind_name
+    kind_name = names.kind_name
     assert kind_name(["bin/sf", "pull", "--all"]) == "sf_pull"
     assert kind_name(["bin/report", "revenue", "--format", "html"]) == "report_revenue"
     assert kind_name(["python3", "-u", "jobs/Ingest.py", "--weekly"]) == "ingest_weekly"
@@ -509,7 +406,7 @@ FAILURES = {
     "legacy line that needs a shell": (
         REGISTRY.replace('legacy = "bin/publish"', 'legacy = "bin/publish | tee x"'),
         OLD_MOVED.replace("# bin/publish", "# bin/publish | tee x"),
-        'kind "core", step "publish": its legacy line cannot be run without a shell: a pipe'),
+        'kind "core", step "publish": its legacy line cannot run in tickq as it is: a pipe'),
     "env that differs from the old line's, without printing values": (
         REGISTRY.replace('cwd = "jobs"', 'cwd = "jobs"\nenv = { TOKEN = "s3cret" }'), OLD_MOVED,
         'kind "core", step "ingest": env differs from the old line\'s in TOKEN\n'),
@@ -744,6 +641,7 @@ def test_the_file_the_shell_ran_through_a_symlinked_cd_is_the_one_named(folder: 
     assert result.returncode == 1, result.stdout
     assert "  tickq:  bin/argv\n  legacy: elsewhere/bin/argv\n" in result.stdout
     (folder / "old.sh").write_text("cd jobs && ../bin/argv\n")
+    (folder / "registry.toml").write_text("")  # else the line is already its kind
     imported = tickq("legacy", "import", "old.sh", "--registry", "registry.toml", cwd=folder)
     assert imported.returncode == 0, imported.stderr
     [kind] = tomllib.loads(imported.stdout)["kinds"].values()
@@ -759,24 +657,3 @@ def test_the_orchestrator_example_can_start_every_command() -> None:
                    cwd=EXAMPLE)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "cannot start" not in result.stdout
-
-
-# ---------------------------------------------------------------- default timeouts
-
-
-def test_a_crontab_line_without_a_timeout_gets_its_cadence(folder: Path) -> None:
-    (folder / "crontab").write_text("*/5 * * * * bin/send --due\n"
-                                    "*/15 * * * * bin/sf pull\n*/15 * * * * bin/sf push\n"
-                                    "0 6 * * * bin/report\n")
-    result = tickq("legacy", "import", "crontab", "--registry", "registry.toml",
-                   "--chain", "sf", "2", "3", cwd=folder)
-    assert result.returncode == 0, result.stderr
-    kinds = tomllib.loads(result.stdout)["kinds"]
-    assert (kinds["send_due"]["every"], kinds["send_due"]["timeout"]) == ("5m", "5m")
-    assert "no timeout in the old line; 5m here" in result.stdout
-    assert [s["timeout"] for s in kinds["sf"]["steps"]] == ["15m", "15m"]
-    assert kinds["sf"]["timeout"] == "30m"
-    assert kinds["report"]["timeout"] == "1h"  # a calendar time has no cadence: --every's
-    told = tickq("legacy", "import", "crontab", "--registry", "registry.toml",
-                 "--timeout", "2m", cwd=folder)
-    assert tomllib.loads(told.stdout)["kinds"]["send_due"]["timeout"] == "2m"

@@ -64,7 +64,7 @@ def test_a_file_that_is_no_script_or_crontab_is_refused_naming_the_line(
     old.write_text(PASSWD)
     line = one_line(tickq("legacy", "import", str(old), "--registry", "registry.toml",
                           "--write", "--database-url", db_url, cwd=folder))
-    assert f"{old}:1:" in line and "not a shell script or crontab" in line, line
+    assert f"{old}: line 1:" in line and "not a crontab, a shell script of commands" in line, line
     assert old.read_text() == PASSWD
 
 

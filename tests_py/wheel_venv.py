@@ -165,11 +165,12 @@ def link_distributions(dists: list[importlib.metadata.Distribution], folder: Pat
                 link.symlink_to(Path(dist.locate_file(top)))
 
 
-def install(wheel: Path, folder: Path) -> Venv:
-    """`wheel` installed by pip into a new venv `folder/venv`, with links to its dependencies in
+def install(wheel: Path, folder: Path, python: str = sys.executable) -> Venv:
+    """`wheel` installed by pip into a new venv `folder/venv` of `python` (this one unless
+    given: another user may need one it can run), with links to its dependencies in
     `folder/deps` and the audit probe."""
     venv = Venv(folder / "venv", wheel)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv.root)], check=True)
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv.root)], check=True)
     done = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(venv.bin / "python"), "install",
          "--quiet", "--no-deps", "--no-index", str(wheel)],

@@ -57,7 +57,8 @@ SELECT functions_are('tickq', ARRAY[
     'calendar_next', 'calendar_count', 'calendar_last', 'calendar_day_first', 'weekday_name', 'number_ranges',
     'describe_days',
     'parse_days',
-    'parse_zone', 'schedule_slots', 'schedule_warnings',
+    'parse_zone', 'schedule_slots', 'schedule_warnings', 'slot_seconds', 'tick_lateness', 'tick_on_time',
+    'on_time_tick',
     'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind',
     'slot_holders_at', 'slot_occupancy_at', 'pool_occupancy_at', 'report_occupancy_at', 'report_pools_at'
 ]);

@@ -12,7 +12,8 @@ SELECT is(
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
         'claim_kind', 'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
-        'kind_history', 'live_leases', 'load_agent', 'metrics_text', 'next_due_at', 'pause_agent', 'pause_kind',
+        'kind_history', 'live_leases', 'load_agent', 'metrics_text', 'next_due_at', 'on_time_tick', 'pause_agent',
+        'pause_kind',
         'pool_occupancy_at',
         'queue_registry_at', 'queue_status_at', 'record_agent_turn', 'record_tick', 'registry_mirror',
         'registry_problems',
@@ -20,7 +21,7 @@ SELECT is(
         'report_kinds_at', 'report_late_run', 'report_pools_at', 'report_run', 'report_slots_at', 'report_step',
         'report_timeline_at', 'report_waiting_at', 'request_cancel', 'resume_agent', 'resume_kind', 'retired_kinds_at',
         'run_detail', 'save_agent', 'schedule_slots', 'schedule_warnings', 'slot_occupancy_at', 'stale_due_at',
-        'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'start_run', 'sync_registry', 'take_alerts', 'tick_lateness', 'tick_on_time', 'upcoming_at'
     ],
     'exactly the functions dispatchers and readers call (and the deferred trigger) run as their owner'
 );
@@ -67,7 +68,7 @@ SELECT is(
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
         'explain_kind', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'live_leases',
         'load_agent',
-        'metrics_text', 'next_due_at',
+        'metrics_text', 'next_due_at', 'on_time_tick',
         'pause_agent', 'pause_kind', 'pool_occupancy_at', 'queue_registry_at', 'queue_status_at',
         'record_agent_turn', 'record_tick',
         'registry_mirror', 'registry_problems', 'release_dead_lease', 'remove_agent',
@@ -76,7 +77,8 @@ SELECT is(
         'report_waiting_at', 'request_cancel', 'resume_agent',
         'resume_kind', 'retired_kinds_at', 'run_detail', 'save_agent',
         'schedule_slots', 'schedule_warnings', 'slot_occupancy_at',
-        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'upcoming_at'
+        'stale_due_at', 'start_run', 'sync_registry', 'take_alerts', 'tick_lateness', 'tick_on_time',
+        'upcoming_at'
     ],
     'the dispatcher may call the functions the runner calls, and no other'
 );
@@ -92,14 +94,14 @@ SELECT is(
     (SELECT array_agg(p.proname::text ORDER BY convert_to(p.proname::text, 'UTF8')) FROM pg_proc AS p
      WHERE p.pronamespace = 'tickq'::regnamespace AND has_function_privilege('tq29_reader', p.oid, 'EXECUTE')),
     ARRAY[
-        'agents_at', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind', 'health_problems',
-        'kind_history',
+        'agents_at', 'agents_export', 'capacity_at', 'capacity_total_at', 'capacity_verdict_at', 'explain_kind',
+        'health_problems', 'kind_history',
         'metrics_text', 'pool_occupancy_at', 'queue_registry_at', 'queue_status_at', 'report_dispatchers_at',
         'report_header_at',
         'report_kinds_at', 'report_pools_at', 'report_slots_at', 'report_timeline_at', 'report_waiting_at',
         'retired_kinds_at', 'run_detail', 'slot_occupancy_at', 'stale_due_at', 'upcoming_at'
     ],
-    'the reader may call only the functions behind the views and the status page'
+    'the reader may call only the functions behind the views, the status page and what check reads'
 );
 
 SELECT lives_ok(

@@ -9,28 +9,44 @@ CREATE OR REPLACE FUNCTION tickq.expected_duration(
 LANGUAGE sql STABLE
 AS $$
     -- The 95th percentile of the last 20 successful runs once there are at least 5 of them,
-    -- else the timeout (the worst case the watchdog allows).
+    -- else the timeout (the worst case the watchdog allows). A session may name what another
+    -- queue observed instead (tickq.observed_durations, {"kind": ["<interval>", "<source>"]}):
+    -- `tickq check` judges a registry in a scratch database of its own with the user's queue's
+    -- history, read from that queue's capacity view.
     WITH recent AS (
         SELECT r.duration
         FROM tickq.job_run AS r
         WHERE r.kind = p_kind AND r.outcome = 'ok' AND r.finished_at <= p_now
         ORDER BY r.id DESC
         LIMIT 20
+    ),
+
+    given AS (
+        SELECT nullif(current_setting('tickq.observed_durations', true), '')::jsonb -> p_kind AS o
+    ),
+
+    found AS (
+        SELECT (g.o ->> 0)::interval AS p95, g.o ->> 1 AS source
+        FROM given AS g WHERE g.o IS NOT NULL
+        UNION ALL
+        SELECT
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(EPOCH FROM recent.duration))
+            * '1 second'::interval,
+            'p95 of ' || count(*) || ' runs'
+        FROM recent
+        WHERE NOT EXISTS (SELECT FROM given AS g WHERE g.o IS NOT NULL)
+        HAVING count(*) >= 5
     )
-    SELECT
-        CASE WHEN count(*) >= 5
-            THEN least(
-                percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(EPOCH FROM recent.duration))
-                * '1 second'::interval,
-                (SELECT k.timeout FROM tickq.job_kind AS k WHERE k.name = p_kind))
-            ELSE (SELECT k.timeout FROM tickq.job_kind AS k WHERE k.name = p_kind)
-        END,
-        CASE WHEN count(*) >= 5 THEN 'p95 of ' || count(*) || ' runs' ELSE 'timeout' END
-    FROM recent
+
+    SELECT coalesce(least(f.p95, k.timeout), k.timeout), coalesce(f.source, 'timeout')
+    FROM (SELECT) AS one
+    LEFT JOIN found AS f ON true
+    LEFT JOIN tickq.job_kind AS k ON k.name = p_kind
 $$;
 COMMENT ON FUNCTION tickq.expected_duration(text, timestamptz) IS
 'How long a run of the kind is expected to hold its slot: the 95th percentile of its last 20 '
-'successful runs once there are at least 5 (never above the timeout), else its timeout.';
+'successful runs once there are at least 5 (never above the timeout), else its timeout. The '
+'setting tickq.observed_durations (a check''s scratch database) stands in for the history.';
 
 CREATE OR REPLACE FUNCTION tickq.capacity_at(
     p_now timestamptz DEFAULT now()

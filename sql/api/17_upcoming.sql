@@ -166,6 +166,11 @@ CREATE OR REPLACE FUNCTION tickq.schedule_warnings(
 ) RETURNS TABLE (kind text, key text, warning text)
 LANGUAGE sql STABLE
 AS $$
+    WITH lateness AS MATERIALIZED (SELECT * FROM tickq.tick_lateness(p_registry, p_now)),
+    on_time AS MATERIALIZED (
+        SELECT tickq.on_time_tick(coalesce((p_registry -> 'settings' ->> 'tick')::numeric, 300)::integer,
+            ARRAY(SELECT l.grain FROM lateness AS l), p_now) AS tick
+    )
     -- Vixie cron's surprise: a day of the month and a weekday both restricted take a day that
     -- matches either, not both ("0 0 13 * 5" runs on every 13th and every Friday).
     SELECT k.name, 'cron', format('%s restricts both the day of the month and the weekday: cron '
@@ -174,8 +179,21 @@ AS $$
     FROM jsonb_each(coalesce(p_registry -> 'kinds', '{}'::jsonb)) AS k (name, entry)
     WHERE jsonb_typeof(k.entry -> 'cron') = 'string' AND tickq.cron_problem(k.entry ->> 'cron') IS NULL
         AND (tickq.cron_calendar(k.entry ->> 'cron', 'UTC')).either
-    ORDER BY k.name
+    UNION ALL
+    -- A slot between two ticks runs at the next tick (tickq.tick_lateness).
+    SELECT l.kind, l.key, format('its slots fall between ticks: %s (%s) runs at %s, %s late with '
+        'tick = "%s"; tick = "%s" keeps every slot on time', to_char(l.slot_time, t.shape), l.timezone,
+        to_char(l.runs_time, t.shape), tickq.format_duration(l.late_by), tickq.format_duration(l.tick),
+        tickq.format_duration(o.tick))
+    FROM lateness AS l
+    CROSS JOIN on_time AS o
+    CROSS JOIN LATERAL (SELECT CASE WHEN extract(SECOND FROM l.slot_time) = 0 THEN 'HH24:MI'
+        ELSE 'HH24:MI:SS' END AS shape) AS t
+    WHERE l.late_by > '0'::interval
+    ORDER BY 1, 2
 $$;
 COMMENT ON FUNCTION tickq.schedule_warnings(jsonb, timestamptz) IS
 'What tickq check warns about in a registry (JSON) without refusing it: each cron string whose '
-'day of the month and weekday are both restricted (Vixie''s OR rule). Changes nothing.';
+'day of the month and weekday are both restricted (Vixie''s OR rule), and each kind whose slots '
+'fall between ticks, with how late the latest runs and the tick that keeps every slot on time '
+'(tickq.tick_lateness, tickq.on_time_tick). Changes nothing.';

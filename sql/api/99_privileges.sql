@@ -18,7 +18,7 @@ AS $$
     -- Functions are named without arguments: every signature of the name is granted, so a
     -- change of arguments (with its DROP of the old signature) needs no change here.
     VALUES
-        -- what `tickq tick`, `run`, `sync`, `check` and `status` call (python_runner/tickq/db/queries)
+        -- what `tickq tick`, `run`, `sync` and `status` call (python_runner/tickq/db/queries)
         ('dispatcher', 'EXECUTE', 'sync_registry'),
         ('dispatcher', 'EXECUTE', 'claim_jobs'),
         ('dispatcher', 'EXECUTE', 'claim_kind'),
@@ -79,6 +79,10 @@ AS $$
         ('dispatcher', 'EXECUTE', 'upcoming_at'),
         ('dispatcher', 'EXECUTE', 'schedule_slots'),
         ('dispatcher', 'EXECUTE', 'schedule_warnings'),
+        -- `tickq legacy import`: how late the tick runs each kind's slots, the tick that does not
+        ('dispatcher', 'EXECUTE', 'tick_lateness'),
+        ('dispatcher', 'EXECUTE', 'tick_on_time'),
+        ('dispatcher', 'EXECUTE', 'on_time_tick'),
         ('dispatcher', 'EXECUTE', 'kind_history'),
         ('dispatcher', 'EXECUTE', 'run_detail'),
         -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
@@ -121,6 +125,8 @@ AS $$
         ('reader', 'EXECUTE', 'health_problems'),
         ('reader', 'EXECUTE', 'retired_kinds_at'),
         ('reader', 'EXECUTE', 'queue_registry_at'),
+        -- `tickq check` and `simulate` read the queue's agents to simulate beside the registry
+        ('reader', 'EXECUTE', 'agents_export'),
         ('reader', 'SELECT', 'queue_status'),
         ('reader', 'SELECT', 'stale_due'),
         ('reader', 'SELECT', 'capacity'),

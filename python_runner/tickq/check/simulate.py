@@ -1,8 +1,9 @@
 """The worst case behind `tickq check` and `tickq simulate`: the registry run with a moved clock
 through the real SQL, in a scratch database of its own (in the state of a migrated template kept
-on the server: tickq.db.scratch). The clock, its parts, the stretches it copies instead of
-simulating again and the merging of windows are SQL's (sql/api/07_simulate.sql,
-16_worst_case.sql, 18_repeats.sql); this module says which windows to run, and where.
+on the scratch server: tickq.db.scratch), never in the user's queue. The clock, its parts, the
+stretches it copies instead of simulating again and the merging of windows are SQL's
+(sql/api/07_simulate.sql, 16_worst_case.sql, 18_repeats.sql); this module says which windows to
+run, and where.
 
 `check` judges the steady state: every kind starts at its own next slot in each window that
 tickq.simulation_windows plans (every schedule covered once, a daylight-saving change day of
@@ -38,10 +39,12 @@ __all__ = ["KindWait", "ScratchUnavailable", "Scratches", "Window", "WorstCase",
            "replay", "scratch", "worst_case"]
 
 
-def scratch(server_url: str, jobs: int | None = None) -> AbstractContextManager[Scratches]:
+def scratch(server_url: str, jobs: int | None = None, aside: bool = False
+            ) -> AbstractContextManager[Scratches]:
     """Scratch databases for `evaluate` (in the migrated template's state; let go of afterwards),
-    as many as it will simulate in at once made in the background from now on."""
-    return api.scratches(server_url, ready=_jobs(jobs))
+    as many as it will simulate in at once made in the background from now on, and with `aside`
+    one more for other work (the capacity verdict)."""
+    return api.scratches(server_url, ready=_jobs(jobs), aside=aside)
 
 
 def _jobs(jobs: int | None) -> int:

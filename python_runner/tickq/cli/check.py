@@ -26,17 +26,15 @@ from tickq.registry import Registry
 from tickq.registry.durations import format_duration, human_duration
 
 
-def _judged_queue(args: argparse.Namespace, registry: Registry) -> session.Connection:
-    """The queue, migrated, after the database judged the registry's values (RegistryRefused
-    names each); until then on timeouts the registry may only shorten."""
-    conn = session.connect(common.url(args), registry_api.provisional_timeouts(registry.settings))
-    try:
+def _queue_facts(args: argparse.Namespace, registry: Registry) -> capacity.QueueFacts:
+    """What the check needs of the queue, only read there (its history, its agents): any role
+    that may read the queue will do (sql/roles.sql's dispatcher or reader). The queue's schema
+    is migrated first where the role may; on timeouts the registry may only shorten until the
+    registry is judged (in a scratch database)."""
+    timeouts = registry_api.provisional_timeouts(registry.settings)
+    with session.connect(common.url(args), timeouts) as conn:
         session.migrate(conn)
-        registry_api.refuse_bad_values(conn, registry)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+        return capacity.queue_facts(conn, registry, observed=args.durations == "observed")
 
 
 # ---------------------------------------------------------------- commands
@@ -48,26 +46,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tickq.host import programs
 
     with contextlib.ExitStack() as stack:
-        # Scratch databases for the check and its proposals, taken (usually kept ones put back:
-        # tickq.db.scratch) while the registry is read and the queue judges it and is asked; the
-        # registry is synced into the first meanwhile (its values judged there too, by the same
-        # SQL). A refused registry waits for no more than that (about 40 ms).
-        sim = stack.enter_context(simulate.scratch(session.server(args.database_url)))
+        # Scratch databases for the check and its proposals (tickq.db.scratch: on the server
+        # TICKQ_SCRATCH_URL names, else the embedded one; usually kept ones put back), taken
+        # while the registry is read and the queue is asked; the registry is synced into the
+        # first meanwhile, which judges its values (a refused registry waits for no more than
+        # that), and the capacity is judged in one aside.
+        sim = stack.enter_context(simulate.scratch(session.scratch_server(), aside=True))
         registry = common.registry(args)
         sim.preload(registry)
-        conn = stack.enter_context(_judged_queue(args, registry))
-        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
-        # The worst case needs nothing more of the queue: it runs in the scratch databases
-        # while the queue is asked for the capacity (a check waits for the longer, not both).
-        # The thread ends before its databases are dropped (its pool closes first).
+        facts = _queue_facts(args, registry)
+        sim.preloaded(registry)
+        # The worst case runs in the scratch databases while the capacity is judged in the one
+        # aside (a check waits for the longer, not both). The thread ends before its databases
+        # are dropped (its pool closes first).
         beside = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="tickq-worst"))
         # Without --suggest the databases beside the first are not used again.
         worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents,
                               last=not args.suggest)
         stack.callback(sim.cancel_until, worst)  # a failure or ^C here stops it at once
-        report = capacity.check(conn, registry)
-        warnings = schedule.schedule_warnings(conn, registry)
-        conn.close()
+        report = capacity.check(sim.aside(), registry, facts)
+        warnings = schedule.schedule_warnings(sim.aside(), registry)
         _print_capacity(report)
         for warning in warnings:  # said, never a failure: cron's rule is what the user wrote
             print(f"tickq: warning: {warning}", file=sys.stderr)
@@ -93,9 +91,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InvalidInput(f"--hours must be more than 0 and less than {24 * 366} (366 days), "
                            f"got {args.hours:g}")
     registry = common.registry(args)
-    with _judged_queue(args, registry) as conn:
-        facts = capacity.queue_facts(conn, registry, observed=args.durations == "observed")
-    server = session.server(args.database_url)
+    facts = _queue_facts(args, registry)
+    server = session.scratch_server()
     started = time.monotonic()
     result = simulate.replay(server, registry, args.hours, facts.durations, facts.agents,
                              at=args.at)

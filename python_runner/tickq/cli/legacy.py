@@ -1,8 +1,11 @@
-"""The `tickq legacy import|check` commands: move an old orchestrator's lines into the registry,
-and check that the registry still runs what the old lines ran.
+"""The `tickq legacy import|check` commands: move old schedulers' jobs (crontabs, an old
+orchestrator's script; systemd timers and launchd agents as their readers join) into the
+registry, and check that the registry still runs what the old jobs ran.
 
-Exit statuses: 0 done / parity holds, 1 parity fails, 2 invalid input (a file that cannot be
-read, a bad --chain range, a registry that is not TOML), 3 --database-url did not answer.
+`legacy import` is legacy_import.py's; both read the old files with OldFiles. Exit statuses:
+0 done / parity holds, 1 parity fails, 2 invalid input (a file that cannot be read or is of no
+kind tickq reads, a bad --chain range, a registry that is not TOML), 3 --database-url did not
+answer.
 """
 
 from __future__ import annotations
@@ -11,19 +14,16 @@ import argparse
 import os
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 from tickq.db.api import legacy, session
-from tickq.db.api import registry as registry_api
 from tickq.db.errors import EXIT_NO, EXIT_OK, InvalidInput
-from tickq.legacy import importing, oldfile
+from tickq.legacy import oldfile, readers
 from tickq.legacy import parity as legacy_check
-from tickq.registry import RegistryError
-from tickq.registry.parse import parse_registry
+from tickq.legacy.oldjob import OldJob, Refusal
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8-sig")  # a BOM is not part of the text
     except FileNotFoundError:
@@ -34,7 +34,7 @@ def _read(path: Path) -> str:
         raise InvalidInput(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename, keeping its mode, so a crash leaves either the
     old file or the new one. A symlink stays a symlink: the file it points to is replaced."""
     path = path.resolve()
@@ -50,112 +50,38 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def _old_text(path: Path) -> str:
-    try:
-        text = oldfile.read(path)
-    except oldfile.OldFileRefused as e:
-        raise InvalidInput(str(e)) from None
-    problem = oldfile.shape_problem(path, text)
-    if problem:
-        raise InvalidInput(problem)
-    return text
+class OldFiles:
+    """The old files of one command: each one's text and what its reader found, and the lines
+    saying why a file could not be read at all."""
 
-
-def _vetted(args: argparse.Namespace, plan: importing.ImportPlan, registry_path: Path,
-            registry_text: str) -> importing.ImportPlan:
-    """`plan` without the kinds the queue's own rules (registry_problems) would refuse."""
-    base = registry_path.absolute().parent
-
-    with session.open_queue(session.url(args.database_url)) as conn:
-
-        def judge(text: str) -> list[str]:
+    def __init__(self, paths: list[Path]) -> None:
+        self.texts: dict[Path, str] = {}
+        self.found: dict[Path, list[OldJob | Refusal]] = {}
+        self.unread: list[str] = []
+        for path in paths:
             try:
-                found = registry_api.problems_of(conn, parse_registry(text, registry_path, base))
-            except RegistryError as e:
-                found = e.problems
-            return [f"{p.key}: {p.message}" if p.key else p.message for p in found]
+                text = oldfile.read(path)
+            except oldfile.OldFileRefused as e:
+                self.unread.append(str(e))
+                continue
+            found = readers.read(path, text)
+            self.unread += [r.line() for r in found if isinstance(r, Refusal) and not r.where]
+            self.texts[path] = text
+            self.found[path] = [f for f in found if isinstance(f, OldJob) or f.where]
 
-        try:
-            return importing.vetted(plan, registry_text, judge)
-        except importing.ImportRefused as e:
-            raise InvalidInput(str(e)) from None
-
-
-def _chains(args: argparse.Namespace) -> list[importing.Chain]:
-    for name, first, last in args.chain:
-        if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
-            raise InvalidInput(f"--chain {name} {first} {last}: FROM-LINE and TO-LINE must be "
-                           "line numbers, FROM-LINE <= TO-LINE")
-    return [importing.Chain(name, int(first), int(last)) for name, first, last in args.chain]
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    chains = _chains(args)
-    old_path, registry_path = Path(args.file), Path(args.registry)
-    if args.write:
-        try:
-            oldfile.write_target(old_path)
-        except oldfile.OldFileRefused as e:
-            raise InvalidInput(str(e)) from None
-    old_text = _old_text(old_path)
-    registry_text = _read(registry_path) if registry_path.exists() else ""
-    try:
-        taken = tomllib.loads(registry_text).get("kinds", {})
-    except tomllib.TOMLDecodeError as e:
-        raise InvalidInput(f"{registry_path}: invalid TOML: {e}") from None
-    try:
-        plan = importing.plan_import(
-            old_text, taken=taken, chains=chains, irreversible=args.irreversible,
-            every=args.every, default_timeout=args.timeout,
-            base=registry_path.absolute().parent.resolve(),
-        )
-    except importing.ImportRefused as e:
-        raise InvalidInput(str(e)) from None
-    if args.write and plan.kinds:
-        plan = _vetted(args, plan, registry_path, registry_text)
-    for line, reason in plan.skipped:
-        span = f"{line.first}" if line.first == line.last else f"{line.first}-{line.last}"
-        print(f"{old_path}:{span}: left as it is: {reason}", file=sys.stderr)
-    if not plan.kinds:
-        print(f"{old_path}: no line to move", file=sys.stderr)
-        return EXIT_OK
-    header = f"# Moved from {old_path.name} by `tickq legacy import`; `legacy` is the old line.\n"
-    addition = header + "\n" + plan.registry_text()
-    if not args.write:
-        sys.stdout.write(addition)
-        print(f"# {len(plan.kinds)} kind(s); nothing written (add --write to append them to "
-              f"{registry_path} and comment the old lines)", file=sys.stderr)
-        return EXIT_OK
-    new_registry = importing.joined(registry_text, addition)
-    try:
-        tomllib.loads(new_registry)
-    except tomllib.TOMLDecodeError as e:  # a bug here must not leave a registry tickq refuses
-        raise InvalidInput(f"the kinds would make {registry_path} invalid TOML: {e}") from None
-    # The old file first: if the registry cannot be written, put it back, so that a failure
-    # never leaves both the old line and its kind running.
-    _write(oldfile.write_target(old_path), importing.apply_import(plan, old_text))
-    try:
-        _write(registry_path, new_registry)
-    except OSError:
-        _write(old_path, old_text)
-        raise
-    for kind in plan.kinds:
-        lines = ", ".join(str(line.first) for line, _ in kind.lines)
-        print(f"{kind.name}: {old_path}:{lines} -> {registry_path}")
-    return EXIT_OK
+    def items(self) -> list[OldJob | Refusal]:
+        return [item for found in self.found.values() for item in found]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    old_path = Path(args.file)
-    try:
-        old_text = oldfile.read(old_path)
-    except oldfile.OldFileRefused as e:
-        raise InvalidInput(str(e)) from None
+    files = OldFiles([Path(f) for f in args.files])
+    if files.unread:  # one verdict needs every file read
+        raise InvalidInput("\n".join(files.unread))
     try:
         entries = legacy_check.registry_entries(Path(args.registry))
     except legacy_check.InvalidInput as e:
         raise InvalidInput(str(e)) from None
-    failures, notes = legacy_check.check(old_text, str(old_path), entries)
+    failures, notes = legacy_check.check([(str(p), f) for p, f in files.found.items()], entries)
     irreversible = sorted(e.target for e in entries.values()
                           if e.irreversible and e.enabled and "/" not in e.target)
     if irreversible and args.database_url:

@@ -291,44 +291,42 @@ def legacy(sub: argparse._SubParsersAction) -> None:
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
         help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
     )
-    text = "move an old orchestrator's lines into the registry, and check parity"
+    text = "move old schedulers' jobs (crontabs, an orchestrator's script) into the registry"
     group = sub.add_parser("legacy", help=text, description=text)
     actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
     imp = actions.add_parser(
         "import", parents=[files],
-        help="print (or --write) the kinds that replace an old script's or crontab's lines",
-        description="Print the registry kinds that replace FILE's lines (a shell script of one "
-        "command per line, or a crontab). With --write, append them to the registry and comment "
-        "the moved lines as `#tickq:KIND# <old line>`: uncommenting a line is the rollback.",
+        help="print (or --write) the kinds that replace old files' jobs",
+        description="Print the kinds that replace the jobs of each FILE (a crontab, /etc/crontab, "
+        "a cron.d file, a script of one command per line), naming in one line each what cannot "
+        "move. --write appends them and comments the moved lines as `#tickq:KIND# <old line>`.",
     )
-    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("files", metavar="FILE", nargs="+")
     imp.add_argument("--write", action="store_true",
                      help="append the kinds to the registry and comment the moved lines")
     imp.add_argument("--chain", nargs=3, action="append", default=[],
                      metavar=("NAME", "FROM-LINE", "TO-LINE"), type=str,
-                     help="make the commands of these lines one chain kind, in order")
+                     help="make the commands of these lines one chain kind, in order (one FILE)")
     imp.add_argument("--irreversible", type=int, action="append", default=[], metavar="LINE",
                      help="the (usually commented) line of a lane run by hand: an irreversible "
-                     "kind, never scheduled until a person runs it once")
+                     "kind, never scheduled until a person runs it once (one FILE)")
     imp.add_argument("--every", type=_duration, default=3600, metavar="DURATION",
                      help="cadence of a script's lines (default 1h); crontab lines keep theirs")
     imp.add_argument("--timeout", type=_duration, default=None, metavar="DURATION",
-                     help="timeout of lines without a `timeout` wrapper (default: --every)")
-    imp.add_argument(
-        "--database-url", default=None, metavar="URL",
-        help="with --write, the queue whose rules (registry_problems) judge each kind before it "
-        "is written (default: $DATABASE_URL, else the embedded server)",
-    )
-    imp.set_defaults(func="legacy:cmd_import")
+                     help="timeout of jobs the old system set none for (default: --every, and "
+                     "never longer than the shortest gap between two of a job's slots)")
+    imp.add_argument("--database-url", default=None, metavar="URL",
+                     help="the queue that judges the kinds and the tick (always with --write; "
+                     "default: $DATABASE_URL, else the embedded server)")
+    imp.set_defaults(func="legacy_import:cmd_import")
     chk = actions.add_parser(
         "check", parents=[files],
-        help="exit 1 unless every kind with a `legacy` line runs that line's command",
-        description="Exit 1 unless every registry kind and step with a `legacy` line runs the "
-        "same command, every moved line of FILE names an enabled (or irreversible) kind, no "
-        "line is both active in FILE and enabled in tickq, no timeout is shorter than the old "
-        "watchdog's, and no irreversible kind's old line is active.",
+        help="exit 1 unless every kind with a `legacy` line runs what its old job ran",
+        description="Exit 1 unless every kind and step with a `legacy` line runs what its job in "
+        "the FILEs ran (argv, cwd, env), every moved line names an enabled (or irreversible) "
+        "kind, no job runs in both places, no timeout is shorter than the old watchdog's.",
     )
-    chk.add_argument("file", metavar="FILE")
+    chk.add_argument("files", metavar="FILE", nargs="+")
     chk.add_argument(
         "--database-url", default=None, metavar="URL",
         help="also fail while an enabled irreversible kind of the queue at URL is not armed "

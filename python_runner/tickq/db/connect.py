@@ -1,7 +1,8 @@
 """Connections to PostgreSQL: URLs, timeouts on every connection, databases made and dropped.
 
 Connections are autocommit; code that needs a transaction opens one with
-``with conn.transaction():``.
+``with conn.transaction():``. Through a transaction pooler (PgBouncer refuses the `options`
+parameter the timeouts travel in) a connection sets them in each transaction (tickq.db.pooled).
 """
 
 from __future__ import annotations
@@ -94,19 +95,41 @@ class _TimestamptzLoader(TimestamptzLoader):
         return super().load(data)
 
 
+# The URLs a connection pooler answered (it refused the options parameter), in this process: a
+# connection to one sets its timeouts in each transaction (tickq.db.pooled, imported only then).
+POOLED_URLS: set[str] = set()
+OPTIONS_REFUSED = "unsupported startup parameter: options"  # PgBouncer's refusal
+
+
 def connect(
     url: str, autocommit: bool = True, timeouts: Timeouts = DEFAULT_TIMEOUTS
 ) -> psycopg.Connection:
     """A connection with `timeouts` set (they replace any the URL gives; other `options` of the
-    URL are kept)."""
-    options = conninfo.conninfo_to_dict(url).get("options") or ""
-    options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
-               f" -c lock_timeout={timeouts.lock * 1000}").strip()
-    conn = psycopg.connect(
-        url, autocommit=autocommit, connect_timeout=timeouts.connect, options=options
-    )
+    URL are kept); through a connection pooler that refuses the options parameter, one that
+    sets them in each transaction instead (tickq.db.pooled)."""
+    if url in POOLED_URLS:
+        conn: psycopg.Connection = _pooled(url, autocommit, timeouts)
+    else:
+        options = conninfo.conninfo_to_dict(url).get("options") or ""
+        options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
+                   f" -c lock_timeout={timeouts.lock * 1000}").strip()
+        try:
+            conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=timeouts.connect,
+                                   options=options)
+        except psycopg.OperationalError as exc:
+            if OPTIONS_REFUSED not in str(exc):
+                raise
+            POOLED_URLS.add(url)
+            conn = _pooled(url, autocommit, timeouts)
     conn.adapters.register_loader("timestamptz", _TimestamptzLoader)
     return conn
+
+
+def _pooled(url: str, autocommit: bool, timeouts: Timeouts) -> psycopg.Connection:
+    from tickq.db import pooled
+
+    return pooled.connect(url, autocommit=autocommit, connect_timeout=timeouts.connect,
+                          statement_s=timeouts.statement, lock_s=timeouts.lock)
 
 
 def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection:
@@ -119,8 +142,6 @@ def reach(url: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> psycopg.Connection
                            "(postgresql://user@host:port/dbname) or key=value string") from None
     except psycopg.OperationalError as exc:
         text = str(exc).strip()
-        if "unsupported startup parameter: options" in text:
-            raise CannotConnect(POOLER_REFUSED) from None
         if "no password supplied" in text:
             raise CannotConnect(f"cannot reach the database: {_no_password(url)}") from None
         cause = text.splitlines()[0] if text else type(exc).__name__
@@ -135,17 +156,6 @@ def _no_password(url: str) -> str:
         return passfile.explain(url)
     except Exception:  # an explanation must never hide the failure itself
         return "fe_sendauth: no password supplied"
-
-
-# PgBouncer refuses the startup parameter tickq sets its timeouts with (in every pool mode), and a
-# transaction pool cannot keep a session's settings or its advisory locks at all.
-POOLER_REFUSED = (
-    "cannot reach the database: a connection pooler (PgBouncer) refused the options startup "
-    "parameter, which carries tickq's statement and lock timeouts; connect tickq to PostgreSQL "
-    "itself, or to a pool with pool_mode = session, ignore_startup_parameters = options and the "
-    "timeouts set on tickq's role (ALTER ROLE ... SET statement_timeout, lock_timeout): a "
-    "transaction pool cannot hold a session's timeouts or the migration's advisory lock"
-)
 
 
 def timeouts_of(settings: object) -> Timeouts:
@@ -245,6 +255,9 @@ class Link:
         self.timeouts = timeouts
         if unchanged:
             return  # the connection has them already: no round trip
+        if getattr(self._conn, "pooled", False):  # set in each transaction: tickq.db.pooled
+            self._conn.retime(timeouts.statement, timeouts.lock)  # type: ignore[union-attr]
+            return
         if self._conn is not None and not self._conn.closed and not self._conn.broken:
             try:
                 self._conn.execute(

@@ -3,8 +3,9 @@
 Callers branch on these classes (and on ``sqlstate``), never on a message's text. The exit
 statuses, as the README's table gives them: 0 the command did its work, 1 the answer is "no"
 (no free slot, no such kind or agent, a name taken), 2 invalid registry, input or configuration,
-3 the database cannot be reached or refused for a reason of its own, 128+N stopped by signal N
-(the command line handles signals itself).
+3 the database cannot be reached or refused for a reason of its own, 4 no scratch database for a
+simulation could be made (the queue itself was fine), 128+N stopped by signal N (the command
+line handles signals itself).
 
 The map lives here, in the database door, because the door is the only code that may name
 psycopg's exceptions; every other room's failure is one of the classes below (or a subclass
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from tickq.registry.model import Problem
 
-EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE = 0, 1, 2, 3
+EXIT_OK, EXIT_NO, EXIT_CONFIG, EXIT_DATABASE, EXIT_SCRATCH = 0, 1, 2, 3, 4
 
 
 class Failure(Exception):
@@ -42,6 +43,15 @@ class InvalidInput(Failure):
 class DatabaseUnreachable(Failure):
     """No conversation with the database could start: not reachable, or the embedded server
     failed to start. The message says which, in one line."""
+
+
+class ScratchUnavailable(Failure):
+    """No scratch database for the simulation of `check` or `simulate` could be made: on the
+    server TICKQ_SCRATCH_URL names, or on the embedded PostgreSQL (tickq.db.scratch). Never the
+    queue's fault: the queue is only read."""
+
+    def __str__(self) -> str:
+        return f"cannot create a scratch database for the simulation: {self.args[0]}"
 
 
 class MigrationError(Failure):
@@ -129,6 +139,7 @@ def transient(exc: BaseException) -> bool:
 # the exception's text). Classes with `problems` print one line per problem before the count.
 EXITS: tuple[tuple[type[BaseException], int, str], ...] = (
     (RegistryRefused, EXIT_CONFIG, "invalid registry: {count} problem(s)"),
+    (ScratchUnavailable, EXIT_SCRATCH, "{}"),
     (MigrationError, EXIT_DATABASE, "migration failed: {}"),
     (CannotConnect, EXIT_DATABASE, "{}"),
     (DatabaseUnavailable, EXIT_DATABASE, "lost the database: {}"),
@@ -194,9 +205,3 @@ def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[0] if lines else ""
 
-
-class ScratchUnavailable(DatabaseUnreachable):
-    """The server would not give a simulation a scratch database (e.g. no CREATEDB)."""
-
-    def __str__(self) -> str:
-        return f"cannot create a scratch database for the simulation: {self.args[0]}"

@@ -6,8 +6,10 @@ queries are ``tickq/db/queries/NAME.sql``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+from collections.abc import Iterator
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -193,81 +195,89 @@ def _is_current(conn: psycopg.Connection, expected: Schema) -> bool:
 def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None) -> list[str]:
     """Bring the database up to date with ``sql/``; return what was applied.
 
-    First reads, without a lock or DDL, whether the database is current; only when it is not,
-    holds ``pg_advisory_lock(hashtext('tickq.migrate'))`` for the rest, so concurrent migrators
-    apply each file once. Each migration runs in its own transaction together with its row in
-    ``tickq.migration``; the API files run together in one transaction when their checksum
-    differs from ``tickq.api_checksum``. ``conn`` must be in autocommit mode.
+    First reads, without a lock or DDL, whether the database is current. Only when it is not,
+    each step runs in a transaction of its own that first takes
+    ``pg_advisory_xact_lock(hashtext('tickq.migrate'))`` and then looks again whether the step
+    is still to do: each migration with its row in ``tickq.migration``, then the API files
+    together when their checksum differs from ``tickq.api_checksum``. So concurrent migrators
+    apply each file once, and nothing is held by the session: a transaction pooler may hand
+    each step to another server connection. ``conn`` must be in autocommit mode.
     """
     if not conn.autocommit:
         raise ValueError("migrate needs an autocommit connection")
-    applied: list[str] = []
     if _is_current(conn, expected_schema(sql_dir)):
-        return applied
+        return []
     migrations = migration_files(sql_dir)
     api = api_files(sql_dir)
-
-    # The connection's lock timeout still bounds the wait for another migrator.
-    conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
-    conn.execute("SELECT set_config('statement_timeout', %s, false)", (MIGRATE_STATEMENT_TIMEOUT,))
-    owner = None
     try:
         # An administrator who may act as the schema's owner (a superuser, a member) migrates
         # as the owner: whatever it creates belongs to the owner, whose functions the other
         # roles call and whose tables those functions reach.
-        owner = conn.execute(
-            "SELECT pg_get_userbyid(n.nspowner) FROM pg_namespace AS n WHERE n.nspname = 'tickq'"
-            " AND n.nspowner <> (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
-            " AND pg_has_role(current_user, n.nspowner, 'MEMBER')"
-        ).fetchone()
-        if owner:
-            conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(owner[0])))
-        try:
-            applied = _migrate_locked(conn, migrations, api)
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise MigrationError(
-                f"the schema is not current and role {conn.info.user} may not migrate it "
-                f"({exc.diag.message_primary}): run `tickq migrate` as the schema's owner"
-            ) from None
-    finally:
-        if not conn.closed and not conn.broken:
-            if owner:
-                conn.execute("RESET ROLE")
-            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (MIGRATE_LOCK_KEY,))
-            conn.execute("RESET statement_timeout")  # back to the connection's own
+        owner = _owner(conn)
+        with _step(conn, owner):
+            conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
+            recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
+        _unknown_migrations(recorded, {m.version for m in migrations})
+        applied = [f"migration {m.name}" for m in migrations
+                   if m.version not in recorded and _apply(conn, owner, m)]
+        if api and _apply_api(conn, owner, api):
+            applied.append(f"api {len(api)} files, checksum {api_checksum(api)[:12]}")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise MigrationError(
+            f"the schema is not current and role {conn.info.user} may not migrate it "
+            f"({exc.diag.message_primary}): run `tickq migrate` as the schema's owner"
+        ) from None
     return applied
 
 
-def _migrate_locked(
-    conn: psycopg.Connection, migrations: list[Migration], api: list[tuple[str, str]]
-) -> list[str]:
-    applied: list[str] = []
+def _owner(conn: psycopg.Connection) -> str | None:
+    """The schema's owner when it is another role this one may act as, else None."""
+    row = conn.execute(
+        "SELECT pg_get_userbyid(n.nspowner) FROM pg_namespace AS n WHERE n.nspname = 'tickq'"
+        " AND n.nspowner <> (SELECT r.oid FROM pg_roles AS r WHERE r.rolname = current_user)"
+        " AND pg_has_role(current_user, n.nspowner, 'MEMBER')"
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+@contextlib.contextmanager
+def _step(conn: psycopg.Connection, owner: str | None) -> Iterator[None]:
+    """A transaction holding the migrator's lock (waited for within the connection's lock
+    timeout), under MIGRATE_STATEMENT_TIMEOUT, as `owner` if given."""
     with conn.transaction():
-        conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
-    recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
-    _unknown_migrations(recorded, {m.version for m in migrations})
-    for m in migrations:
-        if m.version in recorded:
-            continue
-        with conn.transaction():
-            _execute_file(conn, m.name, m.text)
-            conn.execute(
-                "INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
-                (m.version, m.name),
-            )
-        applied.append(f"migration {m.name}")
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s)),"
+                     " set_config('statement_timeout', %s, true)",
+                     (MIGRATE_LOCK_KEY, MIGRATE_STATEMENT_TIMEOUT))
+        if owner:
+            conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(owner)))
+        yield
 
+
+def _apply(conn: psycopg.Connection, owner: str | None, m: Migration) -> bool:
+    """Migration `m` with its row, unless another migrator applied it meanwhile."""
+    with _step(conn, owner):
+        if conn.execute("SELECT FROM tickq.migration WHERE version = %s",
+                        (m.version,)).fetchone() is not None:
+            return False
+        _execute_file(conn, m.name, m.text)
+        conn.execute("INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                     (m.version, m.name))
+    return True
+
+
+def _apply_api(conn: psycopg.Connection, owner: str | None, api: list[tuple[str, str]]
+               ) -> bool:
+    """The API files and their checksum, unless the database has that checksum already."""
     checksum = api_checksum(api)
-    row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
-    if api and (row is None or row[0] != checksum):
-        with conn.transaction():
-            for name, text in api:
-                _execute_file(conn, name, text)
-            conn.execute(
-                "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
-                " ON CONFLICT (id) DO UPDATE"
-                " SET checksum = excluded.checksum, applied_at = now()",
-                (checksum,),
-            )
-        applied.append(f"api {len(api)} files, checksum {checksum[:12]}")
-    return applied
+    with _step(conn, owner):
+        row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+        if row is not None and row[0] == checksum:
+            return False
+        for name, text in api:
+            _execute_file(conn, name, text)
+        conn.execute(
+            "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
+            " ON CONFLICT (id) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+            (checksum,),
+        )
+    return True

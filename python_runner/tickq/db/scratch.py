@@ -40,6 +40,7 @@ from hashlib import sha256
 import psycopg
 from psycopg import Connection, sql
 
+from tickq.db import pooled
 from tickq.db.connect import Timeouts, connect, drop_database, with_dbname
 from tickq.db.errors import ScratchUnavailable
 from tickq.db.migrator import api_files, load_query, migrate, migration_files
@@ -105,6 +106,9 @@ def scratch(server_url: str, timeouts: Timeouts) -> Iterator[Connection]:
     statement runs its generic plan (SESSION_SETTINGS)."""
     try:
         with connect(server_url) as admin:
+            if pooled.is_pooled(admin):  # _hold's advisory lock is a session's
+                raise ScratchUnavailable("the scratch server is reached through a connection "
+                                         "pooler; name PostgreSQL itself in TICKQ_SCRATCH_URL")
             conn, own_copy = _take(admin, server_url, timeouts)
     except psycopg.Error as exc:
         raise _unavailable(exc) from None

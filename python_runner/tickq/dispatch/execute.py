@@ -118,8 +118,10 @@ def housekeeping(ctx: Context) -> RunResult:
     """The built-in kind: SQL on a connection of its own, bounded like a watchdog would."""
     started = time.monotonic()
     try:
-        with ctx.link() as link:
-            done = link.call(api.housekeeping, ctx.registry.settings.housekeeping_timeout)
+        with ctx.link() as link:  # under housekeeping_timeout, not db_statement_timeout
+            link.retime(link.timeouts._replace(
+                statement=ctx.registry.settings.housekeeping_timeout))
+            done = link.call(api.housekeeping)
     except (DatabaseUnavailable, DatabaseRefused) as exc:
         return not_run(f"[tickq: housekeeping failed: {exc}]\n", started)
     text = (f"lost={done.lost} runs_pruned={done.runs_pruned} drift_pruned={done.drift_pruned} "

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tickq.legacy.clock import host_zone as this_host_zone
 from tickq.legacy.clock_changes import clock_note
-from tickq.legacy.clock_changes import host_zone as this_host_zone
 from tickq.legacy.oldjob import OldCommand, OldJob, Refusal
 from tickq.legacy.schedule_terms import Event, Inexpressible, event, schedule_of
 from tickq.registry.durations import format_duration
@@ -59,7 +59,8 @@ def read_plist(path: Path, host_zone: object = _HOST,
             raise PlistRefused("no Label (launchd refuses a job without one)")
         return [_job(path, label, data, zone if isinstance(zone, str) else None)]
     except (PlistRefused, Inexpressible) as e:
-        return [Refusal(path, _where(path, locals().get("label")), " ".join(str(e).split()))]
+        where = _where(path, locals().get("label"))
+        return [Refusal(path, where, " ".join(str(e).split()), legacy=where)]
 
 
 def _where(path: Path, label: object) -> str:
@@ -92,19 +93,21 @@ def _load(data: bytes) -> dict[str, Any]:
 
 
 def _job(path: Path, label: str, data: Mapping[str, Any], zone: str | None) -> OldJob:
-    schedule, notes = _schedule(data, zone)
+    schedule, notes, gap = _schedule(data, zone)
     command, command_notes = _command(data)
     notes += command_notes + _notes(data)
     user = data.get("UserName") if isinstance(data.get("UserName"), str) else None
     return OldJob(source=path, where=label, legacy=label, schedule=schedule,
                   steps=(command,), timeout=None, notes=tuple(notes), user=user,
-                  name_hint=label.rsplit(".", 1)[-1] or label)
+                  name_hint=label.rsplit(".", 1)[-1] or label, gap=gap)
 
 
 # ---------------------------------------------------------------- schedule
 
 
-def _schedule(data: Mapping[str, Any], zone: str | None) -> tuple[dict[str, Any], list[str]]:
+def _schedule(data: Mapping[str, Any],
+              zone: str | None) -> tuple[dict[str, Any], list[str], int]:
+    """The schedule keys, notes, and the shortest time between two slots (seconds)."""
     calendar, interval = data.get("StartCalendarInterval"), data.get("StartInterval")
     if calendar is not None and interval is not None:
         raise PlistRefused("both StartCalendarInterval and StartInterval, which launchd runs "
@@ -124,16 +127,16 @@ def _on(value: object) -> bool:
     return bool(value) if not isinstance(value, (dict, list)) else len(value) > 0
 
 
-def _interval(value: object) -> tuple[dict[str, Any], list[str]]:
+def _interval(value: object) -> tuple[dict[str, Any], list[str], int]:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PlistRefused(f"StartInterval must be a whole number of seconds, got {value!r}")
     every = format_duration(value)
     return {"every": every}, [
         f"StartInterval={value}: launchd ran it every {every} counted from when it loaded the "
-        f"job; tickq runs it every {every} on the clock (:00, ...)"]
+        f"job; tickq runs it every {every} on the clock (:00, ...)"], value
 
 
-def _calendar(value: object, zone: str | None) -> tuple[dict[str, Any], list[str]]:
+def _calendar(value: object, zone: str | None) -> tuple[dict[str, Any], list[str], int]:
     entries = value if isinstance(value, list) else [value]
     if not entries:
         raise PlistRefused("StartCalendarInterval is an empty array: launchd never runs it")
@@ -153,7 +156,7 @@ def _calendar(value: object, zone: str | None) -> tuple[dict[str, Any], list[str
     clock = clock_note(events, schedule.rule, zone, "launchd") if zone else None
     if clock:
         notes.append(clock + " (launchd's own rule is not documented)")
-    return keys, notes
+    return keys, notes, schedule.gap
 
 
 def _event(n: int, entry: object) -> Event:

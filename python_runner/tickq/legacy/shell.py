@@ -1,7 +1,8 @@
 """Reading an old orchestrator the way the shell would: its logical lines, and what each runs.
 
-An old orchestrator is a shell script of one command per line or a crontab. Each line is read
-the way the shell would read it, but only as far as tickq can reproduce it without a shell: the
+An old orchestrator is a shell script of one command per line, run in order by a timer (a
+crontab is read by crontab.py, as cron reads it). Each line is read the way the shell would
+read it, but only as far as tickq can reproduce it without a shell: the
 usual wrappers (`cd DIR &&`, `VAR=x`, `env VAR=x`, `timeout [-s SIG] DUR`, a trailing
 `|| true`) become the kind's cwd, env, timeout and a note; anything else the shell would do for
 the line (pipes, redirections, `;`, subshells, globs, `$X`, backticks, here-docs...) makes the
@@ -9,8 +10,8 @@ line untranslatable, and it is reported with its line number and left alone.
 
 A moved line stays in the old file behind a marker naming its kind, `#tickq:KIND# <old line>`
 (or `#tickq:KIND/STEP# ` for a step of a chain), so deleting the marker is the rollback.
-words.py scans a line's shell words, cron.py reads a crontab entry's schedule; importing.py
-turns the lines into kinds, parity.py holds the kinds to them.
+words.py scans a line's shell words; script.py turns the lines into jobs (oldjob.py), which
+importing.py turns into kinds and parity.py holds the kinds to.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from tickq.legacy import cron
 from tickq.legacy.words import Scan, Untranslatable, raw_words, scan, split_words
 
 MARKER = re.compile(r"#tickq:([a-z0-9][a-z0-9_.-]{0,99}(?:/[a-z0-9][a-z0-9_.-]{0,99})?)# ")
@@ -34,7 +33,7 @@ _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 LINE_MAX = 16384  # characters of one logical line read as a command; a longer one is refused
 CONTINUED_MAX = 100  # physical lines one logical line may span
 # Builtins that change the script's own state: as a kind they would do nothing, or not the same.
-_SHELL_BUILTINS = frozenset((
+SHELL_BUILTINS = frozenset((
     "set", "cd", "export", "source", ".", "exit", "trap", "shopt", "umask", "ulimit", "alias",
     "unset", "declare", "local", "readonly", "typeset", "wait", "exec", "eval", "return", "shift",
     "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
@@ -78,7 +77,7 @@ def read_old_file(text: str) -> list[OldLine]:
     lines: list[OldLine] = []
     i = 0
     while i < len(physical):
-        marker, body = _unmark(physical[i])
+        marker, body = unmark(physical[i])
         parts = [body]
         j = i
         size = len(body)
@@ -87,7 +86,7 @@ def read_old_file(text: str) -> list[OldLine]:
         if size <= LINE_MAX and body.strip() and not body.lstrip().startswith("#"):
             while (j - i < CONTINUED_MAX and j + 1 < len(physical)
                    and scan("\n".join(parts)).incomplete):
-                next_marker, next_body = _unmark(physical[j + 1])
+                next_marker, next_body = unmark(physical[j + 1])
                 if next_marker != marker:
                     break
                 size += len(next_body) + 1
@@ -100,7 +99,7 @@ def read_old_file(text: str) -> list[OldLine]:
     return lines
 
 
-def _unmark(line: str) -> tuple[str | None, str]:
+def unmark(line: str) -> tuple[str | None, str]:
     match = MARKER.match(line)
     return (match.group(1), line[match.end():]) if match else (None, line)
 
@@ -123,10 +122,6 @@ class Translation:
     env: Mapping[str, str] = field(default_factory=dict)
     ignores_failure: bool = False  # `|| true`
     commented: bool = False  # the line is kept commented in the old file (a lane run by hand)
-    every: int | None = None  # from a crontab schedule
-    at: tuple[str, ...] = ()
-    on: tuple[str, ...] = ()
-    cron: str | None = None  # a crontab schedule at/on cannot say, its fields as given
     notes: tuple[str, ...] = ()
 
     @property
@@ -153,16 +148,12 @@ def registry_program(program: str, cwd: str | None, base: Path | None = None) ->
 
 
 def translate(text: str) -> Translation:
-    """Read one old line (a script line or a crontab line, possibly kept commented); raise
+    """Read one line of an old orchestrator script (possibly kept commented); raise
     Untranslatable with the reason when tickq cannot run it the same way."""
     if len(text) > LINE_MAX:
         raise Untranslatable(f"longer than {LINE_MAX} characters ({len(text)})")
     text, commented = _uncommented(text)
-    schedule: dict[str, Any] = {}
     notes: list[str] = []
-    entry = cron.read_entry(text)
-    if entry is not None:
-        schedule, notes, text = entry
     found = scan(text)
     if found.incomplete:
         raise Untranslatable("the line ends inside quotes or on a backslash")
@@ -177,7 +168,7 @@ def translate(text: str) -> Translation:
     return Translation(
         argv=tuple(words),
         timeout=timeout, cwd=cwd, env=env, ignores_failure=ignores_failure,
-        commented=commented, notes=tuple(notes), **schedule,
+        commented=commented, notes=tuple(notes),
     )
 
 
@@ -259,7 +250,7 @@ def _refuse_unrunnable(words: list[str], cwd: str | None) -> None:
                              "kinds an env table instead")
     if "" in words:
         raise Untranslatable("an empty argument (''): a registry command has no empty strings")
-    if words[0] in _SHELL_BUILTINS:
+    if words[0] in SHELL_BUILTINS:
         raise Untranslatable(f'"{words[0]}" is a shell builtin: it changes the shell, not a '
                              "job tickq can run")
     if cwd is not None and any(ch in cwd for ch in "~$"):

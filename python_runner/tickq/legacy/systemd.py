@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tickq.legacy import oldfile
-from tickq.legacy.clock_changes import host_zone as this_host_zone
+from tickq.legacy.clock import host_zone as this_host_zone
 from tickq.legacy.oldjob import OldJob, Refusal
 from tickq.legacy.schedule_terms import Inexpressible
 from tickq.legacy.systemd_calendar import CalendarError
@@ -53,7 +53,7 @@ def read_timer_unit(path: Path, host_zone: object = _HOST, root: Path = Path("/"
         return [_job(path, name, zone if isinstance(zone, str) else None, root, read)]
     except (Inexpressible, CalendarError, ServiceRefused, UnitSyntax, WordError,
             oldfile.OldFileRefused) as e:
-        return [Refusal(path, name, _one_line(str(e), path))]
+        return [Refusal(path, name, _one_line(str(e), path), legacy=name)]
 
 
 def _one_line(text: str, path: Path) -> str:
@@ -85,7 +85,7 @@ def _job(path: Path, name: str, zone: str | None, root: Path,
     return OldJob(source=path, where=name, legacy=name, schedule=timer.keys,
                   steps=tuple(service.steps), timeout=service.timeout,
                   notes=tuple(dict.fromkeys(notes)), user=service.user,
-                  name_hint=stem.replace("@", "_"))
+                  name_hint=stem.replace("@", "_"), gap=timer.gap)
 
 
 def _service_name(units: list[Assignment], timer: str) -> str:

@@ -32,6 +32,7 @@ CATCH_UP = 3600
 class TimerSchedule:
     keys: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    gap: int | None = None  # the shortest time between two slots, seconds (OldJob.gap)
 
 
 def read_timer(units: Sequence[Assignment], name: str, host_zone: str | None) -> TimerSchedule:
@@ -89,7 +90,7 @@ def _span(seconds: float) -> str:
 def _calendar(units: Sequence[Assignment], calendars: list[str],
               host_zone: str | None) -> TimerSchedule:
     t = translate(calendars, host_zone)
-    schedule = TimerSchedule(dict(t.keys), list(t.notes))
+    schedule = TimerSchedule(dict(t.keys), list(t.notes), t.schedule.gap)
     persistent = last(units, T, "Persistent")
     if not (persistent and _true(persistent)) and t.schedule.gap >= CATCH_UP_FROM:
         schedule.keys["catch_up"] = format_duration(CATCH_UP)
@@ -109,7 +110,7 @@ def _cadence(cadences: list[tuple[str, float]]) -> TimerSchedule:
     return TimerSchedule({"every": every}, [
         f"{key}={every}: systemd ran it {every} {CADENCES[key]}, so the runs drift; tickq runs "
         f"it every {every} on the clock, whatever a run's length (and not only once something "
-        "first started the service)"])
+        "first started the service)"], max(1, round(seconds)))
 
 
 def _random_delay(units: Sequence[Assignment], name: str, schedule: TimerSchedule) -> None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import psycopg
+from psycopg import IsolationLevel
 
 from tickq.db.api.session import Connection, Row, rows
 
@@ -35,8 +40,7 @@ def page_data(
     first `pools_drawn` pools (full or waited on first) carry their occupancy steps."""
     params = {"hours": hours, "now": now, "steps": steps, "limit": upcoming_limit,
               "pool_steps": steps, "pools_drawn": pools_drawn, "holders": HOLDERS_NAMED}
-    with conn.transaction():
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with _snapshot(conn):
         return PageData(
             hours=hours,
             header=rows(conn, "report_header", params)[0],
@@ -49,6 +53,19 @@ def page_data(
             upcoming=rows(conn, "upcoming", params),
             kinds=[_failure_times(k) for k in rows(conn, "report_kinds", params)],
         )
+
+
+@contextlib.contextmanager
+def _snapshot(conn: Connection) -> Iterator[None]:
+    """A repeatable-read, read-only transaction, said in its BEGIN (so a pooler's connection
+    sets its timeouts after it: tickq.db.pooled)."""
+    conn.isolation_level, conn.read_only = IsolationLevel.REPEATABLE_READ, True
+    try:
+        with conn.transaction():
+            yield
+    finally:
+        with contextlib.suppress(psycopg.Error):  # a lost connection: nothing to restore
+            conn.isolation_level, conn.read_only = None, None
 
 
 def _failure_times(kind: Row) -> Row:

@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from tickq import db
 from tickq.db.connect import reach
-from tickq.db.errors import DatabaseUnreachable, translated
+from tickq.db.errors import DatabaseUnreachable, ScratchUnavailable, translated
 
 Connection = psycopg.Connection
 Row = dict[str, Any]
@@ -40,6 +40,26 @@ def server(given: str | None, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> st
             raise DatabaseUnreachable(f"cannot start the embedded PostgreSQL: {exc}") from None
     connect(found, timeouts).close()
     return found
+
+
+SCRATCH_URL = "TICKQ_SCRATCH_URL"
+
+
+def scratch_server() -> str:
+    """Where `check` and `simulate` make their scratch databases: the server TICKQ_SCRATCH_URL
+    names, else the embedded PostgreSQL (started now). Never the queue's own server: a check
+    only reads the queue, needs no right to create databases there, and leaves nothing on it."""
+    found = os.environ.get(SCRATCH_URL)
+    if found:
+        return found
+    try:
+        from tickq.db import embedded
+
+        return embedded.ensure_server()
+    except Exception as exc:
+        raise ScratchUnavailable(
+            f"the embedded PostgreSQL did not start ({exc}); or name a server where tickq may "
+            f"create databases in {SCRATCH_URL}") from None
 
 
 def connect(target: str, timeouts: db.Timeouts = db.DEFAULT_TIMEOUTS) -> Connection:

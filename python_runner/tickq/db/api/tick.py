@@ -194,10 +194,9 @@ def record_tick(conn: psycopg.Connection, dispatcher: str, host: str) -> None:
     conn.execute(load_query("record_tick"), {"dispatcher": dispatcher, "host": host})
 
 
-def housekeeping(conn: psycopg.Connection, timeout_s: int) -> Housekeeping:
-    """tickq.housekeeping under the registry's housekeeping_timeout, not db_statement_timeout:
-    this connection is the housekeeping's own."""
-    conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{timeout_s}s",))
+def housekeeping(conn: psycopg.Connection) -> Housekeeping:
+    """tickq.housekeeping; its caller gives the connection the registry's housekeeping_timeout
+    as its statement timeout (tickq.db.connect.Link.retime)."""
     [row] = _rows(conn, class_row(Housekeeping), "housekeeping")
     return row
 
