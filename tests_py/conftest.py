@@ -151,6 +151,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A worker stops at once if xdist dropped the groups (it marks a grouped test's node id with
+    "@group"; pytest 9.2 ignores that, pytest-dev/pytest-xdist#1386): the tests would still
+    pass, each module fixture built on every worker and the netns modules run at once."""
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [i.nodeid for i in session.items
+                if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if lost:
+            raise pytest.UsageError(f"--dist loadgroup lost the groups of {len(lost)} tests "
+                                    f"({lost[0]}, ...): pytest {pytest.__version__} with "
+                                    "this pytest-xdist")
+
+
 # ---------------------------------------------------------------- PostgreSQL 15 (scripts/pg15.sh)
 
 _OWN_PG15_DIR: list[str] = []
