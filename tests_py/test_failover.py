@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from pg15_cluster import on_a_free_port
 
 from tickq import db
 
@@ -35,12 +35,6 @@ PG_USER = "postgres"  # Debian's PostgreSQL runs as this system user
 DBNAME = "queue"
 HBA = ("local all all trust\nlocal replication all trust\n"
        "host all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def as_postgres(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -54,11 +48,15 @@ class Cluster:
     port: int
 
     def start(self) -> None:
-        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port}"
-                   f" -c unix_socket_directories={self.pgdata} -c wal_level=replica"
-                   " -c max_wal_senders=4 -c hot_standby=on -c fsync=off")
-        as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "-o", options,
-                    "-l", self.pgdata / "server.log", "start")
+        """Started on a free port (pg15_cluster.on_a_free_port)."""
+        def start(port: int) -> subprocess.CompletedProcess[str]:
+            options = (f"-c listen_addresses=127.0.0.1 -c port={port}"
+                       f" -c unix_socket_directories={self.pgdata} -c wal_level=replica"
+                       " -c max_wal_senders=4 -c hot_standby=on -c fsync=off")
+            return as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "-o",
+                               options, "-l", self.pgdata / "server.log", "start", check=False)
+
+        self.port = on_a_free_port(start, self.pgdata / "server.log")
 
     def stop(self, mode: str = "fast") -> None:
         as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-m", mode, "stop", check=False)
@@ -84,7 +82,7 @@ class Pair:
 
 
 def build_pair(folder: Path, synchronous: bool) -> Pair:
-    primary = Cluster(folder / "primary", free_port())
+    primary = Cluster(folder / "primary", 0)
     primary.pgdata.mkdir(mode=0o700)
     shutil.chown(primary.pgdata, PG_USER, PG_USER)
     as_postgres(BIN / "initdb", "-D", primary.pgdata, "-U", "postgres", "--auth=trust")
@@ -95,7 +93,7 @@ def build_pair(folder: Path, synchronous: bool) -> Pair:
         conn.execute(f"CREATE DATABASE {DBNAME}")
     with db.connect(primary.admin_url) as conn:
         db.migrate(conn)
-    standby = Cluster(folder / "standby", free_port())
+    standby = Cluster(folder / "standby", 0)
     as_postgres(BIN / "pg_basebackup", "-h", primary.pgdata, "-p", str(primary.port),
                 "-U", "postgres", "-D", standby.pgdata, "-R", "-X", "stream", "-c", "fast")
     standby.start()

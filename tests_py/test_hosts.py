@@ -27,7 +27,6 @@ import random
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from pg15_cluster import on_a_free_port
 from psycopg import conninfo, sql
 
 from tickq import db
@@ -164,16 +164,17 @@ def start_server(folder: Path, address: str, subnet: str) -> Server:
     (pgdata / "pg_hba.conf").write_text(
         f"local all all trust\nhost all all {subnet} scram-sha-256\n"
     )
-    with socket.socket() as probe:  # a free port on that address
-        probe.bind((address, 0))
-        port = probe.getsockname()[1]
-    options = (f"-c listen_addresses={address} -c port={port} -c unix_socket_directories={pgdata}"
-               " -c password_encryption=scram-sha-256 -c max_connections=60")
-    subprocess.run(
-        [str(embedded.bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "30", "-o", options,
-         "-l", str(pgdata / "server.log"), "start"],
-        user=PG_USER, check=True, capture_output=True, timeout=60,
-    )
+
+    def start(port: int) -> subprocess.CompletedProcess[str]:
+        options = (f"-c listen_addresses={address} -c port={port} "
+                   f"-c unix_socket_directories={pgdata}"
+                   " -c password_encryption=scram-sha-256 -c max_connections=60")
+        return subprocess.run(
+            [str(embedded.bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "30", "-o",
+             options, "-l", str(pgdata / "server.log"), "start"],
+            user=PG_USER, check=False, capture_output=True, text=True, timeout=60)
+
+    port = on_a_free_port(start, pgdata / "server.log", address)
     return Server(pgdata, pgdata, address, port)
 
 
