@@ -6,13 +6,13 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-PY_DIRS := $(wildcard python_runner tests_py tests_sql bench)
+PY_DIRS := $(wildcard python_runner tests_py tests_sql bench docs/gen)
 SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: venv lint test-sql test-sql-15 test-py test demo packages pg15-packages browser promtool \
-    systemd-tools
+    systemd-tools docs docs-reference
 
 # pytest's workers (pytest-xdist): most tests wait on subprocesses and servers, not on a core, so
 # more workers than cores pay; each worker starts its own embedded PostgreSQL (tests_py/conftest.py).
@@ -65,11 +65,25 @@ test-py: venv packages
 
 # One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that
 # ask scripts/pg15.sh for its URL), stopped and removed however the run ends: no test touches a
-# cluster the machine already has. The four stages run at once (each one's output printed whole
+# cluster the machine already has. The five stages run at once (each one's output printed whole
 # when it ends); the packages are installed before, once.
 test: venv packages
-	scripts/pg15.sh run -- $(MAKE) --no-print-directory -j4 --output-sync=target \
-	    lint test-sql test-sql-15 test-py
+	scripts/pg15.sh run -- $(MAKE) --no-print-directory -j5 --output-sync=target \
+	    lint docs test-sql test-sql-15 test-py
 
 demo: venv
 	$(VENV)/bin/tickq demo
+
+# The docs site (mkdocs.yml) into site/: strict, so a broken link, a missing page or a page left
+# out of the nav fails. Read it at site/index.html, or live with `.venv/bin/mkdocs serve`.
+# Never --quiet: it hides the warnings from the counter --strict aborts on, and the build passes.
+# MKDOCS_CONFIG is for tests_py/test_docs_build.py, which builds broken sites with this recipe.
+MKDOCS_CONFIG ?= mkdocs.yml
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --config-file $(MKDOCS_CONFIG)
+
+
+# Rewrite the generated reference pages (docs/reference/) from the sources that own each fact;
+# tests_py/test_docs_reference.py fails while a committed page differs from what this writes.
+docs-reference: venv
+	$(VPY) docs/gen/reference.py

@@ -134,3 +134,20 @@ def test_simulate_counts_the_queues_agents(tmp_path: Path, db_url: str):
     assert done.returncode == 0, done.stderr
     row = re.search(r"^agent\.hourly\s+normal\s+(\d+)\s", done.stdout, re.M)
     assert row and int(row.group(1)) >= 3, done.stdout
+
+
+def test_on_passes_its_days_to_the_database_which_reads_ranges(tmp_path: Path, db_url: str):
+    """--on takes what the registry's `on` takes, judged by the database alone: a range (past
+    sunday it wraps), beside an nth weekday; a word that is no day, or a day twice, is refused
+    in one line naming the key."""
+    write_registry(tmp_path, "http://127.0.0.1:9")
+    added = tickq(tmp_path, db_url, "add", "late-week", "--prompt", "x", "--at", "18:00",
+                  "--on", "Fri-Mon, 1st  wed", "--timezone", "UTC")
+    assert added.returncode == 0, added.stderr
+    assert "at 18:00 on mon,fri-sun,1st wed UTC" in added.stdout, added.stdout
+    for on, words in (("mon-fry", "ranges of them (mon-fri)"),
+                      ("mon-fri,wed", 'days must not repeat, got ["mon-fri", "wed"]')):
+        bad = tickq(tmp_path, db_url, "edit", "late-week", "--on", on)
+        assert bad.returncode == 2, bad.stderr
+        assert bad.stderr.startswith("tickq: agent 'late-week': on: ") and words in bad.stderr
+        assert bad.stderr.count("\n") == 1, bad.stderr

@@ -1,17 +1,20 @@
 """tickq.db.contract against a migrated database: the runner's lanes, weekdays, outcomes,
-triggers and bounds are the database's, and the copies kept in rooms that may not import
-tickq.db (registry, host) equal them too."""
+triggers and bounds are the database's, the copies kept in rooms that may not import tickq.db
+(registry, host) equal them too, and what the agent runner keeps under a bound of the
+database's (a transcript entry, the answer it prints) fits it."""
 
 from __future__ import annotations
 
+import json
 import typing
 
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
+from tickq.agents import bounds, runner, turns
 from tickq.db import contract
-from tickq.host import process, spool
+from tickq.host import process, spool, tail
 from tickq.registry import model
 
 
@@ -74,10 +77,34 @@ def test_the_output_tail_bound_is_the_domains(conn: psycopg.Connection) -> None:
         conn.execute("SELECT repeat('x', %s)::tickq.output_tail", [n + 1])
 
 
+def test_the_agent_turn_bound_is_the_domains(conn: psycopg.Connection) -> None:
+    n = contract.AGENT_TURN_BYTES
+    text = '{"a": "' + "é" * ((n - 9) // 2) + "x" * ((n - 9) % 2) + '"}'
+    assert len(text.encode()) == n
+    assert conn.execute("SELECT octet_length(%s::jsonb::tickq.agent_turn_entry::text)", [text]
+                        ).fetchone() == (n,)
+    with pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("SELECT %s::jsonb::tickq.agent_turn_entry", [text.replace('"a"', '"ab"')])
+
+
+def test_what_the_agent_runner_bounds_fits_the_databases_bounds(conn: psycopg.Connection) -> None:
+    """A transcript entry cut to the runner's bound is taken by the domain, even one whose
+    numbers jsonb spells longer than json.dumps does; the answer it prints leaves room in the
+    output tail for its last lines."""
+    assert turns.ENTRY_BYTES < contract.AGENT_TURN_BYTES
+    assert runner.ANSWER_CHARS < contract.OUTPUT_TAIL_CHARS
+    entry = {"turn": 1, "usage": {f"n{i}": 1e300 for i in range(8)}, "answer": ""}
+    entry["answer"] = "x" * (turns.ENTRY_BYTES - len(json.dumps(entry).encode()))
+    kept = bounds.bounded(entry, turns.ENTRY_BYTES)
+    assert kept == entry, "at the runner's bound, nothing is cut"
+    assert conn.execute("SELECT octet_length(%s::jsonb::tickq.agent_turn_entry::text)",
+                        [Jsonb(kept)]).fetchone()[0] > turns.ENTRY_BYTES
+
+
 def test_the_copies_in_registry_and_host_equal_the_contract() -> None:
     """registry and host import nothing above them, so they keep their own copies."""
     assert (model.Kind._field_defaults["priority"] == model.Agents._field_defaults["priority"]
             == contract.DEFAULT_LANE)
-    assert process.MAX_TAIL_CHARS == contract.OUTPUT_TAIL_CHARS
+    assert tail.MAX_TAIL_CHARS == contract.OUTPUT_TAIL_CHARS
     assert typing.get_args(process.Outcome) == contract.REPORTED_OUTCOMES
     assert spool.REPORTED_OUTCOMES == contract.REPORTED_OUTCOMES

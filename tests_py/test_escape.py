@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from processes import is_alive
 
-from tickq.host.process import run_command
+from tickq.host.process import Command, Watch, run_command
 
 PY = sys.executable
 
@@ -68,7 +68,7 @@ def _pgid(pid: int) -> int | None:
 def test_an_escaped_descendant_is_gone_after_the_timeout(tmp_path: Path, how: str) -> None:
     pidfile = tmp_path / "escapee"
     argv = [*ESCAPES[how], str(pidfile)]
-    result = run_command(argv, timeout=1.5, grace=1)
+    result = run_command(Command(argv), Watch(1.5, grace=1))
     escapee = _wait_pid(pidfile)
     try:
         assert result.outcome == "timeout"
@@ -95,7 +95,7 @@ def test_escapees_of_a_command_that_exits_are_gone_too(tmp_path: Path) -> None:
         "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
         "print('parent done', flush=True)\n"
     )
-    result = run_command([PY, "-c", code, str(pidfile)], timeout=30)
+    result = run_command(Command([PY, "-c", code, str(pidfile)]), Watch(30))
     escapee = _wait_pid(pidfile)
     try:
         assert result.outcome == "ok"
@@ -125,12 +125,13 @@ def test_concurrent_runs_do_not_kill_each_others_processes(tmp_path: Path) -> No
     go = tmp_path / "go"
     results = {}
     thread = threading.Thread(
-        target=lambda: results.update(other=run_command([PY, "-c", code, str(other_pid), str(go)],
-                                                        timeout=30)))
+        target=lambda: results.update(other=run_command(
+            Command([PY, "-c", code, str(other_pid), str(go)]),
+            Watch(30))))
     thread.start()
     escapee = _wait_pid(other_pid)
     try:
-        quick = run_command(["sh", "-c", "echo quick"], timeout=5)
+        quick = run_command(Command(["sh", "-c", "echo quick"]), Watch(5))
         assert quick.outcome == "ok"
         assert is_alive(escapee), "a run killed a process of another run"
     finally:

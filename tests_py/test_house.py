@@ -1,7 +1,8 @@
 """The house's shape, read from the code itself: rooms a reader can hold, arrows that point down.
 
-Python: no module under python_runner/tickq over 400 lines, no function over 80, no import
-circle (imports inside functions and under TYPE_CHECKING count: they are arrows all the same),
+Python: no module under python_runner/tickq (nor a script of bench/ or tests_sql/) over 350
+lines, no function of the package over 60, no import circle (imports inside functions and under
+TYPE_CHECKING count: they are arrows all the same),
 psycopg imported and connected only under tickq/db/, argparse only under tickq/cli/, nothing
 imports tickq.cli but tickq/__main__.py and cli itself, and registry/ and host/ import nothing
 above them. SQL: no file under sql/ over 400 lines, no plpgsql function body over 100 lines
@@ -26,8 +27,8 @@ SOURCE = REPO / "python_runner"
 PACKAGE = SOURCE / "tickq"
 SQL = REPO / "sql"
 
-MAX_MODULE_LINES = 400
-MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 350  # well under it, not at it: split by responsibility, never by packing
+MAX_FUNCTION_LINES = 60
 MAX_SQL_FILE_LINES = 400
 MAX_PLPGSQL_LINES = 100
 PLPGSQL_EXCEPTIONS = {"tickq.claim_jobs": 160}
@@ -128,16 +129,17 @@ def _fail(what: str, offenders: list[str]) -> None:
 # ---------------------------------------------------------------- sizes
 
 
-def test_no_module_is_over_400_lines() -> None:
+def test_no_module_is_over_350_lines() -> None:
+    scripts = sorted([*(REPO / "bench").glob("*.py"), *(REPO / "tests_sql").glob("*.py")])
     offenders = []
-    for path in module_paths().values():
+    for path in [*module_paths().values(), *scripts]:
         lines = len(path.read_text().splitlines())
         if lines > MAX_MODULE_LINES:
             offenders.append(f"{_relative(path)}:1: {lines} lines")
     _fail(f"modules over {MAX_MODULE_LINES} lines", offenders)
 
 
-def test_no_function_is_over_80_lines() -> None:
+def test_no_function_is_over_60_lines() -> None:
     offenders = []
     for module, path in module_paths().items():
         for node in ast.walk(tree(module)):

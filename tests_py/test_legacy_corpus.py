@@ -14,7 +14,7 @@ that can move does, the others are named in a line each, and each kind
 - passes `tickq legacy check` of all the files at once.
 
 Cron's environment and `%` reading are written here again, apart from tickq's code, from what
-Debian's cron 3.0pl1 was seen doing (see test_legacy_cron.py)."""
+Debian's cron 3.0pl1 was seen doing (see test_legacy_crontab.py)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ JOBS = _jobs()
 # Left as they are, each in one line: a user with no account here.
 LEFT = {"cron.d/freeside:4": "user 'freeside' has no account on this machine"}
 # The instants at which cronsim and tickq differ, each explained by the two clock-change rules
-# (README, "Across clock changes"; cron(8)): ("cron"|"tickq", UTC instant) a slot only one has.
+# (docs/explanation/daylight-saving.md; cron(8)): ("cron"|"tickq", UTC instant) a slot only one has.
 CLOCK_CHANGES = {
     # 03:00 daily. Spring (03:00-04:00 skipped): both run it at 04:00 EEST. Autumn (03:00-04:00
     # twice): cron at the first 03:00 (EEST, 00:00 UTC), tickq at the second (EET, 01:00 UTC).

@@ -22,15 +22,13 @@ def logged_events() -> list[tuple[str, str, frozenset[str], str]]:
     found = []
     for path in sorted(SOURCE.rglob("*.py")):
         tree = ast.parse(path.read_text())
+        # `fields = {...}` literals spread into a call with **fields: the function's own, else
+        # one the module builds elsewhere and passes in under the same name
+        shared = _dict_literals(tree)
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            dicts = {  # local `fields = {...}` literals spread into a call with **fields
-                t.id: {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
-                for node in ast.walk(func) if isinstance(node, ast.Assign)
-                and isinstance(node.value, ast.Dict)
-                for t in node.targets if isinstance(t, ast.Name)
-            }
+            dicts = {**shared, **_dict_literals(func)}
             for call in ast.walk(func):
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                         and call.func.attr in LEVELS and call.args
@@ -47,6 +45,16 @@ def logged_events() -> list[tuple[str, str, frozenset[str], str]]:
                 found.append((call.args[0].value, LEVELS[call.func.attr], frozenset(names),
                               f"{path.relative_to(SOURCE)}:{call.lineno}"))
     return found
+
+
+def _dict_literals(node: ast.AST) -> dict[str, set[str]]:
+    """{name: its constant keys} of every `name = {...}` under `node`."""
+    return {
+        t.id: {k.value for k in assign.value.keys if isinstance(k, ast.Constant)}
+        for assign in ast.walk(node) if isinstance(assign, ast.Assign)
+        and isinstance(assign.value, ast.Dict)
+        for t in assign.targets if isinstance(t, ast.Name)
+    }
 
 
 EVENTS = logged_events()

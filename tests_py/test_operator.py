@@ -373,7 +373,7 @@ def test_status_check_exits_1_with_one_line_per_problem(
 
     conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '1 hour' WHERE name = 'late'")
     conn.execute(
-        "SELECT * FROM tickq.claim_kind('hung', 'elsewhere:1', now() - interval '2 hours')")
+        "SELECT * FROM tickq.claim_manual('hung', 'elsewhere:1', NULL, now() - interval '2 hours')")
     conn.execute("UPDATE tickq.dispatcher_tick SET last_tick_at = now() - interval '11 minutes'")
     own_ledger_folder.mkdir(mode=0o700, exist_ok=True)
     own_ledger_folder.chmod(0o775)

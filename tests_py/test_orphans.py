@@ -17,7 +17,7 @@ import pytest
 from processes import is_alive
 
 from tickq.host.ledger import Ledger, start_time
-from tickq.host.process import run_command
+from tickq.host.process import Command, Watch, run_command
 
 
 @pytest.fixture
@@ -130,9 +130,8 @@ def test_a_live_dispatchers_command_is_left_alone_and_forgotten_when_it_ends(
     results = []
     go = tmp_path / "go"
     runner = threading.Thread(target=lambda: results.append(run_command(
-        ["sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; echo done"], timeout=30,
-        ledger=ledger, labels={"kind": "k", "run_id": 1},
-    )))
+        Command(["sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; echo done"]),
+        Watch(30, ledger=ledger, labels={"kind": "k", "run_id": 1}))))
     runner.start()
     wait_for("the command's entry", lambda: bool(list(tmp_path.glob("*.json"))))
     [path] = tmp_path.glob("*.json")
@@ -151,7 +150,7 @@ def test_a_ledger_that_cannot_be_written_does_not_stop_the_run(tmp_path: Path) -
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
 
-    result = run_command(["echo", "hi"], timeout=10, ledger=Ledger(blocker / "ledger"))
+    result = run_command(Command(["echo", "hi"]), Watch(10, ledger=Ledger(blocker / "ledger")))
 
     assert result.outcome == "ok"
     assert result.output_tail.startswith("hi\n[tickq: cannot record the command in ")
@@ -167,7 +166,7 @@ def test_a_folder_others_can_write_to_is_never_acted_on(tmp_path: Path, groups: 
     assert is_alive(proc.pid)
     assert path.exists()
 
-    result = run_command(["echo", "hi"], timeout=10, ledger=Ledger(tmp_path / "ledger"))
+    result = run_command(Command(["echo", "hi"]), Watch(10, ledger=Ledger(tmp_path / "ledger")))
     assert result.outcome == "ok"
     assert "is not this user's alone" in result.output_tail
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 import pytest
 from processes import is_alive
 
-from tickq.host.process import run_command
+from tickq.host.process import Command, Watch, run_command
 
 PY = sys.executable
 T = TypeVar("T")
@@ -53,7 +53,7 @@ def finishes(call: Callable[[], T], seconds: float = 60) -> T:
 
 
 def test_exit_zero_is_ok() -> None:
-    result = run_command(["sh", "-c", "echo hello; echo oops >&2"], timeout=10)
+    result = run_command(Command(["sh", "-c", "echo hello; echo oops >&2"]), Watch(10))
     assert result.outcome == "ok"
     assert result.exit_code == 0
     assert result.output_tail == "hello\noops\n"  # stderr goes to the same tail
@@ -62,26 +62,27 @@ def test_exit_zero_is_ok() -> None:
 
 
 def test_nonzero_exit_is_failed() -> None:
-    result = run_command(["sh", "-c", "echo bad; exit 3"], timeout=10)
+    result = run_command(Command(["sh", "-c", "echo bad; exit 3"]), Watch(10))
     assert (result.outcome, result.exit_code, result.output_tail) == ("failed", 3, "bad\n")
 
 
 def test_killed_by_a_signal_has_a_negative_exit_code() -> None:
-    result = run_command(["sh", "-c", "kill -9 $$"], timeout=10)
+    result = run_command(Command(["sh", "-c", "kill -9 $$"]), Watch(10))
     assert (result.outcome, result.exit_code) == ("failed", -signal.SIGKILL)
 
 
 def test_no_shell_and_no_stdin() -> None:
-    result = run_command([PY, "-c", "import sys; print(sys.argv[1:], sys.stdin.read())", "$HOME;"],
-                         timeout=10)  # fmt: skip
+    result = run_command(
+        Command([PY, "-c", "import sys; print(sys.argv[1:], sys.stdin.read())", "$HOME;"]),
+        Watch(10))
     assert result.output_tail == "['$HOME;'] \n"
 
 
 def test_timeout_kills_the_command_and_its_child(tmp_path: Path) -> None:
     pidfile = tmp_path / "pidfile"
     result = finishes(lambda: run_command(
-        ["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo waiting; wait"], timeout=1, grace=2
-    ))
+        Command(["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo waiting; wait"]),
+        Watch(1, grace=2)))
     grandchild = int(pidfile.read_text())
     assert result.outcome == "timeout"
     assert result.exit_code == -signal.SIGTERM
@@ -95,11 +96,9 @@ def test_command_ignoring_sigterm_is_killed_after_grace(tmp_path: Path) -> None:
     of its loop) through the grace; SIGKILL then."""
     noted = tmp_path / "noted"
     result = run_command(
-        ["sh", "-c", f"trap 'echo TERM >> {noted}' TERM; "
-                     f"while :; do sleep 0.01; echo alive >> {noted}; done"],
-        timeout=1,
-        grace=1.0,
-    )
+        Command(["sh", "-c", f"trap 'echo TERM >> {noted}' TERM; "
+                             f"while :; do sleep 0.01; echo alive >> {noted}; done"]),
+        Watch(1, grace=1.0))
     assert result.outcome == "timeout"
     assert result.exit_code == -signal.SIGKILL
     assert "sent SIGKILL" in result.output_tail
@@ -111,7 +110,9 @@ def test_command_ignoring_sigterm_is_killed_after_grace(tmp_path: Path) -> None:
 
 def test_a_child_left_running_after_a_normal_exit_is_killed(tmp_path: Path) -> None:
     pidfile = tmp_path / "pidfile"
-    result = run_command(["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo done"], timeout=10)
+    result = run_command(
+        Command(["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo done"]),
+        Watch(10))
     assert result.outcome == "ok"
     assert result.output_tail.startswith("done\n")
     assert not is_alive(int(pidfile.read_text()))
@@ -120,7 +121,7 @@ def test_a_child_left_running_after_a_normal_exit_is_killed(tmp_path: Path) -> N
 def test_a_grandchild_holding_stdout_does_not_hang_the_run() -> None:
     # The grandchild keeps the pipe's write end; it is in the group, so it is killed.
     result = finishes(lambda: run_command(
-        ["sh", "-c", "(sleep 100; echo late) & echo parent done"], timeout=300))
+        Command(["sh", "-c", "(sleep 100; echo late) & echo parent done"]), Watch(300)))
     assert result.outcome == "ok"
     assert "parent done" in result.output_tail
     assert "late" not in result.output_tail
@@ -135,7 +136,7 @@ def test_a_grandchild_escaping_the_group_with_stdout_open_does_not_hang(tmp_path
         "print('parent done', flush=True)\n"
     )
     try:
-        result = finishes(lambda: run_command([PY, "-c", code], timeout=300))
+        result = finishes(lambda: run_command(Command([PY, "-c", code]), Watch(300)))
         assert result.outcome == "ok"
         assert "parent done" in result.output_tail
         assert not is_alive(int(wait_for_file(pidfile)))  # and it did not outlive the run
@@ -154,7 +155,7 @@ def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
         "for i in range(500_000): out.write(line % i)\n"
         "out.write(b'THE END')\n"
     )
-    result = run_command([PY, "-c", code], timeout=60)
+    result = run_command(Command([PY, "-c", code]), Watch(60))
     assert result.outcome == "ok"
     # Header and tail together fill the column's 65,536 characters exactly (all ASCII here).
     marker_len = len(f"[... {500_000 * 100 + 7 - 65500} bytes omitted ...]\n")
@@ -168,25 +169,25 @@ def test_huge_output_keeps_exactly_the_last_tail_bytes() -> None:
 
 
 def test_small_tail_limit() -> None:
-    result = run_command(["sh", "-c", "printf 0123456789"], timeout=10, tail_bytes=4)
+    result = run_command(Command(["sh", "-c", "printf 0123456789"]), Watch(10, tail_bytes=4))
     assert result.output_tail == "[... 6 bytes omitted ...]\n6789"
 
 
 def test_non_utf8_output_is_replaced() -> None:
     code = "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe bad \\x00 nul \\xc3\\xa9')"
-    result = run_command([PY, "-c", code], timeout=10)
+    result = run_command(Command([PY, "-c", code]), Watch(10))
     assert result.outcome == "ok"
     assert result.output_tail == "ok \ufffd\ufffd bad \ufffd nul \u00e9"
 
 
 def test_cut_does_not_start_inside_a_utf8_character() -> None:
     code = "import sys; sys.stdout.buffer.write('é'.encode() * 10)"  # 2 bytes each
-    result = run_command([PY, "-c", code], timeout=10, tail_bytes=5)
+    result = run_command(Command([PY, "-c", code]), Watch(10, tail_bytes=5))
     assert result.output_tail == "[... 16 bytes omitted ...]\néé"
 
 
 def test_missing_executable_is_failed_with_reason(tmp_path: Path) -> None:
-    result = run_command([str(tmp_path / "bin" / "nope"), "--x"], timeout=10)
+    result = run_command(Command([str(tmp_path / "bin" / "nope"), "--x"]), Watch(10))
     assert (result.outcome, result.exit_code, result.pid) == ("failed", None, None)
     assert "cannot start" in result.output_tail
     assert "No such file or directory" in result.output_tail
@@ -197,19 +198,19 @@ def test_non_executable_file_is_failed_with_reason(tmp_path: Path) -> None:
     script = tmp_path / "script.sh"
     script.write_text("#!/bin/sh\necho hi\n")
     script.chmod(0o644)
-    result = run_command([str(script)], timeout=10)
+    result = run_command(Command([str(script)]), Watch(10))
     assert (result.outcome, result.exit_code) == ("failed", None)
     assert "Permission denied" in result.output_tail
 
 
 def test_missing_cwd_is_failed_with_reason(tmp_path: Path) -> None:
-    result = run_command(["true"], cwd=tmp_path / "gone", timeout=10)
+    result = run_command(Command(["true"], cwd=tmp_path / "gone"), Watch(10))
     assert (result.outcome, result.exit_code) == ("failed", None)
     assert "cwd" in result.output_tail
 
 
 def test_empty_command_is_failed() -> None:
-    result = run_command([], timeout=10)
+    result = run_command(Command([]), Watch(10))
     assert (result.outcome, result.exit_code) == ("failed", None)
     assert "empty command" in result.output_tail
 
@@ -220,11 +221,8 @@ def test_stop_event_interrupts_the_run(tmp_path: Path) -> None:
     timer = threading.Timer(0.5, stop.set)
     timer.start()
     result = run_command(
-        ["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo working; wait"],
-        timeout=60,
-        grace=2,
-        stop_event=stop,
-    )
+        Command(["sh", "-c", f"sleep 100 & echo $! > {pidfile}; echo working; wait"]),
+        Watch(60, grace=2, stop=stop))
     timer.join()
     assert result.outcome == "interrupted"
     assert result.exit_code == -signal.SIGTERM
@@ -238,7 +236,7 @@ def test_stop_event_interrupts_the_run(tmp_path: Path) -> None:
 def test_stop_event_already_set_starts_nothing() -> None:
     stop = threading.Event()
     stop.set()
-    result = run_command(["sh", "-c", "echo should not run"], timeout=10, stop_event=stop)
+    result = run_command(Command(["sh", "-c", "echo should not run"]), Watch(10, stop=stop))
     assert (result.outcome, result.pid) == ("interrupted", None)
     assert "should not run" not in result.output_tail
 
@@ -248,11 +246,9 @@ def test_env_is_given_not_inherited_and_cwd_applied(
 ) -> None:
     monkeypatch.setenv("TICKQ_TEST_INHERITED", "from parent")
     result = run_command(
-        ["sh", "-c", 'echo "$TICKQ_TEST_INHERITED|$JOB_MODE|$(pwd -P)"'],
-        cwd=tmp_path,
-        env={"JOB_MODE": "full"},
-        timeout=10,
-    )
+        Command(["sh", "-c", 'echo "$TICKQ_TEST_INHERITED|$JOB_MODE|$(pwd -P)"'], cwd=tmp_path,
+                env={"JOB_MODE": "full"}),
+        Watch(10))
     # Only the documented minimal set is inherited (tickq.host.process.INHERITED).
     assert result.output_tail == f"|full|{tmp_path.resolve()}\n"
 
@@ -261,9 +257,11 @@ def test_concurrent_runs_in_threads_are_independent(tmp_path: Path) -> None:
     # Each command waits until all eight have started: one after another, the first would
     # wait for the others until its timeout.
     def run(i: int):
-        return run_command(["sh", "-c", f"touch {tmp_path}/{i}; "
-                            f"while [ $(ls {tmp_path} | wc -l) -lt 8 ]; do sleep 0.01; done; "
-                            f"echo run {i}; exit {i % 2}"], timeout=30)
+        return run_command(
+            Command(["sh", "-c", f"touch {tmp_path}/{i}; "
+                     f"while [ $(ls {tmp_path} | wc -l) -lt 8 ]; do sleep 0.01; done; "
+                     f"echo run {i}; exit {i % 2}"]),
+            Watch(30))
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(run, range(8)))
@@ -274,9 +272,9 @@ def test_concurrent_runs_in_threads_are_independent(tmp_path: Path) -> None:
 
 
 def test_stdin_data_reaches_the_command_and_an_unread_stdin_does_not_block() -> None:
-    read = run_command(["sh", "-c", "cat"], timeout=10, stdin_data=b'{"kind": "x"}')
+    read = run_command(Command(["sh", "-c", "cat"], stdin=b'{"kind": "x"}'), Watch(10))
     assert (read.outcome, read.output_tail) == ("ok", '{"kind": "x"}')
     big = b"x" * (4 * 1024 * 1024)  # far more than a pipe buffer
-    ignored = finishes(lambda: run_command(["sh", "-c", "sleep 300"], timeout=1, grace=1,
-                                           stdin_data=big))
+    ignored = finishes(lambda: run_command(Command(["sh", "-c", "sleep 300"], stdin=big),
+                                           Watch(1, grace=1)))
     assert ignored.outcome == "timeout"

@@ -1,24 +1,20 @@
-"""registry.py and durations.py: the file's shape. Every shape problem names file, kind and
-key; valid files round-trip to the JSON `tickq.sync_registry` takes. The rules on values are
-the database's (tests_py/test_registry_rules.py, tests_sql/18-registry-rules.sql)."""
+"""registry.py: the file's shape. Valid files round-trip to the JSON `tickq.sync_registry`
+takes; chains and irreversible kinds read as the database wants them. Where each shape problem
+is named (file, kind and key): test_registry_problems.py; durations: test_durations.py. The
+rules on values are the database's (tests_py/test_registry_rules.py,
+tests_sql/18-registry-rules.sql)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import psycopg
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from registry_text import FILE, GOOD, kind, one_problem, parse, problems
 
 from tickq.db.api import registry as registry_api
 from tickq.db.errors import RegistryRefused
-from tickq.host import programs
-from tickq.registry import Problem, RegistryError, env_digest, load_registry, parse_registry
-from tickq.registry.durations import format_duration, parse_duration
-
-FILE = "registry.toml"
+from tickq.registry import env_digest, load_registry, parse_registry
 
 VALID = """
 [settings]
@@ -55,29 +51,6 @@ cwd = "jobs"
 env = { REPORT_MODE = "full", EMPTY = "" }
 """
 
-
-def parse(text: str, base_dir: Path | None = None):
-    return parse_registry(textwrap.dedent(text), FILE, base_dir or Path.cwd())
-
-
-def problems(text: str, base_dir: Path | None = None) -> list[Problem]:
-    with pytest.raises(RegistryError) as info:
-        parse(text, base_dir)
-    return info.value.problems
-
-
-def one_problem(text: str, base_dir: Path | None = None) -> Problem:
-    found = problems(text, base_dir)
-    assert len(found) == 1, [str(p) for p in found]
-    return found[0]
-
-
-def kind(body: str, name: str = "job") -> str:
-    """A registry holding one kind `name` with `body` as its keys."""
-    return f"[kinds.{name}]\n" + textwrap.dedent(body)
-
-
-GOOD = 'command = ["bin/x"]\nevery = "5m"\ntimeout = "1m"\n'
 
 
 # --- a valid file -------------------------------------------------------------------------------
@@ -135,7 +108,7 @@ def test_valid_file_round_trips_to_sync_json(tmp_path: Path) -> None:
                 "retries": 0,
                 "enabled": False,
                 "cwd": str((tmp_path / "jobs").resolve()),
-                # values go to the database as digests only (README: secrets)
+                # values go to the database as digests only (docs/explanation/security.md)
                 "env": {"REPORT_MODE": env_digest("twice_daily", "REPORT_MODE", "full"),
                         "EMPTY": env_digest("twice_daily", "EMPTY", "")},
             },
@@ -212,182 +185,6 @@ def test_load_registry_resolves_cwd_against_the_file_directory(tmp_path: Path) -
     assert registry.kinds["job"].cwd.is_absolute()
 
 
-# --- problems: where they are reported ----------------------------------------------------------
-
-
-def test_problem_reads_file_kind_key_message() -> None:
-    problem = one_problem(kind('command = ["x"]\nat = "06:00"\ntimeout = 300\n', "weekly_ingest"))
-    assert (problem.file, problem.kind, problem.key) == (FILE, "weekly_ingest", "timeout")
-    assert str(problem) == (
-        'registry.toml: kind "weekly_ingest", key "timeout": '
-        'duration must be a string like "5m" or "1h30m", got 300'
-    )
-
-
-def test_bad_toml_reports_line_and_column() -> None:
-    problem = one_problem('[settings]\nslots = 3\ntick = "5m\n')
-    assert (problem.file, problem.kind, problem.key) == (FILE, None, None)
-    assert "line 3" in problem.message
-    assert "column" in problem.message
-
-
-def test_missing_file(tmp_path: Path) -> None:
-    path = tmp_path / "nope.toml"
-    with pytest.raises(RegistryError) as info:
-        load_registry(path)
-    [problem] = info.value.problems
-    assert (problem.file, problem.kind, problem.key) == (str(path), None, None)
-    assert "not found" in problem.message
-    assert str(path) in str(info.value)
-
-
-@pytest.mark.parametrize(
-    ("text", "expected_kind", "expected_key", "words"),
-    [
-        ("colour = 1\n", None, "colour", "unknown key"),
-        ("[settings]\nslot = 3\n", None, "settings.slot", "unknown key"),
-        (kind(GOOD + "retry = 1\n"), "job", "retry", "unknown key"),
-        ("settings = 3\n", None, "settings", "must be a table"),
-        ("kinds = []\n", None, "kinds", "must be a table"),
-        ("[settings]\nslots = true\n", None, "settings.slots", "integer"),
-        ('[settings]\ntick = "300"\n', None, "settings.tick", "unit"),
-        ('[settings]\nalert_command = "bin/alert"\n', None, "settings.alert_command", "argv"),
-        ('[settings]\nalert_timeout = "5x"\n', None, "settings.alert_timeout", "duration"),
-        (kind('every = "5m"\ntimeout = "1m"\n'), "job", "command", "missing"),
-        (kind('command = ["x"]\nevery = "5m"\n'), "job", "timeout", "missing"),
-        (kind('command = "bin/x --flag"\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
-         'not one string: write ["bin/x", "--flag"]'),
-        (kind('command = []\nevery = "5m"\ntimeout = "1m"\n'), "job", "command", "empty"),
-        (kind('command = ["x", ""]\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
-         "command[1]"),
-        (kind('command = ["x", 3]\nevery = "5m"\ntimeout = "1m"\n'), "job", "command",
-         "command[1]"),
-        (kind('command = ["x"]\nevery = "5 minutes"\ntimeout = "1m"\n'), "job", "every",
-         "duration must look like"),
-        (kind('command = ["x"]\nevery = 300\ntimeout = "1m"\n'), "job", "every", "string"),
-        (kind(GOOD + "retries = 1.5\n"), "job", "retries", "integer"),
-        (kind(GOOD + 'enabled = "yes"\n'), "job", "enabled", "true or false"),
-        (kind(GOOD + "env = { A = 1 }\n"), "job", "env", "env.A"),
-        (kind(GOOD + 'env = "A=1"\n'), "job", "env", "table"),
-        (kind(GOOD + "cwd = 3\n"), "job", "cwd", "directory path"),
-        ("[kinds]\njob = 3\n", "job", None, "must be a table"),
-        ('[settings]\ntimezone = 3\n', None, "settings.timezone", "string"),
-        ("[settings]\ncapacity_margin = \"1\"\n", None, "settings.capacity_margin", "number"),
-        (kind(GOOD + "priority = 1\n"), "job", "priority", "string"),
-        (kind('command = ["x"]\nat = "06:00"\non = "mon"\ntimeout = "1m"\n'), "job", "on", "list"),
-        (kind('command = ["x"]\nat = [6]\ntimeout = "1m"\n'), "job", "at", "HH:MM"),
-    ],
-)  # fmt: skip
-def test_each_invalid_value_names_file_kind_and_key(
-    text: str, expected_kind: str | None, expected_key: str | None, words: str
-) -> None:
-    problem = one_problem(text)
-    assert (problem.file, problem.kind, problem.key) == (FILE, expected_kind, expected_key)
-    assert words in problem.message
-    assert str(problem).startswith(f"{FILE}: ")
-
-
-@pytest.mark.parametrize("make", ["missing", "a file"])
-def test_a_cwd_that_is_no_folder_here_is_that_kinds_own_problem(tmp_path: Path, make: str) -> None:
-    """Read, not refused: a folder missing on this host stops only that kind, when it runs
-    (tickq.host.programs says why; tests_py/test_isolation.py runs it)."""
-    if make == "a file":
-        (tmp_path / "no").write_text("")
-    registry = parse(kind(GOOD + 'cwd = "no/such/dir"\n' if make == "missing"
-                          else GOOD + 'cwd = "no"\n'), tmp_path)
-    job = registry.kinds["job"]
-    assert job.cwd == (tmp_path / ("no/such/dir" if make == "missing" else "no")).resolve()
-    found = programs.problems(registry)
-    assert len(found) == 1 and "'job'" in found[0] and str(job.cwd) in found[0], found
-
-
-def test_every_problem_in_a_file_is_reported() -> None:
-    text = """
-        extra = true
-        [settings]
-        slots = "3"
-        tick = "5"
-        [kinds.first]
-        command = "bin/first"
-        every = "0 m"
-        timeout = "1m"
-        [kinds.second]
-        command = ["bin/second"]
-        at = 24
-        timeout = "1m"
-        priority = 1
-        [kinds.third]
-        command = ["bin/third"]
-        every = "1m"
-        timeout = "1m"
-    """
-    found = problems(text)
-    assert {(p.kind, p.key) for p in found} == {
-        (None, "extra"),
-        (None, "settings.slots"),
-        (None, "settings.tick"),
-        ("first", "command"),
-        ("first", "every"),
-        ("second", "at"),
-        ("second", "priority"),
-    }
-    assert len(found) == 7
-    assert all(p.file == FILE for p in found)
-    message = str(RegistryError(found))
-    assert message.count("\n") == 6  # one line per problem
-
-
-# --- durations ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [("30s", 30), ("5m", 300), ("1h30m", 5400), ("1d", 86400), ("2h", 7200), ("90m", 5400),
-     ("1d2h3m4s", 93784), ("0h1m", 60)],
-)  # fmt: skip
-def test_parse_duration(text: str, seconds: int) -> None:
-    assert parse_duration(text) == seconds
-
-
-@pytest.mark.parametrize(
-    "text", ["", "5", "300", "m", "5 m", " 5m", "5M", "1m1h", "1h1h", "1.5h", "-5m", "5ms", "1w"]
-)
-def test_parse_duration_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match=r"duration"):
-        parse_duration(text)
-
-
-@pytest.mark.parametrize("text", ["0s", "0m", "0d0h0m0s"])
-def test_parse_duration_leaves_zero_to_the_database(text: str) -> None:
-    # How short a duration may be is a bound of tickq.registry_limits, not a matter of syntax.
-    assert parse_duration(text) == 0
-
-
-def test_format_duration_examples() -> None:
-    assert format_duration(300) == "5m"
-    assert format_duration(5400) == "1h30m"
-    assert format_duration(86400 + 1) == "1d1s"
-    with pytest.raises(ValueError):
-        format_duration(0)
-
-
-@given(st.integers(min_value=1, max_value=2**40))
-def test_format_then_parse_round_trips(seconds: int) -> None:
-    assert parse_duration(format_duration(seconds)) == seconds
-
-
-@given(st.integers(0, 400), st.integers(0, 100), st.integers(0, 100), st.integers(0, 100))
-def test_parse_then_format_is_canonical(d: int, h: int, m: int, s: int) -> None:
-    text = "".join(f"{n}{unit}" for n, unit in zip((d, h, m, s), "dhms", strict=True) if n)
-    if not text:
-        return
-    seconds = parse_duration(text)
-    assert seconds == d * 86400 + h * 3600 + m * 60 + s
-    canonical = format_duration(seconds)
-    assert parse_duration(canonical) == seconds
-    assert format_duration(parse_duration(canonical)) == canonical
-
-
 CHAIN = """
 [kinds.payout]
 command = ["bin/payout"]
@@ -440,8 +237,6 @@ def test_irreversible_kinds_and_chains_round_trip_without_legacy_lines() -> None
 
 
 @pytest.mark.parametrize(("change", "key", "words"), [
-    (('resume = true', 'resume = true\ntimeout = "29m"'), "timeout", "sum of its steps"),
-    (('name = "ingest"', 'name = "sf_pull"'), "steps", 'step name "sf_pull" is used twice'),
     (('name = "ingest"', 'name = 7'), "steps[2].name", "step name must be a string"),
     (('continue_on_failure = true', 'shell = "sh"'), "steps[2].shell", "unknown key"),
     (('timeout = "5m"\ncontinue', 'continue'), "steps[2].timeout", "missing"),

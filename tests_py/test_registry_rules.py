@@ -30,6 +30,12 @@ AT = '[kinds.a]\ncommand = ["true"]\nat = "06:00"\ntimeout = "30s"\n'
 AT_JSON = {"command": ["true"], "at": "06:00", "timeout": 30}
 CRON = '[kinds.a]\ncommand = ["true"]\ntimeout = "30s"\n'
 CRON_JSON = {"command": ["true"], "timeout": 30}
+CHAIN = ('[kinds.a]\nevery = "5m"\ntimeout = "1m"\n'
+         '[[kinds.a.steps]]\nname = "one"\ncommand = ["true"]\ntimeout = "15s"\n'
+         '[[kinds.a.steps]]\nname = "two"\ncommand = ["true"]\ntimeout = "15s"\n')
+CHAIN_JSON = {"every": 300, "timeout": 60, "steps": [
+    {"name": "one", "command": ["true"], "timeout": 15},
+    {"name": "two", "command": ["true"], "timeout": 15}]}
 
 # name: (settings TOML, kinds TOML, settings JSON, kinds JSON, kind, key)
 CASES = {
@@ -71,6 +77,14 @@ CASES = {
                     'timeout = "30s"\n', {},
                     {"a": {"command": ["true"], "at": ["06:00"], "on": ["mon", "mon"],
                            "timeout": 30}}, "a", "on"),
+    "a day in a range and again": ("", AT + 'on = ["mon-fri", "wed"]\n', {},
+                                   {"a": {**AT_JSON, "on": ["mon-fri", "wed"]}}, "a", "on"),
+    "a range of no day": ("", AT + 'on = ["mon-fry"]\n', {},
+                          {"a": {**AT_JSON, "on": ["mon-fry"]}}, "a", "on"),
+    "chain timeout short of its steps": ("", CHAIN.replace('timeout = "1m"', 'timeout = "29s"'),
+                                         {}, {"a": {**CHAIN_JSON, "timeout": 29}}, "a", "timeout"),
+    "step name twice": ("", CHAIN.replace('name = "two"', 'name = "one"'), {},
+                        {"a": {**CHAIN_JSON, "steps": [CHAIN_JSON["steps"][0]] * 2}}, "a", "steps"),
     "kind name": ("", "[kinds.Send_Email]\n" + KIND, {}, {"Send_Email": KIND_JSON},
                   "Send_Email", "name"),
     "reserved name": ("", '[kinds."tickq.mine"]\n' + KIND, {}, {"tickq.mine": KIND_JSON},
@@ -159,6 +173,15 @@ def test_the_file_and_the_json_get_the_same_verdict(
     assert conn.execute("SELECT count(*) FROM tickq.job_kind").fetchone() == (0,)
 
 
+def test_a_weekday_range_in_the_file_is_the_days_it_spans(
+    tmp_path: Path, conn: psycopg.Connection
+) -> None:
+    path = _file(tmp_path, "", AT + 'on = ["fri-mon", "wed"]\n')
+    registry_api.sync_registry(conn, load_registry(path))
+    assert conn.execute("SELECT on_days FROM tickq.job_kind WHERE name = 'a'").fetchone() == (
+        [1, 3, 5, 6, 7],)
+
+
 # ---------------------------------------------------------------- through the real CLI
 
 
@@ -180,6 +203,24 @@ def test_every_value_problem_is_listed_at_once_by_the_cli(tmp_path: Path, db_url
     assert 'key "settings.timezone": unknown time zone "localtime"' in text
     assert 'kind "a", key "retries": must be a whole number from 0 to 100' in text
     assert 'kind "Bad": a kind name is' in text
+
+
+def test_a_chains_rules_are_the_databases_and_name_the_kind_and_the_key(
+    tmp_path: Path, db_url: str
+) -> None:
+    """A chain whose timeout is shorter than its steps' and whose step names repeat: refused by
+    the database (registry/build.py reads the shape only), one line each, naming file, kind and
+    key, as the file's own check did."""
+    steps = "".join(f'[[kinds.core.steps]]\nname = "{name}"\ncommand = ["true"]\n'
+                    f'timeout = "{timeout}"\n' for name, timeout in (
+                        ("sf_pull", "25m"), ("sf_pull", "3m"), ("ingest", "1m"), ("ingest", "2m")))
+    path = _file(tmp_path, "", '[kinds.core]\nevery = "1h"\ntimeout = "29m"\n' + steps)
+    lines = _one_line_failure(tickq("check", "--registry", str(path), "--database-url", db_url), 2)
+    assert lines == [
+        f'tickq: {path}: kind "core", key "steps": step names "ingest", "sf_pull" are used twice',
+        f'tickq: {path}: kind "core", key "timeout": a chain\'s timeout must not be shorter than '
+        "the sum of its steps' (31m), got 29m",
+        "tickq: invalid registry: 2 problem(s)"], lines
 
 
 @pytest.mark.parametrize("command", ["check", "simulate"])

@@ -56,10 +56,10 @@ def test_the_lease_covers_the_claimers_timeout_so_the_kind_never_runs_twice(
                         [later]).fetchall() == []
     assert conn.execute("SELECT outcome::text FROM tickq.job_run WHERE id = %s",
                         [run_id]).fetchone() == ("running",)
-    # claim_kind (tickq run) by B is refused too: the kind is busy.
+    # claim_manual (tickq run) by B is refused too: the kind is busy.
     try:
-        conn.execute("SELECT * FROM tickq.claim_kind('pay', 'host-b:22', %s)", [later])
-        raise AssertionError("claim_kind took a kind whose lease is live")
+        conn.execute("SELECT * FROM tickq.claim_manual('pay', 'host-b:22', NULL, %s)", [later])
+        raise AssertionError("claim_manual took a kind whose lease is live")
     except psycopg.Error as exc:
         assert exc.sqlstate == "TQ006"
 

@@ -125,6 +125,19 @@ def test_a_tick_of_a_registry_that_passed_before_loads_no_toml_parser_or_checker
     assert sorted(m for m in modules if m.startswith(("tomllib", "jsonschema"))) == []
 
 
+def test_a_command_loads_the_options_of_its_group_only() -> None:
+    """The groups' modules are imported by name (-X importtime does not see those imports)."""
+    code = ("import sys; from tickq.cli import main; main.build_parser(sys.argv[1:]); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('tickq.cli.options'))))")
+    loaded = {words[0]: subprocess.run([sys.executable, "-c", code, *words], env=env(), text=True,
+                                       capture_output=True, check=True, timeout=60).stdout.split()
+              for words in (["tick"], ["agent", "add", "x"], ["--help"])}
+    assert loaded["tick"] == ["tickq.cli.options", "tickq.cli.options.queue"]
+    assert loaded["agent"] == ["tickq.cli.options", "tickq.cli.options.agent",
+                               "tickq.cli.options.values"]
+    assert len(loaded["--help"]) == 10, loaded["--help"]  # the package, 8 groups, the values
+
+
 def test_the_parser_of_one_command_holds_that_command_s_group_only() -> None:
     from tickq.cli import main, options
 

@@ -44,7 +44,11 @@ timeout = "4m"
 
 def check(path: Path, db_url: str, *more: str) -> tuple[int, str]:
     done = tickq("check", *more, "--registry", str(path), "--database-url", db_url, timeout=300)
-    assert not done.stderr, done.stderr  # no error, no traceback: a verdict
+    # No error, no traceback: a verdict. (The light kinds' 1s cadence between 1m ticks is
+    # warned about, as it should be: the simulation runs their slots at the ticks.)
+    problems = [line for line in done.stderr.splitlines()
+                if line and "its slots fall between ticks" not in line]
+    assert not problems, done.stderr
     return done.returncode, done.stdout
 
 

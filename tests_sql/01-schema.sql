@@ -23,7 +23,7 @@ SELECT functions_are('tickq', ARRAY[
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run', 'live_leases',
     'finish_run', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit', 'parse_pools', 'pool_slots_left',
     'pools_problems',
-    'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'claim_kind', 'live_run',
+    'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'live_run',
     'kinds_to_catch_up', 'catch_up_kinds', 'month_end_windows', 'month_end_at', 'spread_times',
     'agent_entry',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',

@@ -1,4 +1,4 @@
--- claim_jobs and claim_kind: the slot limit, order, one lease per kind, lease expiry, aging.
+-- claim_jobs and claim_manual: the slot limit, order, one lease per kind, lease expiry, aging.
 BEGIN;
 SELECT plan(23);
 
@@ -34,11 +34,11 @@ SELECT results_eq($$SELECT run_id, leased_by FROM tickq.job_kind WHERE name = 'u
     $$SELECT id, dispatcher FROM tickq.job_run WHERE kind = 'u1'$$, 'the kind points at its live run');
 
 -- manual runs are counted against the slots
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('n1', 'me', '2026-06-01 10:01Z')$$, 'TQ005', 'all 3 slots are in use',
-    'a manual run needs a free slot');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('u1', 'me', '2026-06-01 10:01Z')$$, 'TQ006', NULL,
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('n1', 'me', NULL, '2026-06-01 10:01Z')$$, 'TQ005',
+    'all 3 slots are in use', 'a manual run needs a free slot');
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('u1', 'me', NULL, '2026-06-01 10:01Z')$$, 'TQ006', NULL,
     'a kind already running cannot be run by hand');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('nope', 'me', '2026-06-01 10:01Z')$$, 'TQ003',
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('nope', 'me', NULL, '2026-06-01 10:01Z')$$, 'TQ003',
     'no kind "nope" in the registry',
     'an unknown kind is refused');
 
@@ -62,7 +62,8 @@ UPDATE tickq.job_run SET outcome = 'failed', finished_at = '2026-06-01 10:09Z' W
 UPDATE tickq.job_kind SET due_at = '2099-01-01Z' WHERE name <> 'off';
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:00Z' WHERE name = 'off';
 SELECT is_empty($$SELECT * FROM tickq.claim_jobs(3, 'd5', '2026-06-01 10:10Z')$$, 'a disabled kind is not claimed');
-SELECT results_eq($$SELECT kind, run_trigger::text, attempt FROM tickq.claim_kind('off', 'me', '2026-06-01 10:10Z')$$,
+SELECT results_eq(
+    $$SELECT kind, run_trigger::text, attempt FROM tickq.claim_manual('off', 'me', NULL, '2026-06-01 10:10Z')$$,
     $$VALUES ('off', 'manual', 1)$$, 'a person can run a disabled kind by hand');
 
 -- aging: a due kind left longer than stale_after goes before any fresher kind of any priority

@@ -96,8 +96,8 @@ SELECT results_eq(
     'four missed daily slots merge into one run, then the next slot after now');
 
 -- a lease always names a run that exists: a running run cannot be deleted, finished ones can
-SELECT results_eq($$SELECT kind FROM tickq.claim_kind('flaky', 'd1', '2026-06-04 12:02Z')$$, $$VALUES ('flaky')$$,
-    'a run is live');
+SELECT results_eq($$SELECT kind FROM tickq.claim_manual('flaky', 'd1', NULL, '2026-06-04 12:02Z')$$,
+    $$VALUES ('flaky')$$, 'a run is live');
 SELECT throws_ok($$DELETE FROM tickq.job_run WHERE outcome = 'running'$$, '23503', NULL,
     'deleting a running run is refused');
 SELECT lives_ok($$DELETE FROM tickq.job_run WHERE outcome <> 'running'$$, 'finished runs can be deleted');

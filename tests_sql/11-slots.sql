@@ -45,7 +45,7 @@ SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = '
     '2026-06-01 10:03Z');
 SELECT is_empty($$SELECT * FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:04Z')$$,
     'slot 1 is free, but b still runs in slot 2: one live lease already fills the new limit');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('d', 'me', '2026-06-01 10:04Z')$$, 'TQ005', NULL,
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('d', 'me', NULL, '2026-06-01 10:04Z')$$, 'TQ005', NULL,
     'a manual run too');
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'b'), 'd1', 'ok', 0, NULL, NULL,
     '2026-06-01 10:05Z');

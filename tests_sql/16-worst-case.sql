@@ -1,5 +1,5 @@
 -- The worst case tickq check simulates: which windows cover a registry, the steady start, and
--- the daylight-saving rules the calendar arithmetic applies (the README states them).
+-- the daylight-saving rules the calendar arithmetic applies (docs/explanation/daylight-saving.md states them).
 BEGIN;
 SELECT plan(10);
 

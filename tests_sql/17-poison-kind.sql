@@ -1,6 +1,6 @@
 -- No single kind's data stops claims for the others: a kind that fails and loses its lease
 -- hundreds of times in a row, with the largest retries allowed, never makes claim_jobs,
--- claim_kind, report_run or expire_leases raise, and the healthy kinds keep being claimed.
+-- claim_manual, report_run or expire_leases raise, and the healthy kinds keep being claimed.
 BEGIN;
 SELECT plan(14);
 
@@ -70,7 +70,7 @@ SELECT results_eq($$SELECT next_due_at, next_trigger::text FROM tickq.report_run
     (SELECT run_id FROM tickq.job_kind WHERE name = 'poison'), 'd1', 'failed', 1, NULL, NULL, '2026-07-01Z')$$,
     $$VALUES ('2026-07-01 01:00Z'::timestamptz, 'retry')$$, 'attempt 100 fails: retry after retry_max');
 -- a manual run of the poison kind
-SELECT * FROM tickq.claim_kind('poison', 'd1', '2026-07-01 00:30Z');
+SELECT * FROM tickq.claim_manual('poison', 'd1', NULL, '2026-07-01 00:30Z');
 SELECT results_eq($$SELECT kind FROM tickq.expire_leases('2026-07-02Z')$$, $$VALUES ('poison')$$,
     'its lease expires into a lost run without an error');
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(3, 'd1', '2026-07-02 00:05Z') ORDER BY kind$$,
@@ -88,7 +88,7 @@ SELECT is((SELECT slots::integer FROM tickq.job_run WHERE kind = 'healthy' ORDER
 -- A lease whose rescheduling raises (a fault simulated by a trigger) is still released, and
 -- the claim that found it goes on.
 -- poison leased by hand
-SELECT * FROM tickq.claim_kind('poison', 'd1', '2026-07-04Z');
+SELECT * FROM tickq.claim_manual('poison', 'd1', NULL, '2026-07-04Z');
 CREATE FUNCTION pg_temp.refuse_rescheduling() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

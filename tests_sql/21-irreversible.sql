@@ -31,7 +31,7 @@ SELECT is_empty($$SELECT * FROM tickq.claim_jobs(3, 'd1', '2026-06-01 12:00Z') W
     'still never claimed');
 
 -- a manual run needs a person
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('payout', 'me', '2026-06-01 12:01Z')$$, 'TQ030', NULL,
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('payout', 'me', NULL, '2026-06-01 12:01Z')$$, 'TQ030', NULL,
     'a manual run nobody confirmed is refused for an unarmed irreversible kind');
 SELECT throws_ok($$SELECT * FROM tickq.claim_manual('payout', 'me', '  ', '2026-06-01 12:01Z')$$, 'TQ030', NULL,
     'a blank person is nobody');

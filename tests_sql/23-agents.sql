@@ -37,8 +37,8 @@ SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": "07:30", 
     || 'database, such as Europe/London)',
     'an unknown time zone');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x", "at": "07:30", "on": ["someday"]}', true)$$,
-    'TQ040', 'agent ''x'': on: must be a list of weekdays (mon tue wed thu fri sat sun), nth weekdays '
-    '(1st mon .. 5th sun) or last weekdays (last fri), got ["someday"]',
+    'TQ040', 'agent ''x'': on: must be a list of weekdays (mon tue wed thu fri sat sun), ranges of them '
+    '(mon-fri), nth weekdays (1st mon .. 5th sun) or last weekdays (last fri), got ["someday"]',
     'a bad weekday');
 SELECT throws_ok($$SELECT tickq.save_agent('x', '{"prompt": "x"}', true)$$, 'TQ040',
     'agent ''x'': schedule: a new agent needs "every", "at" or "cron"', 'an agent needs a schedule');

@@ -35,7 +35,7 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-01-05 12:01
     $$VALUES ('email'), ('agent.a1')$$, 'two slots: the urgent kind, then the high-lane agents');
 SELECT is_empty($$SELECT * FROM tickq.claim_jobs(5, 'd2', '2026-01-05 12:01:01Z')$$,
     'no third claim while both slots are held');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('agent.a2', 'd2', '2026-01-05 12:01:02Z')$$, 'TQ005',
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('agent.a2', 'd2', NULL, '2026-01-05 12:01:02Z')$$, 'TQ005',
     NULL, 'a manual agent run is counted against the slots too');
 
 -- Transcripts go to the live run of the agent only, bounded.

@@ -29,7 +29,7 @@ SELECT * FROM tickq.sync_registry('{
     }}', '2026-06-01 10:07Z');
 SELECT is((SELECT paused_until FROM tickq.job_kind WHERE name = 'a'), 'infinity'::timestamptz,
     'sync leaves the pause alone');
-SELECT results_eq($$SELECT kind, run_trigger::text FROM tickq.claim_kind('a', 'me', '2026-06-01 10:08Z')$$,
+SELECT results_eq($$SELECT kind, run_trigger::text FROM tickq.claim_manual('a', 'me', NULL, '2026-06-01 10:08Z')$$,
     $$VALUES ('a', 'manual')$$, 'a paused kind may be run by hand');
 -- the manual run reported
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'a'), 'me', 'ok',

@@ -11,7 +11,7 @@ SELECT is(
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
         'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'check_lease_covers_timeouts', 'claim_jobs',
-        'claim_kind', 'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
+        'claim_manual', 'explain_kind', 'forget_kind', 'health_problems', 'housekeeping',
         'kind_history', 'live_leases', 'load_agent', 'metrics_text', 'next_due_at', 'on_time_tick', 'pause_agent',
         'pause_kind',
         'pool_occupancy_at',
@@ -65,7 +65,7 @@ SELECT is(
     ARRAY[
         'agent_detail', 'agent_for_kind', 'agent_next_runs', 'agent_run_transcript',
         'agent_runs', 'agent_transcript', 'agents_at', 'agents_export', 'cancels_requested', 'capacity_at',
-        'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_kind', 'claim_manual',
+        'capacity_total_at', 'capacity_verdict_at', 'chain_start', 'claim_jobs', 'claim_manual',
         'explain_kind', 'forget_kind', 'health_problems', 'housekeeping', 'kind_history', 'live_leases',
         'load_agent',
         'metrics_text', 'next_due_at', 'on_time_tick',

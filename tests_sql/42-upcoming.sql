@@ -58,7 +58,7 @@ SELECT is_empty(
 
 -- 'later' was due at 00:00, paused until 02:30 and claimed at 02:35: it waited 5 minutes for a
 -- slot, not 2h35, and never went stale.
-SELECT c.run_id AS later_run FROM tickq.claim_kind('later', 'd1', '2026-03-28 02:35Z') AS c \gset
+SELECT c.run_id AS later_run FROM tickq.claim_manual('later', 'd1', NULL, '2026-03-28 02:35Z') AS c \gset
 UPDATE tickq.job_run SET run_trigger = 'schedule', due_at = '2026-03-28 00:00Z' WHERE id = :later_run;
 SELECT tickq.report_run(:later_run, 'd1', 'ok', 0, '', NULL, '2026-03-28 02:36Z');
 SELECT is(

@@ -18,7 +18,7 @@ CREATE FUNCTION pg_temp.cycle(p_kind text, p_at timestamptz, p_outcome tickq.out
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE v_run bigint;
 BEGIN
-    SELECT c.run_id INTO STRICT v_run FROM tickq.claim_kind(p_kind, 'd1', p_at) AS c;
+    SELECT c.run_id INTO STRICT v_run FROM tickq.claim_manual(p_kind, 'd1', NULL, p_at) AS c;
     PERFORM tickq.report_run(v_run, 'd1', p_outcome, 0, 'tail', NULL,
         p_at + p_ms * interval '1 millisecond');
 END $$;

@@ -27,15 +27,15 @@ SELECT * FROM tickq.sync_registry('{"kinds": {"slow": {"command": ["x"], "every"
     "timeout": 1}}}', '2026-06-01 10:00Z');
 -- two timeouts
 SELECT tickq.report_run(c.run_id, 'd1', 'timeout', NULL, NULL, NULL, '2026-06-01 10:00:02Z')
-FROM tickq.claim_kind('slow', 'd1', '2026-06-01 10:00:01Z') AS c;
+FROM tickq.claim_manual('slow', 'd1', NULL, '2026-06-01 10:00:01Z') AS c;
 SELECT tickq.report_run(c.run_id, 'd1', 'timeout', NULL, NULL, NULL, '2026-06-01 10:00:04Z')
-FROM tickq.claim_kind('slow', 'd1', '2026-06-01 10:00:03Z') AS c;
+FROM tickq.claim_manual('slow', 'd1', NULL, '2026-06-01 10:00:03Z') AS c;
 SELECT results_eq($$SELECT last_outcome::text, failure_streak, streak_outcome::text
     FROM tickq.queue_status_at('2026-06-01 10:00:05Z') WHERE kind = 'slow'$$,
     $$VALUES ('timeout', 2, 'timeout')$$, 'a streak of timeouts is a streak of timeouts');
 -- then an interrupted run
 SELECT tickq.report_run(c.run_id, 'd1', 'interrupted', -2, NULL, NULL, '2026-06-01 10:00:07Z')
-    FROM tickq.claim_kind('slow', 'd1', '2026-06-01 10:00:06Z') AS c;
+    FROM tickq.claim_manual('slow', 'd1', NULL, '2026-06-01 10:00:06Z') AS c;
 SELECT results_eq($$SELECT last_outcome::text, failure_streak, streak_outcome::text
     FROM tickq.queue_status_at('2026-06-01 10:00:08Z') WHERE kind = 'slow'$$,
     $$VALUES ('interrupted', 2, 'timeout')$$, 'the interrupted run leaves the streak, and its outcome, standing');

@@ -76,8 +76,9 @@ SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["x"]
     'days = [32] refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["x"], "at": "06:00", "on": ["6th mon"],
     "timeout": 60}}}')$$, 'TQ002',
-    'registry: kind "x", key "on": must be a list of weekdays (mon tue wed thu fri sat sun), nth weekdays '
-    '(1st mon .. 5th sun) or last weekdays (last fri), got ["6th mon"]', 'on = ["6th mon"] refused');
+    'registry: kind "x", key "on": must be a list of weekdays (mon tue wed thu fri sat sun), ranges of them '
+    '(mon-fri), nth weekdays (1st mon .. 5th sun) or last weekdays (last fri), got ["6th mon"]',
+    'on = ["6th mon"] refused');
 SELECT throws_ok($$SELECT tickq.sync_registry('{"kinds": {"x": {"command": ["x"], "at": "06:00", "months": ["jun", 13],
     "timeout": 60}}}')$$, 'TQ002',
     'registry: kind "x", key "months": must be a list of months, jan .. dec or 1 to 12, got ["jun", 13]',

@@ -67,7 +67,7 @@ SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_cove
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'month_end'),
     'd1', 'ok', 0, NULL, NULL, '2026-04-10 13:01Z');
 SELECT results_eq($$SELECT run_trigger::text, slot_at, first_slot_at, slots_covered
-    FROM tickq.claim_kind('month_end', 'me', '2026-04-10 14:00Z')$$,
+    FROM tickq.claim_manual('month_end', 'me', NULL, '2026-04-10 14:00Z')$$,
     $$VALUES ('manual', NULL::timestamptz, NULL::timestamptz, 0)$$, 'a manual run covers no slot');
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'month_end'),
     'me', 'ok', 0, NULL, NULL, '2026-04-10 14:01Z');

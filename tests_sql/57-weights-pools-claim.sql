@@ -54,7 +54,7 @@ SELECT results_eq($$SELECT r.weight, r.pools, ps.pool FROM tickq.job_run AS r
     JOIN tickq.pool_slot AS ps ON ps.run_id = r.id WHERE r.kind = 'p1'$$,
     $$VALUES (1, '{sf}'::text[], 'sf')$$, 'its run records its pools and holds the pool''s row');
 SELECT ok(pg_temp.rows_match(), 'rows match the live runs');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('p2', 'me', '2026-06-01 10:01Z')$$, 'TQ005',
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('p2', 'me', NULL, '2026-06-01 10:01Z')$$, 'TQ005',
     'pool "sf" is full: all 1 of its slots are in use', 'a manual run counts against the pool, naming it');
 SELECT pg_temp.done('p1', '2026-06-01 10:02Z');
 SELECT is((SELECT count(*)::integer FROM tickq.pool_slot WHERE run_id IS NOT NULL), 0, 'a report frees the pool row');
@@ -72,7 +72,7 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:05
 SELECT results_eq($$SELECT count(*)::integer FROM tickq.slot AS sl JOIN tickq.job_kind AS k ON k.run_id = sl.run_id
     WHERE k.name = 'heavy'$$, $$VALUES (3)$$, 'it holds three slot rows');
 SELECT ok(pg_temp.rows_match(), 'rows match the live runs');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('l1', 'me', '2026-06-01 10:05Z')$$, 'TQ005',
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('l1', 'me', NULL, '2026-06-01 10:05Z')$$, 'TQ005',
     'all 3 slots are in use', 'a manual run finds no slot');
 SELECT pg_temp.done('heavy', '2026-06-01 10:06Z');
 SELECT is((SELECT count(*)::integer FROM tickq.slot WHERE run_id IS NOT NULL), 0, 'a report frees all three rows');
@@ -82,7 +82,7 @@ SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 10:06
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:03Z' WHERE name = 'heavy';
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:07Z')$$, $$VALUES ('l2')$$,
     'heavy (due first, not stale) does not fit in two slots; l2 does');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('heavy', 'me', '2026-06-01 10:07Z')$$, 'TQ005',
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('heavy', 'me', NULL, '2026-06-01 10:07Z')$$, 'TQ005',
     'kind "heavy" needs 3 of the 3 slots and 1 are free', 'a manual run of weight 3 says how many it needs');
 SELECT pg_temp.done('l2', '2026-06-01 10:08Z');
 
@@ -109,7 +109,7 @@ SELECT pg_temp.done('s1', '2026-06-01 10:24Z');
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:24Z' WHERE name = 's1';
 SELECT is_empty($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:25Z')$$,
     'a row of smb is free, but h2 still holds one: the new limit of 1 is full');
-SELECT throws_ok($$SELECT * FROM tickq.claim_kind('s1', 'me', '2026-06-01 10:25Z')$$, 'TQ005', NULL,
+SELECT throws_ok($$SELECT * FROM tickq.claim_manual('s1', 'me', NULL, '2026-06-01 10:25Z')$$, 'TQ005', NULL,
     'a manual run too');
 SELECT pg_temp.done('h2', '2026-06-01 10:26Z');
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:27Z')$$, $$VALUES ('s1')$$,

@@ -16,7 +16,7 @@ UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 -- One run of 2 s at 10:03, the page asked for at 10:06 (the queue is 6 minutes old).
 -- a run of two seconds
 SELECT tickq.report_run(c.run_id, 'd1', 'ok', 0, '', NULL, '2026-06-01 10:03:02Z')
-    FROM tickq.claim_kind('quick', 'd1', '2026-06-01 10:03Z') AS c;
+    FROM tickq.claim_manual('quick', 'd1', NULL, '2026-06-01 10:03Z') AS c;
 
 SELECT is((SELECT min(step_start) FROM tickq.report_slots_at(24, 600, '2026-06-01 10:06Z')),
     tickq.report_window_start_at(24, '2026-06-01 10:06Z'),

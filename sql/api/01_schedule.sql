@@ -7,6 +7,7 @@
 --   TQ004 lease_too_short  settings.lease would be shorter than a kind's timeout
 --   TQ005 no_free_slot     every slot is leased
 --   TQ006 kind_busy        the kind is already leased (a kind never runs twice at once)
+--   TQ007 run_unknown      a report for a run the database never had (a claim a failover lost)
 --   TQ030 not_armed        a manual run of an unarmed irreversible kind names no person
 --   TQ031 unknown_step     a step report names no step of the run's chain
 --   TQ032 step_reported    a step report for a step already reported

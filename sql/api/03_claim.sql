@@ -361,20 +361,4 @@ COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'and its successful run arms the kind. Raises TQ003 unknown kind, TQ006 already running, TQ005 '
 'no free slot (or a full pool, named), TQ030 unarmed irreversible kind without a person.';
 
-CREATE OR REPLACE FUNCTION tickq.claim_kind(
-    p_kind text,
-    p_dispatcher text DEFAULT 'unnamed',
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
-    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
-)
-LANGUAGE sql
-AS $$
-    SELECT * FROM tickq.claim_manual(p_kind, p_dispatcher, NULL, p_now)
-$$;
-COMMENT ON FUNCTION tickq.claim_kind(text, text, timestamptz) IS
-'A manual run nobody in particular started (tickq.claim_manual without a person): refused for an '
-'unarmed irreversible kind (TQ030).';
-
 REVOKE ALL ON FUNCTION tickq.slots_left(integer, timestamptz) FROM public;

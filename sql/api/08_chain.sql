@@ -66,21 +66,22 @@ BEGIN
         END IF;
         v_total := v_total + tickq.registry_seconds(v_step -> 'timeout', p_name, v_where || '.timeout');
     END LOOP;
-    SELECT s.name INTO v_key
-    FROM jsonb_array_elements(p_entry -> 'steps') AS e (step)
-    CROSS JOIN LATERAL (SELECT e.step ->> 'name' AS name) AS s
-    GROUP BY s.name HAVING count(*) > 1
-    ORDER BY s.name LIMIT 1;
-    IF v_key IS NOT NULL THEN
-        PERFORM tickq.registry_error(p_name, 'steps', format('step name "%s" is used twice', v_key));
+    -- Every repeated name at once, as one problem of the key steps.
+    SELECT string_agg(format('"%s"', r.name), ', ' ORDER BY r.name), count(*) INTO v_key, v_n
+    FROM (SELECT e.step ->> 'name' AS name FROM jsonb_array_elements(p_entry -> 'steps') AS e (step)
+        GROUP BY 1 HAVING count(*) > 1) AS r;
+    IF v_n > 0 THEN
+        PERFORM tickq.registry_error(p_name, 'steps', format('step %s %s used twice',
+            CASE WHEN v_n = 1 THEN 'name ' || v_key ELSE 'names ' || v_key END,
+            CASE WHEN v_n = 1 THEN 'is' ELSE 'are' END));
     END IF;
     RETURN v_total;
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_chain(text, jsonb, timestamptz) IS
-'Validates the steps (name, command, timeout, cwd, env, continue_on_failure) and resume keys of '
-'a registry entry and returns the sum of the step timeouts, or null when the kind is no chain; '
-'raises TQ002 naming the kind and key.';
+'Validates the steps (name, command, timeout, cwd, env, continue_on_failure; no name twice) and '
+'resume keys of a registry entry and returns the sum of the step timeouts, or null when the kind '
+'is no chain; raises TQ002 naming the kind and key.';
 
 CREATE OR REPLACE FUNCTION tickq.command_changed(
     p_stored tickq.job_kind,

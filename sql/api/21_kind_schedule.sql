@@ -13,6 +13,7 @@ DECLARE
     -- Only the day filters are set: on_days (weekdays, nth and last weekdays), days, months.
     v_kind tickq.job_kind;
     v_item jsonb;
+    v_days smallint[];  -- of on, each entry's days in turn (a repeat is a day twice)
     v_nth integer := (SELECT l.high FROM tickq.registry_limits() AS l WHERE l.key = 'on.nth');
     v_day_names constant text[] := ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
     v_months constant text[] := ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep',
@@ -20,26 +21,35 @@ DECLARE
 BEGIN
     IF p_entry ? 'on' THEN
         v_item := p_entry -> 'on';
-        -- "mon", "1st mon" .. "5th mon" (10 * n + day), "last fri" (90 + day).
-        SELECT array_agg(DISTINCT CASE
-                WHEN e.d #>> '{}' ~ '^[a-z]{3}$' THEN array_position(v_day_names, e.d #>> '{}')
-                WHEN e.d #>> '{}' ~ '^last [a-z]{3}$' THEN 90 + array_position(v_day_names, right(e.d #>> '{}', 3))
-                WHEN e.d #>> '{}' ~ '^[0-9](st|nd|rd|th) [a-z]{3}$'
-                    AND left(e.d #>> '{}', 1)::integer BETWEEN 1 AND v_nth
-                    AND substr(e.d #>> '{}', 2, 2) = (ARRAY['st', 'nd', 'rd', 'th', 'th', 'th', 'th', 'th', 'th'])[
-                        greatest(left(e.d #>> '{}', 1)::integer, 1)]
-                    THEN 10 * left(e.d #>> '{}', 1)::integer + array_position(v_day_names, right(e.d #>> '{}', 3))
-            END::smallint) INTO v_kind.on_days
+        -- Each entry's days: "mon" (1..7), a range "mon-fri" (each day of it; past sunday it
+        -- wraps: "fri-mon"), "1st mon" .. "5th mon" (10 * n + day), "last fri" (90 + day); a
+        -- NULL day for an entry that is none of these.
+        SELECT array_agg(d.day) INTO v_days
         FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v_item) = 'array' THEN v_item END) AS e (d)
-        WHERE jsonb_typeof(e.d) = 'string';
+        CROSS JOIN LATERAL (SELECT e.d #>> '{}' AS t, array_position(v_day_names, left(e.d #>> '{}', 3)) AS a,
+            array_position(v_day_names, right(e.d #>> '{}', 3)) AS b) AS w
+        CROSS JOIN LATERAL unnest(CASE
+                WHEN jsonb_typeof(e.d) <> 'string' THEN ARRAY[NULL::integer]
+                WHEN w.t ~ '^[a-z]{3}$' THEN ARRAY[w.a]
+                WHEN w.t ~ '^[a-z]{3}-[a-z]{3}$' AND w.a IS NOT NULL AND w.b IS NOT NULL
+                    THEN ARRAY(SELECT (i - 1) % 7 + 1 FROM generate_series(w.a, w.b + CASE WHEN w.b < w.a THEN 7 ELSE 0 END) AS i)
+                WHEN w.t ~ '^last [a-z]{3}$' THEN ARRAY[90 + w.b]
+                WHEN w.t ~ '^[0-9](st|nd|rd|th) [a-z]{3}$'
+                    AND left(w.t, 1)::integer BETWEEN 1 AND v_nth
+                    AND substr(w.t, 2, 2) = (ARRAY['st', 'nd', 'rd', 'th', 'th', 'th', 'th', 'th', 'th'])[
+                        greatest(left(w.t, 1)::integer, 1)]
+                    THEN ARRAY[10 * left(w.t, 1)::integer + w.b]
+                ELSE ARRAY[NULL::integer]
+            END::smallint[]) AS d (day);
         IF jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
-            OR v_kind.on_days IS NULL OR EXISTS (SELECT FROM unnest(v_kind.on_days) AS d (day) WHERE d.day IS NULL)
-            OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (d) WHERE jsonb_typeof(e.d) <> 'string') THEN
+            OR v_days IS NULL OR array_position(v_days, NULL) IS NOT NULL THEN
             PERFORM tickq.registry_error(p_name, 'on',
-                format('must be a list of weekdays (mon tue wed thu fri sat sun), nth weekdays (1st mon .. '
-                    '%sth sun) or last weekdays (last fri), got %s', v_nth, left(v_item::text, 200)));
+                format('must be a list of weekdays (mon tue wed thu fri sat sun), ranges of them (mon-fri), '
+                    'nth weekdays (1st mon .. %sth sun) or last weekdays (last fri), got %s', v_nth,
+                    left(v_item::text, 200)));
         END IF;
-        IF cardinality(v_kind.on_days) <> jsonb_array_length(v_item) THEN
+        v_kind.on_days := ARRAY(SELECT DISTINCT d.day FROM unnest(v_days) AS d (day) ORDER BY d.day);
+        IF cardinality(v_kind.on_days) <> cardinality(v_days) THEN
             PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
         END IF;
     END IF;
@@ -79,7 +89,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_days(text, jsonb, timestamptz) IS
-'The day filters of a calendar entry: on (weekdays, "1st mon" .. "5th sun", "last fri"), days (1..31, '
+'The day filters of a calendar entry: on (weekdays, ranges "mon-fri" and "fri-mon", "1st mon" .. "5th sun", '
+'"last fri"), days (1..31, '
 '-1..-31 from the month''s end), months (names or 1..12); no repeats. Returns a job_kind row holding '
 'only on_days, days and months; raises TQ002 naming p_name and the key.';
 

@@ -128,7 +128,7 @@ BEGIN
     IF v_kind.timeout < v_steps_timeout THEN
         PERFORM tickq.registry_error(p_name, 'timeout',
             format('a chain''s timeout must not be shorter than the sum of its steps'' (%s), got %s',
-                v_steps_timeout, v_kind.timeout));
+                tickq.format_duration(v_steps_timeout), tickq.format_duration(v_kind.timeout)));
     END IF;
 
     v_item := coalesce(p_entry -> 'priority', '"normal"');
@@ -218,8 +218,14 @@ BEGIN
         ELSIF v_key = 'every' THEN
             -- neither or both of every and at: the schedule is judged no further
             v_entry := jsonb_set(v_entry - ARRAY['at', 'on', 'days', 'months', 'timezone', 'offset'], '{every}', v_long);
+        ELSIF v_key = 'steps' AND v_message ~ ' used twice$' THEN
+            -- repeated step names (tickq.parse_chain): each step named by its place, so the chain,
+            -- its timeout among the rest, is judged further
+            v_entry := jsonb_set(v_entry, '{steps}', (SELECT jsonb_agg(jsonb_set(e.step, '{name}',
+                to_jsonb('step-' || e.n)) ORDER BY e.n)
+                FROM jsonb_array_elements(v_entry -> 'steps') WITH ORDINALITY AS e (step, n)));
         ELSIF v_key ~ '^steps' THEN
-            -- a chain whose steps are refused is judged further as a plain kind
+            -- a chain whose steps are refused otherwise is judged further as a plain kind
             v_entry := jsonb_set(v_entry - ARRAY['steps', 'resume'], '{command}', '["true"]');
             v_entry := CASE WHEN v_entry ? 'timeout' THEN v_entry
                 ELSE jsonb_set(v_entry, '{timeout}', v_low) END;

@@ -21,7 +21,6 @@ AS $$
         -- what `tickq tick`, `run`, `sync` and `status` call (python_runner/tickq/db/queries)
         ('dispatcher', 'EXECUTE', 'sync_registry'),
         ('dispatcher', 'EXECUTE', 'claim_jobs'),
-        ('dispatcher', 'EXECUTE', 'claim_kind'),
         ('dispatcher', 'EXECUTE', 'start_run'),
         ('dispatcher', 'EXECUTE', 'report_run'),
         ('dispatcher', 'EXECUTE', 'take_alerts'),

@@ -167,47 +167,64 @@ def suggest(
     if weights:
         return Suggestion(weights=weights, tried=tried)
     # No offsets pass: how many slots do, and which lane's timeouts hold the slots.
-    # A slot for every kind (and housekeeping) always passes: nothing ever waits. Search below,
-    # from the registry's own slots up: 1, 2, 4, ... more until one passes, then halving the
-    # gap. The answer is usually a slot or two more, and a count that fails costs a whole
-    # simulation (a starving queue never rests, so nothing is copied) where one that passes
-    # costs a third of that; halving from the top first simulated three passing counts far
-    # above it (bench/README.md).
-    low, high = registry.settings.slots, len(registry.kinds) + 1
-    slots = None
-    if high > low:
-        passed: dict[int, bool] = {}
-        step = 1
-        while low + step < high:
-            passed[low + step] = passes(conn, with_slots(registry, low + step), durations)
-            if passed[low + step]:
-                high = low + step
-                break
-            low, step = low + step, step * 2
-        while high - low > 1:
-            middle = (low + high) // 2
-            passed[middle] = passes(conn, with_slots(registry, middle), durations)
-            if passed[middle]:
-                high = middle
-            else:
-                low = middle
-        if high not in passed:  # the search's upper end, taken to pass but not simulated
-            passed[high] = passes(conn, with_slots(registry, high), durations)
-        slots = high if passed[high] else None
+    slots, searched = fewest_slots(conn, registry, durations)
     if slots is None:
-        tried.append(f"up to {high} slots")
-    timeouts = {name: kind.priority for name, kind in registry.kinds.items()}
-    holders = Counter(timeouts[b] for k in result.starved for b in k.behind if b in timeouts)
-    lane = share = None
-    if holders:
-        lane = holders.most_common(1)[0][0]
-        for candidate in (0.75, 0.5, 0.25):
-            if passes(conn, with_lane_timeouts(registry, lane, candidate), durations):
-                share = candidate
-                break
-        else:
-            tried.append(f"the {lane} lane's timeouts at a quarter")
+        tried.append(f"up to {searched} slots")
+    lane, share = lane_to_shrink(conn, registry, durations, result)
+    if lane and share is None:
+        tried.append(f"the {lane} lane's timeouts at a quarter")
     return Suggestion(slots=slots, lane=lane, timeout_share=share, tried=tried)
+
+
+def fewest_slots(conn: Scratches, registry: Registry,
+                 durations: dict[str, float] | None) -> tuple[int | None, int]:
+    """The fewest slots that pass (None when none does) and the most the search reached.
+
+    A slot for every kind (and housekeeping) always passes: nothing ever waits. The search runs
+    from the registry's own slots up: 1, 2, 4, ... more until one passes, then halves the gap.
+    The answer is usually a slot or two more, and a count that fails costs a whole simulation (a
+    starving queue never rests, so nothing is copied) where one that passes costs a third of
+    that; halving from the top first simulated three passing counts far above it
+    (bench/README.md). No count is simulated twice."""
+    low, high = registry.settings.slots, len(registry.kinds) + 1
+    if high <= low:
+        return None, high
+    passed: dict[int, bool] = {}
+
+    def passing(slots: int) -> bool:
+        if slots not in passed:
+            passed[slots] = passes(conn, with_slots(registry, slots), durations)
+        return passed[slots]
+
+    step = 1
+    while low + step < high:
+        if passing(low + step):
+            high = low + step
+            break
+        low, step = low + step, step * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if passing(middle):
+            high = middle
+        else:
+            low = middle
+    # (the search's upper end is taken to pass until it is simulated)
+    return (high if passing(high) else None), high
+
+
+def lane_to_shrink(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
+                   result: simulate.WorstCase) -> tuple[str | None, float | None]:
+    """The lane whose kinds the starved ones waited behind most, and the largest share of its
+    timeouts (75%, 50%, 25%) that passes (None when not even a quarter does)."""
+    lane_of = {name: kind.priority for name, kind in registry.kinds.items()}
+    holders = Counter(lane_of[b] for k in result.starved for b in k.behind if b in lane_of)
+    if not holders:
+        return None, None
+    lane = holders.most_common(1)[0][0]
+    for share in (0.75, 0.5, 0.25):
+        if passes(conn, with_lane_timeouts(registry, lane, share), durations):
+            return lane, share
+    return lane, None
 
 
 def render(suggestion: Suggestion) -> str:

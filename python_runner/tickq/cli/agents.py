@@ -42,7 +42,7 @@ def _prompt(args: argparse.Namespace) -> str | None:
 
 
 # The options of `agent add|edit` and the field of tickq.save_agent each one sets.
-_FIELDS = (("every", "every"), ("on", "on"), ("cron", "cron"), ("timezone", "timezone"),
+_FIELDS = (("every", "every"), ("cron", "cron"), ("timezone", "timezone"),
            ("turns", "max_turns"), ("timeout", "timeout"))
 
 
@@ -50,6 +50,13 @@ def _numbers(text: str) -> list[str | int]:
     """"1,15", "-1", "jan,jul" -> the list tickq.parse_schedule judges (numbers as numbers)."""
     parts = [p.strip().lower() for p in text.split(",") if p.strip()]
     return [int(p) if p.lstrip("-").isdigit() else p for p in parts]
+
+
+def _days(text: str) -> list[str]:
+    """"mon-fri", "sat,sun", "1st mon,last fri" -> the list tickq.parse_schedule judges, as the
+    registry's `on` holds it (what a weekday, a range or an nth weekday is is the database's
+    rule): each entry lowercased, with single spaces."""
+    return [" ".join(p.lower().split()) for p in text.split(",") if p.strip()]
 
 
 def _fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -63,6 +70,8 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
     for option in ("days", "months"):  # --days 1,15 / -1, --months jan,jul
         if getattr(args, option) is not None:
             fields[option] = _numbers(getattr(args, option))
+    if args.on is not None:  # --on mon-fri / sat,sun / '1st mon,last fri'
+        fields["on"] = _days(args.on)
     for option, field in _FIELDS:
         if getattr(args, option) is not None:
             fields[field] = getattr(args, option)
@@ -185,7 +194,7 @@ def cmd_change(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """A manual run through the queue's claim path (counted against the slots)."""
     from tickq.cli.queue import dispatcher
-    from tickq.host.process import StopEvent
+    from tickq.host.stops import StopEvent
     from tickq.log import EventLog
 
     registry = load_registry(args.registry)

@@ -14,7 +14,7 @@ from typing import Any
 from tickq import db
 from tickq.db.api import session
 from tickq.db.errors import InvalidInput
-from tickq.host.process import StopEvent
+from tickq.host.stops import StopEvent
 from tickq.registry import (
     Registry,
     RegistryError,

@@ -64,16 +64,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    builders = {
-        "queue": lambda: options.queue(add), "status": lambda: options.status(add),
-        "check": lambda: options.check(add), "operator": lambda: options.operator(add),
-        "page": lambda: options.page(add), "legacy": lambda: options.legacy(sub),
-        "agent": lambda: options.agent(sub, common),
-        "machine": lambda: options.machine(add, sub, common),
-    }
-    for group, build in builders.items():
+    for group in dict.fromkeys(options.GROUPS.values()):  # each once, in the order of --help
         if wanted is None or options.GROUPS[wanted] == group:
-            build()
+            options.build(group, add, sub, common)
     return parser
 
 

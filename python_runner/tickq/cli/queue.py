@@ -1,7 +1,7 @@
 """`tickq tick|run|sync|migrate|psql|demo`: the queue's own commands.
 
 `run` exits 0 only when the run ended ok, 1 when it did not or was not claimed (its --help
-epilog, cli/options.py, says so); every failure's status is the map's (tickq.db.errors).
+epilog, cli/options/queue.py, says so); every failure's status is the map's (tickq.db.errors).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tickq.db.api import session
 from tickq.db.errors import EXIT_NO, EXIT_OK, UNKNOWN_KIND, ClaimRefused, exit_of
 from tickq.dispatch.pings import Pinger, tail_body
 from tickq.dispatch.tick import Dispatcher
-from tickq.host.process import StopEvent
+from tickq.host.stops import StopEvent
 from tickq.log import EventLog, discard_closed_pipe
 from tickq.registry import Registry
 

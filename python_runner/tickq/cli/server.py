@@ -7,36 +7,11 @@ them all until a command of each starts it again."""
 from __future__ import annotations
 
 import argparse
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
-from tickq.db import embedded_queue
+from tickq.db import embedded_queue, postmaster
 from tickq.db.connect import reach
 from tickq.db.errors import EXIT_NO, EXIT_OK, DatabaseUnreachable
-
-
-def running(pgdata: Path) -> dict[str, str] | None:
-    """What postmaster.pid says of a server that is running (pid, port, socket folder,
-    started), or None. A pid file whose process is gone is a server that is not running."""
-    try:
-        lines = (pgdata / "postmaster.pid").read_text().splitlines()
-        pid = int(lines[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, run by the server's own user
-    started = datetime.fromtimestamp(int(lines[2]), UTC) if len(lines) > 2 else None
-    return {
-        "pid": str(pid),
-        "port": lines[3] if len(lines) > 3 else "?",
-        "socket": lines[4] if len(lines) > 4 else "?",
-        "started": started.isoformat(timespec="seconds") if started else "?",
-    }
 
 
 def _queue_database(server_url: str, registry: str) -> str:
@@ -77,21 +52,22 @@ def cmd_server(args: argparse.Namespace) -> int:
     from tickq.db import embedded
 
     pgdata = embedded.pgdata_dir()
-    state = running(pgdata)
+    state = postmaster.read(pgdata)
     if state is None:
         print(f"not running (data in {pgdata})")
         return EXIT_NO
-    known = state["socket"] not in ("?", "")
-    admin = embedded.queue_uri(Path(state["socket"]), "postgres") if known else None
+    socket = state.socket_dir or "?"
+    admin = embedded.queue_uri(Path(socket), "postgres") if state.socket_dir else None
     if args.action == "status":
-        print(f"running: pid {state['pid']}, since {state['started']}, port {state['port']}, "
-              f"socket folder {state['socket']}, data in {pgdata}")
+        started = state.started.isoformat(timespec="seconds") if state.started else "?"
+        print(f"running: pid {state.pid}, since {started}, port {state.port or '?'}, "
+              f"socket folder {socket}, data in {pgdata}")
         # this registry folder's queue, the URL to give --database-url (peer authentication:
         # no password in it)
         if admin is not None:
             queues = _queues(admin, args.registry)
             name = queues[0] if queues else _queue_database(admin, args.registry)
-            print(f"database URL: {embedded.queue_uri(Path(state['socket']), name)}")
+            print(f"database URL: {embedded.queue_uri(Path(socket), name)}")
             print(_served(queues))
         return EXIT_OK
     # One server holds every project's queue of this OS user: say whose queues stop with it.
@@ -105,7 +81,7 @@ def cmd_server(args: argparse.Namespace) -> int:
     if not stopped:
         print(f"could not stop it (data in {pgdata})")
         return EXIT_NO
-    print(f"stopped pid {state['pid']}; {_served(queues, 'served')}; each stays stopped until "
+    print(f"stopped pid {state.pid}; {_served(queues, 'served')}; each stays stopped until "
           "a command of its project (a tick) starts the server again")
     return EXIT_OK
 

@@ -37,3 +37,7 @@ ALERT_CONDITIONS: Final = ("failing", "stale")
 # The domain tickq.output_tail: the database keeps at most this many characters of a run's
 # output (the right-most ones), so the runner keeps no more than that either.
 OUTPUT_TAIL_CHARS: Final = 65536
+
+# The domain tickq.agent_turn_entry: one turn of an agent run's transcript is at most this many
+# bytes of JSON text, so the agent runner bounds each entry under it (tickq.agents.turns).
+AGENT_TURN_BYTES: Final = 32768

@@ -42,6 +42,7 @@ from hashlib import sha256
 from pathlib import Path
 from urllib.parse import quote
 
+from tickq.db import postmaster
 from tickq.db.embedded_install import (
     ROOT_DATA_DIR,
     SERVER_USER,
@@ -158,21 +159,12 @@ def _write_auth(pgdata: Path, user: User) -> bool:
 
 
 def _running(pgdata: Path) -> tuple[int, Path] | None:
-    """(postmaster pid, socket folder) of a server running on `pgdata`, else None."""
-    try:
-        lines = (pgdata / "postmaster.pid").read_text().splitlines()
-        pid, socket_dir = int(lines[0]), Path(lines[4])
-    except (OSError, ValueError, IndexError):
+    """(postmaster pid, socket folder) of a server on `pgdata` that takes connections, else
+    None (tickq.db.postmaster)."""
+    server = postmaster.read(pgdata)
+    if server is None or not server.ready:
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, someone else's (the server's user, seen by a non-root caller)
-    if len(lines) > 7 and lines[7].strip() not in ("ready", ""):
-        return None
-    return pid, socket_dir
+    return server.pid, Path(server.socket_dir)
 
 
 def _uri(socket_dir: Path) -> str:

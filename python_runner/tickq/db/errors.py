@@ -1,11 +1,11 @@
 """What can end a command badly, and the one map from each to an exit status and its lines.
 
 Callers branch on these classes (and on ``sqlstate``), never on a message's text. The exit
-statuses, as the README's table gives them: 0 the command did its work, 1 the answer is "no"
-(no free slot, no such kind or agent, a name taken), 2 invalid registry, input or configuration,
-3 the database cannot be reached or refused for a reason of its own, 4 no scratch database for a
-simulation could be made (the queue itself was fine), 128+N stopped by signal N (the command
-line handles signals itself).
+statuses (docs/reference/exit-statuses.md is generated from this map): 0 the command did its
+work, 1 the answer is "no" (no free slot, no such kind or agent, a name taken), 2 invalid
+registry, input or configuration, 3 the database cannot be reached or refused for a reason of
+its own, 4 no scratch database for a simulation could be made (the queue itself was fine),
+128+N stopped by signal N (the command line handles signals itself).
 
 The map lives here, in the database door, because the door is the only code that may name
 psycopg's exceptions; every other room's failure is one of the classes below (or a subclass

@@ -15,7 +15,7 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.dispatch.pings import tail_body
-from tickq.host.process import run_command
+from tickq.host.process import Command, Watch, run_command
 
 
 def send_alerts(ctx: Context, link: Link) -> list[threading.Thread]:
@@ -64,10 +64,10 @@ def _alert(ctx: Context, command: tuple[str, ...], doc: dict[str, Any]) -> None:
     from tickq.host import programs  # here: a tick that raises no alert resolves no program
 
     result = run_command(
-        programs.resolve(command, ctx.folder).argv, cwd=ctx.folder,
-        timeout=ctx.registry.settings.alert_timeout, grace=2.0,
-        stdin_data=json.dumps(doc).encode(), ledger=ctx.ledger,
-        labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": ctx.name},
+        Command(programs.resolve(command, ctx.folder).argv, ctx.folder,
+                stdin=json.dumps(doc).encode()),
+        Watch(ctx.registry.settings.alert_timeout, grace=2.0, ledger=ctx.ledger,
+              labels={"kind": doc["kind"], "alert_id": doc["alert_id"], "dispatcher": ctx.name}),
     )
     fields = {"kind": doc["kind"], "alert_event": doc["event"], "outcome": result.outcome}
     if result.outcome == "ok":

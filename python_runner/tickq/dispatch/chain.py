@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from tickq.db.api import tick as api
 from tickq.db.api.tick import Claim
@@ -21,10 +22,82 @@ from tickq.db.connect import Link
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import MAX_TAIL_CHARS, RunResult, RunStop, run_command
+from tickq.host.process import Command, Outcome, RunResult, run_command
+from tickq.host.stops import RunStop
+from tickq.host.tail import MAX_TAIL_CHARS
 from tickq.registry import Kind, Step
 
 Output = Callable[[bytes], None] | None
+
+
+class Verdict(NamedTuple):
+    """The chain's decision at one step: run it (`run`, before it), or not; end the chain here
+    (`end`, with the step's or the chain's exit code), or go on; `note`, lines for the chain's
+    output, each ending in a newline."""
+
+    run: bool = False
+    end: Outcome | None = None
+    exit_code: int | None = None
+    note: str = ""
+
+
+def before_step(
+    n: int, step: Step, *, first: int, cancel: str | None, shutting_down: bool, left: float,
+    chain_timeout: int,
+) -> Verdict:
+    """Whether step `n` runs: not when an earlier try of the run ended it ok (`first`, where the
+    database says the chain starts), nor when a cancel (`cancel`, its note), a shutdown or the
+    chain's own timeout (`left` seconds of it) came first: those end the chain."""
+    where = f"step {n} {step.name}"
+    if n < first:
+        return Verdict(note=f"[tickq: {where}: ended ok in an earlier try; resumed after it]\n")
+    if cancel is not None:
+        return Verdict(end="cancelled",
+                       note=f"[tickq: {cancel} before {where}; later steps not started]\n")
+    if shutting_down:
+        return Verdict(end="interrupted", note=f"[tickq: interrupted by dispatcher shutdown "
+                                               f"before {where}; later steps not started]\n")
+    if left <= 0:
+        return Verdict(end="timeout", note=f"[tickq: chain timed out after {chain_timeout}s "
+                                           f"before {where}; later steps not started]\n")
+    return Verdict(run=True)
+
+
+def after_step(
+    n: int, step: Step, steps: int, result: RunResult, *, recorded: bool, left: float,
+    chain_timeout: int,
+) -> Verdict:
+    """Whether the chain goes on after step `n` of `steps` ended with `result`. It stops at a
+    step whose result could not be `recorded`, at a cancel or a shutdown, and at a failure or
+    timeout, unless the step may continue on failure and it was not the chain's own timeout
+    that cut it short (`left`: what the chain had left when the step started)."""
+    stopped = (f"[tickq: chain stopped at step {n} {step.name}; later steps not started]\n"
+               if n < steps else "")
+    if not recorded:
+        return Verdict(end="failed", exit_code=result.exit_code, note=(
+            "[tickq: this step's result could not be recorded; later steps not started]\n"))
+    if result.outcome == "ok":
+        return Verdict()
+    if result.outcome in ("interrupted", "cancelled"):
+        return Verdict(end=result.outcome, exit_code=result.exit_code,
+                       note=stopped if result.outcome == "cancelled" else "")
+    cut_by_chain = result.outcome == "timeout" and left < step.timeout
+    if step.continue_on_failure and not cut_by_chain:
+        return Verdict()
+    timed_out = (f"[tickq: chain timed out after {chain_timeout}s in step {n} {step.name}]\n"
+                 if cut_by_chain else "")
+    return Verdict(end=result.outcome, exit_code=result.exit_code, note=timed_out + stopped)
+
+
+class _Chain(NamedTuple):
+    """One run of a chain: what every step of it shares."""
+
+    ctx: Context
+    claim: Claim
+    kind: Kind
+    env: Mapping[str, str]
+    cwd: Path | None
+    on_output: Output
 
 
 def run_chain(
@@ -36,13 +109,11 @@ def run_chain(
     `on_output` gets each step's output as it comes, step after step (`tickq run CHAIN`)."""
     started = time.monotonic()
     with ctx.link() as link:
-        return _steps(ctx, link, claim, kind, env, cwd, started, on_output)
+        return _steps(_Chain(ctx, claim, kind, env, cwd, on_output), link, started)
 
 
-def _steps(
-    ctx: Context, link: Link, claim: Claim, kind: Kind, env: Mapping[str, str],
-    cwd: Path | None, started: float, on_output: Output,
-) -> RunResult:
+def _steps(chain: _Chain, link: Link, started: float) -> RunResult:
+    ctx, claim, kind = chain.ctx, chain.claim, chain.kind
     deadline = started + kind.timeout
     try:
         first = link.retrying("chain_start", api.chain_start, claim.run_id, ctx.name)
@@ -52,78 +123,45 @@ def _steps(
     parts: list[str] = []
     outcome, exit_code, pid = "ok", 0, None
     for n, step in enumerate(kind.steps, start=1):
-        if n < first:
-            parts.append(f"[tickq: step {n} {step.name}: ended ok in an earlier try; resumed "
-                         "after it]\n")
-            continue
         left = deadline - time.monotonic()
         stop = ctx.stop_of(claim)
-        if isinstance(stop, RunStop) and stop.cancelled:
-            parts.append(f"[tickq: {stop.note()} before step {n} {step.name}; later steps not "
-                         "started]\n")
-            outcome, exit_code = "cancelled", None
+        verdict = before_step(
+            n, step, first=first, left=left, chain_timeout=kind.timeout,
+            cancel=stop.note() if isinstance(stop, RunStop) and stop.cancelled else None,
+            shutting_down=ctx.stop_event.is_set())
+        if verdict.run:
+            result = _run_step(chain, n, step, left)
+            pid = result.pid
+            parts.append(f"[tickq: step {n} {step.name}: {result.outcome}"
+                         f" (exit {result.exit_code}, {result.duration:.1f}s)]\n"
+                         f"{result.output_tail}")
+            verdict = after_step(n, step, len(kind.steps), result, left=left,
+                                 recorded=_report_step(chain, link, n, step, result),
+                                 chain_timeout=kind.timeout)
+        if verdict.note:
+            parts.append(verdict.note)
+        if verdict.end is not None:
+            outcome, exit_code = verdict.end, verdict.exit_code
             break
-        if ctx.stop_event.is_set():
-            parts.append(f"[tickq: interrupted by dispatcher shutdown before step {n} "
-                         f"{step.name}; later steps not started]\n")
-            outcome, exit_code = "interrupted", None
-            break
-        if left <= 0:
-            parts.append(f"[tickq: chain timed out after {kind.timeout}s before step {n} "
-                         f"{step.name}; later steps not started]\n")
-            outcome, exit_code = "timeout", None
-            break
-        cut_by_chain = left < step.timeout
-        result = _run_step(ctx, claim, kind, env, cwd, n, step, left, on_output)
-        pid = result.pid
-        parts.append(f"[tickq: step {n} {step.name}: {result.outcome}"
-                     f" (exit {result.exit_code}, {result.duration:.1f}s)]\n{result.output_tail}")
-        if not _report_step(ctx, link, claim, n, step, result):
-            parts.append("[tickq: this step's result could not be recorded; later steps not "
-                         "started]\n")
-            outcome, exit_code = "failed", result.exit_code
-            break
-        if result.outcome == "ok":
-            continue
-        if result.outcome in ("interrupted", "cancelled"):
-            outcome, exit_code = result.outcome, result.exit_code
-            if result.outcome == "cancelled" and n < len(kind.steps):
-                parts.append(f"[tickq: chain stopped at step {n} {step.name}; later steps not "
-                             "started]\n")
-            break
-        if step.continue_on_failure and not (result.outcome == "timeout" and cut_by_chain):
-            continue
-        outcome, exit_code = result.outcome, result.exit_code
-        if result.outcome == "timeout" and cut_by_chain:
-            parts.append(f"[tickq: chain timed out after {kind.timeout}s in step {n} "
-                         f"{step.name}]\n")
-        if n < len(kind.steps):
-            parts.append(f"[tickq: chain stopped at step {n} {step.name}; later steps not "
-                         "started]\n")
-        break
     tail = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
     return RunResult(outcome, exit_code, tail[-MAX_TAIL_CHARS:], time.monotonic() - started, pid)  # type: ignore[arg-type]
 
 
-def _run_step(
-    ctx: Context, claim: Claim, kind: Kind, env: Mapping[str, str], cwd: Path | None, n: int,
-    step: Step, left: float, on_output: Output,
-) -> RunResult:
+def _run_step(chain: _Chain, n: int, step: Step, left: float) -> RunResult:
     """One step under its own watchdog, never longer than the chain has left. It starts by
     the one rule every command does (tickq.host.programs)."""
-    start = programs.resolve(step.command, ctx.folder, step.cwd or cwd, {**kind.env, **step.env})
-    return run_command(
-        start.argv, cwd=start.cwd,
-        env={**env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)},
-        timeout=min(step.timeout, left), grace=ctx.grace, stop_event=ctx.stop_of(claim),
-        ledger=ctx.ledger, labels=ctx.labels(claim, step=step.name), on_output=on_output,
-    )
+    ctx, kind = chain.ctx, chain.kind
+    start = programs.resolve(step.command, ctx.folder, step.cwd or chain.cwd,
+                             {**kind.env, **step.env})
+    env = {**chain.env, **step.env, "TICKQ_STEP": step.name, "TICKQ_STEP_N": str(n)}
+    return run_command(Command(start.argv, start.cwd, env),
+                       ctx.watch(chain.claim, min(step.timeout, left), chain.on_output,
+                                 step=step.name))
 
 
-def _report_step(
-    ctx: Context, link: Link, claim: Claim, n: int, step: Step, result: RunResult
-) -> bool:
+def _report_step(chain: _Chain, link: Link, n: int, step: Step, result: RunResult) -> bool:
     """Record a step's result (tickq.report_step); False when it could not be."""
+    ctx, claim = chain.ctx, chain.claim
     fields = {"kind": claim.kind, "run_id": claim.run_id, "step": step.name, "n": n,
               "outcome": result.outcome, "exit_code": result.exit_code,
               "duration_s": round(result.duration, 3)}

@@ -8,6 +8,7 @@ room needs the Dispatcher itself (and none imports tick.py).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,8 +16,9 @@ from tickq.db.api.tick import Claim
 from tickq.db.connect import Link, Timeouts
 from tickq.dispatch.pings import Pinger, end_suffix, tail_body
 from tickq.host.ledger import Ledger
-from tickq.host.process import RunResult, RunStop, Stop
+from tickq.host.process import RunResult, Watch
 from tickq.host.spool import Spool
+from tickq.host.stops import RunStop, Stop
 from tickq.log import EventLog
 from tickq.registry import Registry
 
@@ -82,6 +84,13 @@ class Context(NamedTuple):
     def labels(self, claim: Claim, **more: Any) -> dict[str, Any]:
         """What the ledger records of a run's command."""
         return {"kind": claim.kind, "run_id": claim.run_id, **more, "dispatcher": self.name}
+
+    def watch(self, claim: Claim, timeout: float, on_output: Callable[[bytes], None] | None = None,
+              **labels: Any) -> Watch:
+        """How a command of `claim` is watched: its timeout, this dispatcher's grace, the run's
+        stop, the ledger (with the run's labels and `labels`), `on_output` (tickq run)."""
+        return Watch(timeout, self.grace, stop=self.stop_of(claim), ledger=self.ledger,
+                     labels=self.labels(claim, **labels), on_output=on_output)
 
     def _retried(self, what: str, attempt: int, exc: Exception) -> None:
         self.log.warning("db.reconnect", doing=what, attempt=attempt, error=str(exc))

@@ -17,7 +17,7 @@ from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch.chain import run_chain
 from tickq.dispatch.context import Context
 from tickq.host import programs
-from tickq.host.process import RunResult, run_command
+from tickq.host.process import Command, RunResult, run_command
 from tickq.registry import AGENT_PREFIX, default_agent_runner
 
 # The built-in kind tickq.sync_registry adds to every queue (sql/api/02_sync.sql).
@@ -77,11 +77,8 @@ def execute(
         return run_chain(ctx, claim, kind, env, kind.cwd, on_output)
     # Relative command paths and the default working directory are the registry's folder.
     start = programs.resolve(kind.command, ctx.folder, kind.cwd, kind.env)
-    return run_command(
-        start.argv, cwd=start.cwd, env=env, timeout=kind.timeout, grace=ctx.grace,
-        stop_event=ctx.stop_of(claim), ledger=ctx.ledger, labels=ctx.labels(claim),
-        on_output=on_output,
-    )
+    return run_command(Command(start.argv, start.cwd, env),
+                       ctx.watch(claim, kind.timeout, on_output))
 
 
 def agent(ctx: Context, claim: Claim) -> RunResult:
@@ -108,10 +105,8 @@ def agent(ctx: Context, claim: Claim) -> RunResult:
         env[agents.api_key_env] = os.environ[agents.api_key_env]
     if tuple(agents.runner) == default_agent_runner():
         env |= bytecode_settings()
-    return run_command(
-        [*agents.runner, str(agent_id)], cwd=ctx.folder, env=env, timeout=timeout,
-        grace=ctx.grace, stop_event=ctx.stop_of(claim), ledger=ctx.ledger, labels=ctx.labels(claim),
-    )
+    return run_command(Command([*agents.runner, str(agent_id)], ctx.folder, env),
+                       ctx.watch(claim, timeout))
 
 
 def housekeeping(ctx: Context) -> RunResult:

@@ -11,24 +11,22 @@ alerts are rooms of their own; what they share is a Context, not this class.
 from __future__ import annotations
 
 import os
-import queue
 import socket
 import threading
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from tickq.db import errors, migrator
 from tickq.db.api import registry as registry_api
 from tickq.db.api import tick as api
 from tickq.db.api.registry import Drift
-from tickq.db.api.tick import RUN_NOT_LIVE, RUN_UNKNOWN, Claim, Stale
+from tickq.db.api.tick import Claim, Stale
 from tickq.db.connect import timeouts_of
 from tickq.db.errors import CannotConnect, DatabaseRefused, DatabaseUnavailable
 from tickq.dispatch import alerts, kept, upkeep
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED, log_drift
-from tickq.dispatch.loop import Loop, tick_deadline
+from tickq.dispatch.loop import Loop, Results, tick_deadline
 from tickq.dispatch.pings import Pinger
 from tickq.host.ledger import Ledger
 from tickq.host.private import keep_private
@@ -83,9 +81,6 @@ class Dispatcher:
         # A sync from this registry may retire the kinds of a queue another registry synced.
         self.replace_queue = replace_queue
         self.link = self.ctx.link()  # the tick's own: the main thread's queries
-        # The earliest retry one of this tick's reports scheduled: claim again then, not only
-        # when a run finishes or every refill_every seconds.
-        self._retry_at: datetime | None = None
         self._drift: list[Drift] | None = None  # what migrate(sync=True) synced, not reported yet
 
     # What callers (the CLI, tests) read of the dispatcher.
@@ -111,7 +106,7 @@ class Dispatcher:
         one (its tick, its db_* timeouts): until then the tick's connection keeps timeouts the
         registry may only shorten, and it takes the registry's own once they are judged. With
         `sync` the judge is the sync, which refuses (and names) what a verdict would: one
-        statement, not two; its drift is the next tick's or manual run's (`_synced`)."""
+        statement, not two; its drift is the next tick's or manual run's (`synced`)."""
         self.link.retime(registry_api.provisional_timeouts(self.registry.settings))
         self.link.call(api.refuse_read_only)  # it could claim nothing, due or not
         try:
@@ -153,7 +148,7 @@ class Dispatcher:
 
         return execute(self.ctx, claim, on_output)
 
-    def _synced(self) -> list[Drift]:
+    def synced(self) -> list[Drift]:
         """The drift of the sync `migrate(sync=True)` made, once; else a sync now."""
         drift, self._drift = self._drift, None
         return self.sync() if drift is None else drift
@@ -173,7 +168,7 @@ class Dispatcher:
             self._claimed(c)
         return claims
 
-    def claim_kind(self, kind: str, run_by: str | None = None) -> Claim:
+    def claim_manual(self, kind: str, run_by: str | None = None) -> Claim:
         """A manual run; `run_by` is the person who confirmed it at a terminal, which the first
         run of an irreversible kind needs (and whose success arms the kind)."""
         claim = self.link.call(api.claim_manual, kind, self.name, run_by)
@@ -184,97 +179,12 @@ class Dispatcher:
         self.log.event("run.claimed", kind=c.kind, run_id=c.run_id, attempt=c.attempt,
                        trigger=c.trigger)
 
-    def report(self, claim: Claim, result: RunResult, *, in_transaction: bool = False) -> bool:
-        """Report a result, reconnecting as needed. False when it could not be recorded.
-
-        `in_transaction`: the caller holds a transaction (see `_report_and_refill`); a refusal
-        or a lost connection is raised for the caller to handle (the transaction is lost with
-        it), not logged or retried here."""
-        done_run = self.run_report(claim, result)
-        fields = {"kind": claim.kind, "run_id": claim.run_id, "outcome": result.outcome,
-                  "exit_code": result.exit_code, "duration_s": round(result.duration, 3)}
-        if result.pid is None and result.outcome != "ok":
-            # It never started (a missing program or cwd): the line says why, not only the run.
-            fields["note"] = result.output_tail.strip()[-500:]
-        try:
-            if in_transaction:
-                done = self.link.call(api.report_run, done_run)
-            else:
-                done = self.link.retrying("report", api.report_run, done_run)
-        except DatabaseUnavailable as exc:
-            if in_transaction:
-                raise
-            upkeep.spool(self.ctx, claim.kind, done_run, fields, exc)
-            return False
-        except DatabaseRefused as exc:
-            if in_transaction:
-                raise
-            if exc.sqlstate == RUN_UNKNOWN:
-                upkeep.keep_unknown(self.ctx, claim.kind, done_run, fields)
-                return False
-            if exc.sqlstate == RUN_NOT_LIVE and self._report_late(done_run, fields):
-                return True
-            # Refused (TQ001: no longer live) or any other database error: logged whole, and the
-            # tick goes on so the other commands it runs are still watched and reported.
-            event = "run.report_refused" if exc.sqlstate == RUN_NOT_LIVE else "run.report_failed"
-            self.log.error(event, **fields, sqlstate=exc.sqlstate, error=exc.message,
-                           output_tail=result.output_tail[-2000:])
-            return False
-        if done.next_trigger == "retry" and (self._retry_at is None
-                                             or done.next_due_at < self._retry_at):
-            self._retry_at = done.next_due_at
-        self.log.event(
-            "run.finished", level="info" if done.outcome == "ok" else "warning", **fields,
-            failure_streak=done.failure_streak, next_due_at=done.next_due_at.isoformat(),
-            next_trigger=done.next_trigger,
-        )
-        return True
-
-    def run_report(self, claim: Claim, result: RunResult) -> api.RunReport:
-        return api.RunReport(
-            run_id=claim.run_id, dispatcher=self.name, outcome=result.outcome,
-            exit_code=result.exit_code, output_tail=result.output_tail, duration=result.duration)
-
-    def _report_late(self, done_run: api.RunReport, fields: dict) -> bool:
-        """A run no longer live when its result came (its lease expired into `lost` while this
-        host was cut off): its real outcome is recorded as the spool's replay would. True when
-        the database took it."""
-        try:
-            late = self.link.call(api.report_late_run, done_run)
-        except (DatabaseUnavailable, DatabaseRefused):
-            return False
-        if late.verdict in ("ignored", "unknown", LOCKED):
-            return False
-        self.log.warning("run.late_report", **fields, verdict=late.verdict)
-        return True
-
-    def _report_and_refill(
-        self, claim: Claim, result: RunResult, free: int
-    ) -> tuple[bool, list[Claim] | None]:
-        """Report a finished run and claim into the freed slots in one transaction: one commit
-        per finish instead of two, and no savepoint (BEGIN, report, claim, COMMIT). If that
-        fails, nothing of it was written: a refused report is made again on its own (which logs
-        the refusal), a lost connection retried on its own (with reconnects), and the claims
-        are None: the caller claims again later."""
-        if free <= 0:
-            return self.report(claim, result), []
-        claiming = False
-        try:
-            with self.link.transaction():
-                reported = self.report(claim, result, in_transaction=True)
-                claiming = True
-                claims = self.claim(free)
-            return reported, claims
-        except (DatabaseUnavailable, DatabaseRefused) as exc:
-            if claiming or isinstance(exc, DatabaseUnavailable):
-                self.log.warning("db.refill_failed", kind=claim.kind, run_id=claim.run_id,
-                                 error=str(exc).strip())
-            return self.report(claim, result), None
-
-    def _start(
-        self, claim: Claim, results: queue.Queue,
-        on_output: Callable[[bytes], None] | None = None,
+    def start(
+        self, claim: Claim, results: Results, on_output: Callable[[bytes], None] | None = None,
     ) -> None:
+        """Start `claim`'s run in a thread of its own (its stop held, its start checked in and
+        recorded), which puts (claim, result) in `results` when it ends, whatever happens."""
+
         def work() -> None:
             try:
                 result = self.execute(claim, on_output)
@@ -302,7 +212,7 @@ class Dispatcher:
         summary = TickSummary()
         summary.orphans = self.stop_orphans()
         # The database judges the registry's values (`tick` among them) before any is used.
-        summary.drift = sum(d.field != LOCKED for d in self._synced())
+        summary.drift = sum(d.field != LOCKED for d in self.synced())
         deadline = tick_deadline(self.registry.settings.tick)
         summary.late_reports = self.replay_spool() + kept.restore(self.ctx, self.link)
         summary.stale = len(self.warn_stale())
@@ -321,14 +231,6 @@ class Dispatcher:
             if getattr(exc, "sqlstate", None) == errors.READ_ONLY:  # nothing could be claimed
                 raise errors.QueueReadOnly(errors.read_only(exc.message)) from None
             self.log.warning("tick.unrecorded", error=str(exc).strip())
-
-    def _retry_due(self) -> bool:
-        """Whether a retry this tick's reports scheduled has come due (then forgotten: the
-        claim that follows takes it, or another dispatcher did)."""
-        if self._retry_at is None or datetime.now(UTC) < self._retry_at:
-            return False
-        self._retry_at = None
-        return True
 
     def run_now(
         self, kind: str, on_output: Callable[[bytes], None] | None = None,

@@ -10,7 +10,7 @@ dispatcher is told apart from another run's; processes seen below a run's leader
 remembered (by pid and start time), for one that clears its environment.
 
 Without /proc (macOS) none of this is possible: there the process group is all tickq can
-signal (README: "Reliability").
+signal (docs/explanation/security.md).
 """
 
 from __future__ import annotations

@@ -13,13 +13,14 @@ DATABASE_URL. On Linux, two things close that:
 - the process is made non-dumpable (prctl(PR_SET_DUMPABLE, 0)): another process of the same
   user can no longer read its /proc/PID/environ, /proc/PID/mem or attach to it. Root (or a
   process with CAP_SYS_PTRACE) still can: a command run as root can read anything of a
-  dispatcher run as root, and tickq cannot keep a secret from it (README: "Security").
+  dispatcher run as root, and tickq cannot keep a secret from it (docs/explanation/security.md).
 
 A password typed on the command line (`--database-url postgresql://u:PASSWORD@...`) is in the
 block /proc/PID/cmdline reads, which every user of the machine may read (ps shows it): its
 bytes are overwritten there with `*` once tickq starts (Python keeps its own copy of the
 arguments). Until then, for the few milliseconds of the interpreter's start, it is visible:
-DATABASE_URL or a passfile keep it out of the process list altogether (README: "Security").
+DATABASE_URL or a passfile keep it out of the process list altogether
+(docs/explanation/security.md).
 
 Elsewhere (macOS: no /proc; another user's environment is not shown by ps) nothing is done.
 The blocks are found from /proc/self/stat (arg_start, arg_end, env_start, env_end), not guessed.

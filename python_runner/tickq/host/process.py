@@ -1,4 +1,5 @@
-"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output.
+"""Run one argv in its own process group under a watchdog, keeping a bounded tail of its output
+(host/tail.py), stopped by a stop event or a run's own stop (host/stops.py).
 
 run_command is safe to call from several threads at once: each call owns its process, its
 reader thread and its buffer, and signals go to that call's process group only.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import signal
 import subprocess
 import threading
@@ -19,64 +19,15 @@ from typing import Any, Literal, NamedTuple
 
 from tickq.host import descendants
 from tickq.host.ledger import Ledger, group_alive, signal_group, wait_group_gone
+from tickq.host.stops import RunStop, Stop
+from tickq.host.tail import Reader, compose
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted", "cancelled"]
 
-READ_CHUNK = 65536
-MAX_TAIL_CHARS = 65536  # job_run.output_tail's bound (domain tickq.output_tail)
 _POLL = 0.05  # seconds between checks of the child, the clock and the stop event
 _DRAIN = 1.0  # how long to keep reading after the whole group is gone (or escaped)
 _KILL_WAIT = 2.0  # how long to wait for SIGKILLed members to disappear
 _SCAN_EVERY = 0.5  # seconds between looks at the run's process tree (descendants.Tree)
-
-
-class StopEvent(threading.Event):
-    """Set when the dispatcher must stop. Remembers the signal that asked, so running commands
-    get the same one (Ctrl-C's SIGINT, launchd's or systemd's SIGTERM)."""
-
-    signum: signal.Signals = signal.SIGTERM
-
-    def stop(self, signum: int) -> None:
-        self.signum = signal.Signals(signum)
-        self.set()
-
-
-class RunStop:
-    """One run's stop: the dispatcher's own (a shutdown: the run is interrupted) or an
-    operator's cancel of this run alone (`tickq cancel`: the run is cancelled). Watched by
-    run_command as a stop event is; a cancel sends SIGTERM, then SIGKILL after the grace."""
-
-    def __init__(self, dispatcher: threading.Event) -> None:
-        self.dispatcher = dispatcher
-        self._cancel = threading.Event()
-        self.by: str | None = None
-        self.reason: str | None = None
-
-    def cancel(self, by: str | None, reason: str | None) -> None:
-        self.by, self.reason = by, reason
-        self._cancel.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set() and not self.dispatcher.is_set()
-
-    @property
-    def signum(self) -> signal.Signals:
-        return getattr(self.dispatcher, "signum", signal.SIGTERM) if self.dispatcher.is_set() \
-            else signal.SIGTERM
-
-    def is_set(self) -> bool:
-        return self._cancel.is_set() or self.dispatcher.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._cancel.wait(timeout) or self.dispatcher.is_set()
-
-    def note(self) -> str:
-        why = f": {self.reason}" if self.reason else ""
-        return f"cancelled by {self.by or 'an operator'}{why}"
-
-
-Stop = threading.Event | RunStop
 
 
 # What a command inherits from the dispatcher's environment: enough to find programs, write
@@ -101,96 +52,107 @@ class RunResult(NamedTuple):
     pid: int | None  # None when the command never started
 
 
-def run_command(
-    argv: Sequence[str],
-    *,
-    cwd: str | Path | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float,
-    grace: float = 5.0,
-    tail_bytes: int = 65536,
-    stop_event: Stop | None = None,
-    stdin_data: bytes | None = None,
-    ledger: Ledger | None = None,
-    labels: Mapping[str, Any] | None = None,
-    on_output: Callable[[bytes], None] | None = None,
-) -> RunResult:
-    """Run `argv` (no shell) and return how it ended; never raises for a command's failure.
+class Command(NamedTuple):
+    """What to run: an argv (no shell), in `cwd`, with `env` over what it inherits
+    (INHERITED: nothing else of this process's environment reaches it), and `stdin` written to
+    its standard input (then closed) from a thread of its own, so a command that never reads
+    it cannot block the watchdog."""
 
-    The command's environment is `inherited_environment()` plus `env`: nothing else of this
-    process's environment reaches it.
+    argv: Sequence[str]
+    cwd: str | Path | None = None
+    env: Mapping[str, str] | None = None
+    stdin: bytes | None = None
 
-    `stdin_data`, when given, is written to the command's stdin (then closed) from a thread of
-    its own, so a command that never reads it cannot block the watchdog. `ledger`, when given,
-    holds an entry for the command's process group (with `labels`) while the group lives, so
-    that if this process dies, the next dispatcher on the host stops the group. `on_output`,
-    when given, gets each chunk of output as it is read (`tickq run` streams it), from the
-    reader thread; an exception it raises stops the streaming, never the run."""
+
+class Watch(NamedTuple):
+    """How to watch it: stopped after `timeout` seconds, or when `stop` is set (SIGTERM, or the
+    signal the stop carries, then SIGKILL after `grace`); the last `tail_bytes` of its output
+    kept. `ledger`, when given, holds an entry for the command's process group (with `labels`)
+    while the group lives, so that if this process dies, the next dispatcher on the host stops
+    the group. `on_output`, when given, gets each chunk of output as it is read (`tickq run`
+    streams it), from the reader thread; an exception it raises stops the streaming, never the
+    run."""
+
+    timeout: float
+    grace: float = 5.0
+    tail_bytes: int = 65536
+    stop: Stop | None = None
+    ledger: Ledger | None = None
+    labels: Mapping[str, Any] | None = None
+    on_output: Callable[[bytes], None] | None = None
+
+
+def run_command(command: Command, watch: Watch) -> RunResult:
+    """Run `command` under `watch` and return how it ended; never raises for a command's
+    failure."""
     started = time.monotonic()
     descendants.become_subreaper()
     token = os.urandom(16).hex()  # what secrets.token_hex does, without importing secrets
-    if isinstance(stop_event, RunStop) and stop_event.cancelled:
-        note = f"[tickq: not started: {stop_event.note()}]\n"
-        return RunResult("cancelled", None, note, time.monotonic() - started, None)
-    if stop_event is not None and stop_event.is_set():
-        note = "[tickq: not started: dispatcher is shutting down]\n"
-        return RunResult("interrupted", None, note, time.monotonic() - started, None)
+    refused = _not_started(watch.stop)
+    if refused is not None:
+        return RunResult(refused[0], None, refused[1], time.monotonic() - started, None)
     try:
-        proc = _spawn(argv, cwd, env, stdin_data, token)
+        proc = _spawn(command, token)
     except (OSError, ValueError, IndexError) as e:
-        note = f"[tickq: {_cannot_start(argv, cwd, e)}]\n"
+        note = f"[tickq: {_cannot_start(command, e)}]\n"
         return RunResult("failed", None, note, time.monotonic() - started, None)
-
     assert proc.stdout is not None
-    reader = _Reader(proc.stdout.fileno(), tail_bytes, on_output)
+    reader = Reader(proc.stdout.fileno(), watch.tail_bytes, watch.on_output)
     reader.start()
-    if stdin_data is not None:
-        threading.Thread(target=_feed, args=(proc, stdin_data), daemon=True).start()
+    if command.stdin is not None:
+        threading.Thread(target=_feed, args=(proc, command.stdin), daemon=True).start()
     notes: list[str] = []
     tree = descendants.Tree(proc.pid, token)
-    if ledger is not None:
-        problem = ledger.record(proc.pid, token=token, **(labels or {}))
+    if watch.ledger is not None:
+        problem = watch.ledger.record(proc.pid, token=token, **(watch.labels or {}))
         if problem:
             notes.append(f"[tickq: {problem}; it would outlive a killed dispatcher]")
     try:
-        outcome = _supervise(proc, tree, started, timeout, grace, stop_event, notes)
+        outcome = _supervise(proc, tree, started, watch, notes)
     finally:
         if proc.poll() is None:  # only when something above raised
             signal_group(proc.pid, signal.SIGKILL)
             tree.kill()
             proc.wait()
-        if ledger is not None:
-            ledger.forget(proc.pid)
+        if watch.ledger is not None:
+            watch.ledger.forget(proc.pid)
         reader.finish(_DRAIN)
         proc.stdout.close()
-    tail = _compose(*reader.parts(), notes)
+    tail = compose(*reader.parts(), notes)
     return RunResult(outcome, proc.returncode, tail, time.monotonic() - started, proc.pid)
 
 
-def _spawn(
-    argv: Sequence[str], cwd: str | Path | None, env: Mapping[str, str] | None,
-    stdin_data: bytes | None, token: str,
-) -> subprocess.Popen[bytes]:
+def _not_started(stop: Stop | None) -> tuple[Outcome, str] | None:
+    """The outcome and note of a command its stop refuses before it starts, else None."""
+    if isinstance(stop, RunStop) and stop.cancelled:
+        return "cancelled", f"[tickq: not started: {stop.note()}]\n"
+    if stop is not None and stop.is_set():
+        return "interrupted", "[tickq: not started: dispatcher is shutting down]\n"
+    return None
+
+
+def _spawn(command: Command, token: str) -> subprocess.Popen[bytes]:
     """The command in a session (so a process group) of its own, no shell, its output on one
-    pipe; its environment what it inherits (INHERITED) plus `env` and the run's token."""
+    pipe; its environment what it inherits (INHERITED) plus its `env` and the run's token."""
     return subprocess.Popen(
-        list(argv),
+        list(command.argv),
         shell=False,
         start_new_session=True,
-        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+        stdin=subprocess.DEVNULL if command.stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env={**inherited_environment(), **(env or {}), descendants.TOKEN_VARIABLE: token},
+        cwd=command.cwd,
+        env={**inherited_environment(), **(command.env or {}), descendants.TOKEN_VARIABLE: token},
     )
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, timeout: float,
-    grace: float, stop_event: Stop | None, notes: list[str],
+    proc: subprocess.Popen[bytes], tree: descendants.Tree, started: float, watch: Watch,
+    notes: list[str],
 ) -> Outcome:
     """Watch the command until it ends, times out or is interrupted; then make sure nothing of
     it is left: its group, and any process of its tree that left the group. Notes what it did."""
+    timeout, grace, stop_event = watch.timeout, watch.grace, watch.stop
     outcome = _watch(proc, started + timeout, stop_event, tree)
     if outcome == "timeout":
         notes.append(f"[tickq: timed out after {timeout:g}s; sent SIGTERM to its process group]")
@@ -223,23 +185,6 @@ def _supervise(
         )
     wait_group_gone(proc.pid, _KILL_WAIT, proc)
     return outcome
-
-
-def _compose(dropped: int, text: str, notes: list[str]) -> str:
-    """The output tail as stored: a header when the front was cut, the output, tickq's notes;
-    at most MAX_TAIL_CHARS in all. The database keeps the right-most characters of a longer
-    text, which would cut the header off, so the output's front gives way here instead."""
-    ending = "" if not notes else (
-        ("" if not text or text.endswith("\n") else "\n") + "\n".join(notes) + "\n")
-    while True:
-        header = f"[... {dropped} bytes omitted ...]\n" if dropped else ""
-        excess = len(header) + len(text) + len(ending) - MAX_TAIL_CHARS
-        if excess <= 0:
-            return header + text + ending
-        cut, text = text[:excess], text[excess:]
-        dropped += len(cut.encode("utf-8", errors="replace"))
-        if not text:
-            return (header + ending)[-MAX_TAIL_CHARS:]
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
@@ -296,7 +241,8 @@ def _watch(
     return None
 
 
-def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception) -> str:
+def _cannot_start(command: Command, error: Exception) -> str:
+    argv, cwd = command.argv, command.cwd
     if not argv:
         return "cannot start: empty command"
     reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
@@ -306,70 +252,3 @@ def _cannot_start(argv: Sequence[str], cwd: str | Path | None, error: Exception)
     elif filename not in (None, argv[0]):
         reason += f" ({filename})"
     return f"cannot start {argv[0]!r}: {reason}"
-
-
-class _Reader:
-    """Read a pipe in a thread, keeping only the last `limit` bytes."""
-
-    def __init__(
-        self, fd: int, limit: int, on_output: Callable[[bytes], None] | None = None
-    ) -> None:
-        self._fd = fd
-        self._on_output = on_output
-        self._limit = max(limit, 0)
-        self._buf = bytearray()
-        self._dropped = 0
-        self._stop_at: float | None = None
-        self._thread = threading.Thread(target=self._run, name=f"tickq-reader-{fd}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def finish(self, drain: float) -> None:
-        """Stop at end of file or after `drain` more seconds, whichever comes first: a process
-        that escaped the group may hold the pipe open forever."""
-        self._stop_at = time.monotonic() + drain
-        self._thread.join()
-
-    def _run(self) -> None:
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._fd, selectors.EVENT_READ)
-            while self._stop_at is None or time.monotonic() < self._stop_at:
-                if not selector.select(timeout=0.1):
-                    continue
-                try:
-                    chunk = os.read(self._fd, READ_CHUNK)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                self._keep(chunk)
-                if self._on_output is not None:
-                    try:
-                        self._on_output(chunk)
-                    except Exception:  # noqa: BLE001 - the tail is kept whatever the viewer does
-                        self._on_output = None
-
-    def _keep(self, chunk: bytes) -> None:
-        self._buf += chunk
-        excess = len(self._buf) - self._limit
-        if excess > 0:
-            del self._buf[:excess]
-            self._dropped += excess
-
-    def text(self) -> str:
-        """The tail decoded, marked when the front was cut (see `parts`)."""
-        return _compose(*self.parts(), [])
-
-    def parts(self) -> tuple[int, str]:
-        """Bytes dropped from the front, and the tail decoded (bad bytes replaced). NUL becomes
-        U+FFFD so the text fits a PostgreSQL `text` column."""
-        data = bytes(self._buf)
-        dropped = self._dropped
-        if dropped:
-            # Do not start in the middle of a UTF-8 character.
-            skip = 0
-            while skip < min(3, len(data)) and 0x80 <= data[skip] <= 0xBF:
-                skip += 1
-            data, dropped = data[skip:], dropped + skip
-        return dropped, data.decode("utf-8", errors="replace").replace("\0", "\ufffd")

@@ -29,7 +29,8 @@ import stat
 from pathlib import Path
 from typing import Any, NamedTuple, get_args
 
-from tickq.host.process import MAX_TAIL_CHARS, Outcome
+from tickq.host.process import Outcome
+from tickq.host.tail import MAX_TAIL_CHARS
 
 # A result's output tail, JSON-escaped (at most 12 bytes a character), and the rest.
 MAX_FILE_BYTES = 12 * MAX_TAIL_CHARS + 65536

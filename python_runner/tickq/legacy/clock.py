@@ -4,7 +4,7 @@ tickq's differ for a schedule.
 Debian's cron (cron(8)) runs an entry with no `*` opening its minute or hour field by the wall
 clock across a change of less than three hours: a time the spring-forward gap skips runs right
 after the change, a time the fall-back repeats runs once (its first occurrence); any other entry
-runs by real time. tickq (README, "Across clock changes") runs a single time of day (an `at`, a
+runs by real time. tickq (docs/explanation/daylight-saving.md) runs a single time of day (an `at`, a
 cron string of single numbers) one gap later and at the second occurrence, any other cron
 string by real time. This module says, for one schedule in one zone, whether the two can
 differ in the coming years, in a note that names the rule."""

@@ -3,7 +3,7 @@ one note on the kind.
 
 systemd (and, as far as its documentation says, launchd) reads wall time: a wall time that a
 spring-forward gap removes never fires, and a wall time that a fall-back repeats fires at its
-first pass only. tickq's documented rule (README, "Calendars and cron strings"): an `at` time
+first pass only. tickq's documented rule (docs/explanation/daylight-saving.md): an `at` time
 (or a cron string of one minute and one hour) follows the wall clock, so a time in a gap runs
 one gap later and a repeated time runs once, at its second pass; an `every` cadence or any other
 cron string runs on real time, so both passes of a repeated hour. The zone's changes are read

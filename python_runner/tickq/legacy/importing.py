@@ -64,36 +64,37 @@ class Options:
 
 def plan_import(found: Sequence[OldJob | Refusal], options: Options = Options()) -> ImportPlan:
     """The kinds that would replace the jobs in `found` (dormant ones only when named by
-    --irreversible), in order."""
-    jobs = [f for f in found if isinstance(f, OldJob)]
+    --irreversible), in order: a --chain's kind where its first job was."""
+    jobs = [f for f in found if isinstance(f, OldJob) and f.moved_to is None]
     plan = ImportPlan(skipped=[f for f in found if isinstance(f, Refusal) and f.moved_to is None
-                               and (not f.lines or f.lines[0] not in options.irreversible)])
+                               and _first(f) not in options.irreversible])
     taken = set(options.taken)
     chain_of = _chains(jobs, found, options, taken)
     _check_irreversible(jobs, found, options)
-    seen = dict(options.legacy)
+    seen = dict(options.legacy)  # legacy line: the kind (or chain step) that runs it
     for job in jobs:
-        first = job.lines[0] if job.lines else None
-        if job.moved_to is not None:
-            continue
-        if first in chain_of:
-            chain = chain_of[first]
+        chain = chain_of.get(_first(job))
+        irreversible = _first(job) in options.irreversible
+        if chain is not None:
             if chain.name not in (k.name for k in plan.kinds):
-                members = [j for j in jobs if j.lines and chain_of.get(j.lines[0]) is chain]
+                members = [j for j in jobs if chain_of.get(_first(j)) is chain]
                 plan.kinds.append(_plan_chain(chain.name, members, options))
+        elif job.dormant and not irreversible:
             continue
-        irreversible = first in options.irreversible
-        if job.dormant and not irreversible:
-            continue
-        if job.legacy in seen:
+        elif job.legacy in seen:
             plan.already.append((job, seen[job.legacy]))
-            continue
-        name = kind_name([job.name_hint] if job.name_hint else job.steps[0].argv, taken)
-        taken.add(name)
-        seen[job.legacy] = name
-        plan.kinds.append(Moved(name, _kind_toml(name, job, options, irreversible),
-                                [(job, name)]))
+        else:
+            name = kind_name([job.name_hint] if job.name_hint else job.steps[0].argv, taken)
+            taken.add(name)
+            seen[job.legacy] = name
+            plan.kinds.append(Moved(name, _kind_toml(name, job, options, irreversible),
+                                    [(job, name)]))
     return plan
+
+
+def _first(found: OldJob | Refusal) -> int | None:
+    """The first physical line of what was found (None: not from a line, e.g. a plist)."""
+    return found.lines[0] if found.lines else None
 
 
 def _chains(jobs: list[OldJob], found: Sequence[OldJob | Refusal], options: Options,

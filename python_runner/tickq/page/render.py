@@ -1,5 +1,5 @@
 """The status page: one self-contained HTML file (inline CSS and SVG; no script, no font, no
-request to anywhere) drawn from the functions in ``sql/api/13_report.sql``.
+request to anywhere) drawn from the functions in ``sql/api/13_page.sql``.
 
 The database decides what happened (which runs, how long each waited, when a kind went stale, how
 many slots were held); this package only places it on a page. Every piece of text reaches the

@@ -1,8 +1,10 @@
 """The registry's TOML, its shape already checked (tickq.registry.shape), -> the immutable model.
 
-What the schema cannot say is said here, in short functions: a chain's timeout covers its
-steps', step names do not repeat, a tool's parameters are a JSON schema object, report_html
-and metrics_file name a file in a folder that exists. A `cwd` is only made absolute: a folder
+What the schema cannot say of the file's shape is said here, in short functions: a tool's
+parameters are a JSON schema object, report_html and metrics_file name a file in a folder that
+exists. A chain's timeout defaults to the sum of its steps'; whether a timeout given covers
+them, and whether step names repeat, are value rules: the database's (sql/api/08_chain.sql,
+22_kinds.sql). A `cwd` is only made absolute: a folder
 that is missing here (an unmounted disk, another host's layout) is a run-time problem of its
 own kind, like a missing program (tickq.host.programs), never a reason to stop every other
 kind. Keys the shape check refused are left at their defaults, so that every other problem is
@@ -87,24 +89,16 @@ class _Builder:
         got = self.values(table, name)
         steps = self.steps(name, table.get("steps")) if "steps" in table else ()
         if steps:
-            total = sum(s.timeout for s in steps)
-            got.setdefault("timeout", total)
-            if "timeout" in table and got["timeout"] < total:
-                self.report(name, "timeout", "a chain's timeout must not be shorter than the sum"
-                            f" of its steps' ({total}s), got {got['timeout']}s")
+            got.setdefault("timeout", sum(s.timeout for s in steps))
         fields = {k: v for k, v in got.items() if k != "steps"}
         return Kind(name=name, **{"command": (), "timeout": 0, **fields}, steps=steps)
 
     def steps(self, kind: str, items: Any) -> tuple[Step, ...]:
         if not isinstance(items, list) or (kind, "steps") in self.refused:
             return ()
-        steps = [Step(**{"name": "", "command": (), "timeout": 0,
-                         **self.values(item, kind, f"steps[{i + 1}].")})
-                 for i, item in enumerate(items)]
-        names = [s.name for s in steps if s.name]
-        for dup in sorted({n for n in names if names.count(n) > 1}):
-            self.report(kind, "steps", f'step name "{dup}" is used twice')
-        return tuple(steps)
+        return tuple(Step(**{"name": "", "command": (), "timeout": 0,
+                             **self.values(item, kind, f"steps[{i + 1}].")})
+                     for i, item in enumerate(items))
 
     def agents(self, table: dict[str, Any]) -> Agents:
         got = self.values(table, None, "agents.")

@@ -1,7 +1,7 @@
 """The registry file's shape, as registry.schema.json states it, checked with `jsonschema`.
 
 The schema is the one statement of the shape: known keys, the type of each value, durations by
-pattern, which keys go together. Editors read the same file (README: Editor support). Each
+pattern, which keys go together. Editors read the same file (docs/how-to/editor-support.md). Each
 failure becomes one Problem naming the kind and the key a person wrote; the wording is the
 schema's own `x-message` for the failing keyword, so a rule and its message sit side by side.
 """

@@ -1,4 +1,4 @@
-"""What the status page and `tickq history|upcoming` read (sql/api/13_report.sql)."""
+"""What the status page and `tickq history|upcoming` read (sql/api/13_page.sql)."""
 
 from __future__ import annotations
 
@@ -43,15 +43,15 @@ def page_data(
     with _snapshot(conn):
         return PageData(
             hours=hours,
-            header=rows(conn, "report_header", params)[0],
-            dispatchers=rows(conn, "report_dispatchers", params),
-            timeline=rows(conn, "report_timeline", params),
-            waiting=rows(conn, "report_waiting", params),
-            slots=rows(conn, "report_slots", params),
-            pools=[_pool_steps(p) for p in rows(conn, "report_pools", params)],
-            capacity=rows(conn, "report_capacity", params),
+            header=rows(conn, "page_header", params)[0],
+            dispatchers=rows(conn, "page_dispatchers", params),
+            timeline=rows(conn, "page_timeline", params),
+            waiting=rows(conn, "page_waiting", params),
+            slots=rows(conn, "page_slots", params),
+            pools=[_pool_steps(p) for p in rows(conn, "page_pools", params)],
+            capacity=rows(conn, "page_capacity", params),
             upcoming=rows(conn, "upcoming", params),
-            kinds=[_failure_times(k) for k in rows(conn, "report_kinds", params)],
+            kinds=[_failure_times(k) for k in rows(conn, "page_kinds", params)],
         )
 
 

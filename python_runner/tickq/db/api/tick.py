@@ -127,9 +127,9 @@ def claim_jobs(conn: psycopg.Connection, limit: int, dispatcher: str) -> list[Cl
 def claim_manual(
     conn: psycopg.Connection, kind: str, dispatcher: str, run_by: str | None = None
 ) -> Claim:
-    """tickq.claim_manual (named query claim_kind); its refusals are ClaimRefused."""
+    """tickq.claim_manual; its refusals are ClaimRefused."""
     try:
-        [claim] = _rows(conn, kwargs_row(_claim), "claim_kind",
+        [claim] = _rows(conn, kwargs_row(_claim), "claim_manual",
                         {"kind": kind, "dispatcher": dispatcher, "run_by": run_by})
     except psycopg.Error as exc:
         if exc.sqlstate in CLAIM_REFUSALS:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time the status page (`tickq report`) over 1,000 kinds with 1,000,000 runs of history.
 
-    .venv/bin/python bench/report_page.py [--quick] [--reps N] [--database-url URL]
+    .venv/bin/python bench/page_speed.py [--quick] [--reps N] [--database-url URL]
 
 Loads 1,000 kinds (every 40 minutes, lanes cycling) and 1,000,000 finished runs (every tenth
 failed, finished_at spread over the last ~29 days, so ~34,600 runs fall in the page's 24 hours),
@@ -21,12 +21,12 @@ import _common as c
 import psycopg
 
 from tickq import db
-from tickq.page import render as report
+from tickq.page import render as page
 
 KINDS = 1_000
 TARGET_MS = 1000.0
-PAGE_QUERIES = ("report_header", "report_dispatchers", "report_timeline", "report_waiting",
-                "report_slots", "report_capacity", "upcoming", "report_kinds")
+PAGE_QUERIES = ("page_header", "page_dispatchers", "page_timeline", "page_waiting",
+                "page_slots", "page_capacity", "upcoming", "page_kinds")
 PARAMS = {"hours": 24, "now": None, "steps": 600, "limit": 50}
 
 
@@ -49,7 +49,7 @@ def main() -> None:
         c.fresh_database(server_url, "bench_report", args.keep) as url,
         psycopg.connect(url, autocommit=True) as conn,
     ):
-        print(f"report_page: {date.today()}, {c.server_info(conn)}")
+        print(f"page_speed: {date.today()}, {c.server_info(conn)}")
         t0 = time.perf_counter()
         # Every 40 minutes: the cadence the history below has (~35 runs per kind per day).
         c.load_kinds(conn, KINDS, "now() + interval '1 minute' * (i % 40)", every="40 minutes",
@@ -58,7 +58,7 @@ def main() -> None:
         (stored,) = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()  # type: ignore[misc]
         print(f"{KINDS:,} kinds, {stored:,} runs, loaded in {time.perf_counter() - t0:.0f} s")
 
-        report.render(report.collect(conn))  # warm the cache and the plans
+        page.render(page.collect(conn))  # warm the cache and the plans
         per_query: dict[str, list[float]] = {name: [] for name in PAGE_QUERIES}
         servers, collects, renders, references, sizes = [], [], [], [], []
         for _ in range(args.reps):
@@ -70,10 +70,10 @@ def main() -> None:
             servers.append(total)
             references.append(server_ms(conn, "SELECT * FROM tickq.queue_status"))
             t = time.perf_counter()
-            data = report.collect(conn)
+            data = page.collect(conn)
             collects.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            html = report.render(data)
+            html = page.render(data)
             renders.append((time.perf_counter() - t) * 1000)
             sizes.append(len(html.encode()))
         bars = len(data.timeline)

@@ -125,10 +125,10 @@ def queue(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str, template
     """A queue after real ticks, shared by the tests of this file (they only read it)."""
     from tickq import db
 
-    folder = tmp_path_factory.mktemp("report")
+    folder = tmp_path_factory.mktemp("page")
     (folder / "registry.toml").write_text(REGISTRY)
     (folder / "payload.html").write_text(PAYLOAD.format(port=beacon.port))
-    name = f"t_report_{os.getpid()}"
+    name = f"t_page_{os.getpid()}"
     db.drop_database(pg_server_url, name)
     url = db.create_database(pg_server_url, name, template=template_db)
     registry = str(folder / "registry.toml")

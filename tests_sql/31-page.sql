@@ -19,7 +19,7 @@ CREATE FUNCTION pg_temp.cycle(p_kind text, p_at timestamptz, p_outcome tickq.out
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE v_run bigint;
 BEGIN
-    SELECT c.run_id INTO STRICT v_run FROM tickq.claim_kind(p_kind, 'd1', p_at) AS c;
+    SELECT c.run_id INTO STRICT v_run FROM tickq.claim_manual(p_kind, 'd1', NULL, p_at) AS c;
     UPDATE tickq.job_run SET run_trigger = 'schedule', due_at = (SELECT due_at FROM tickq.job_kind WHERE name = p_kind)
     WHERE id = v_run;
     PERFORM tickq.report_run(v_run, 'd1', p_outcome, 0, 'tail of ' || p_kind, NULL, p_at + p_secs * interval '1 second');
@@ -57,7 +57,7 @@ SELECT ok(
     'occupancy never above the slot limit');
 SELECT is((SELECT count(*)::integer FROM tickq.report_slots_at(6, 36, '2026-03-28 02:00Z')), 36,
     'one row per step');
-SELECT c.run_id AS held FROM tickq.claim_kind('every5', 'd1', '2026-03-28 01:59Z') AS c \gset
+SELECT c.run_id AS held FROM tickq.claim_manual('every5', 'd1', NULL, '2026-03-28 01:59Z') AS c \gset
 SELECT is((SELECT in_use FROM tickq.report_slots_at(1, 60, '2026-03-28 02:00Z') ORDER BY step_start DESC LIMIT 1),
     1, 'a running run holds its slot up to now');
 
