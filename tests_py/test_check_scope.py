@@ -166,10 +166,11 @@ def test_a_check_stopped_while_its_worst_case_runs_ends_at_once_and_leaves_no_sc
     # The worst case runs in a thread beside the capacity questions; ^C must still stop the
     # simulation in the scratch database (not wait for its week) and drop every copy of its
     # own; the pool databases it held stay, to be put back by the next check.
-    # a week of 100 kinds every 5 minutes in 10 slots: about 30 s of simulation, if not stopped
+    # a week of 100 kinds every 13 minutes in 10 slots: minutes of simulation, if not stopped (no
+    # day repeats another: a day is no whole number of 13 minutes)
     lines = ['[settings]\nslots = 10\nstale_after = "15m"\n',
              '[kinds.weekly]\ncommand = ["true"]\nat = "03:00"\non = ["mon"]\ntimeout = "1m"\n']
-    lines += [f'[kinds.k{i:02d}]\ncommand = ["true"]\nevery = "5m"\ntimeout = "1m"\n'
+    lines += [f'[kinds.k{i:02d}]\ncommand = ["true"]\nevery = "13m"\ntimeout = "1m"\n'
               for i in range(100)]
     registry = tmp_path / "week.toml"
     registry.write_text("\n".join(lines))

@@ -105,7 +105,7 @@ def test_check_fails_a_pool_too_small_naming_it_and_suggests_a_larger_one(
     starved = [line for line in checked.stdout.splitlines() if "longer than stale_after" in line]
     assert len(starved) == 1 and starved[0].lstrip().startswith("render2"), checked.stdout
     assert 'needs pool "gpu" (slots = 1) held by render0, render1' in starved[0], starved
-    assert "a larger pool does:\n\n[pools.gpu]\nslots = 2" in checked.stdout, checked.stdout
+    assert "a larger pool; set:\n\n[pools.gpu]\nslots = 2" in checked.stdout, checked.stdout
     path.write_text(POOL.format(slots=2))  # the suggestion, checked by the same check
     again = tickq("check", "--registry", str(path), url=db_url)
     assert again.returncode == 0, again.stdout + again.stderr

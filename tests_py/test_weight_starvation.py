@@ -74,7 +74,7 @@ def test_check_fails_a_weight_too_large_naming_it_and_suggests_a_lower_one(
     code, output = check(path, db_url, "--suggest")
     assert code == 1, output  # a suggestion does not make the check pass
     assert [s.split(":")[0] for s in starved(output)] == [line.split(":")[0]], output
-    assert ("no offsets make every kind wait less than stale_after; a lower weight does:\n\n"
+    assert ("a lower weight; in each kind's table, set:\n\n"
             "[kinds.heavy]\nweight = 2") in output, output
 
     path.write_text(REGISTRY.format(weight=2))  # the suggestion, checked by the same check

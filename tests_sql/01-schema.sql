@@ -6,7 +6,7 @@ SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
     'job_step', 'pool', 'pool_slot',
     'agent', 'agent_settings', 'agent_turn',
-    'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll'
+    'dispatcher_tick', 'queue_registry', 'run_total', 'dispatcher_poll', 'run_count'
 ]);
 SELECT views_are('tickq', ARRAY['queue_status', 'stale_due', 'capacity', 'pool_occupancy']);
 SELECT domains_are('tickq', ARRAY[
@@ -34,7 +34,11 @@ SELECT functions_are('tickq', ARRAY[
     'queue_registry_at', 'queue_registry_problem', 'registry_source',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start',
-    'simulation_at_rest', 'simulation_repeats_until', 'simulation_repeat',
+    'simulation_repeats_until', 'simulation_walk_until', 'simulation_breaks', 'simulation_day_rules',
+    'zone_steady', 'simulation_state', 'simulation_running', 'simulation_remap', 'simulation_copy_runs',
+    'simulation_restore', 'simulation_copy', 'simulation_copy_until', 'simulation_session', 'simulation_arm',
+    'simulation_next_due', 'simulation_holds', 'simulation_events', 'simulation_mark', 'simulation_stale',
+    'simulation_window_breaks', 'simulation_best_copy', 'simulation_copy_parts', 'cron_parse',
     'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
@@ -59,7 +63,9 @@ SELECT functions_are('tickq', ARRAY[
     'parse_days',
     'parse_zone', 'schedule_slots', 'schedule_warnings', 'slot_seconds', 'tick_lateness', 'tick_on_time',
     'on_time_tick',
-    'metrics_buckets', 'metrics_label', 'metrics_text', 'explain_queue', 'explain_kind',
+    'metrics_buckets', 'metrics_label', 'metrics_text', 'metrics_families', 'metrics_runs_total',
+    'metrics_kinds_at', 'metrics_merged_slots', 'metrics_run_duration', 'metrics_last_success', 'metrics_kind_gauge',
+    'metrics_queue', 'count_run', 'explain_queue', 'explain_kind',
     'slot_holders_at', 'slot_occupancy_at', 'pool_occupancy_at', 'report_occupancy_at', 'report_pools_at'
 ]);
 SELECT enum_has_labels('tickq', 'priority', ARRAY['urgent', 'high', 'normal', 'low']);

@@ -58,7 +58,9 @@ lines, in Prometheus's text exposition format, all written by one SQL function,
 AFTER = """
 - The histogram `tickq_run_duration_seconds` has the buckets (`le`) {buckets}
   (`tickq.metrics_buckets()`).
-- The counters never fall: housekeeping keeps what it prunes from `job_run` as totals
-  (`tickq.run_total`), and the counters add them.
+- The counters never fall, and a scrape reads no history: each run that ends is counted in
+  `tickq.run_count` (per kind and outcome, with its histogram buckets) in the same transaction
+  as the report, the lease expiry or the late report that ends it; housekeeping's pruning
+  changes no count.
 - `tickq_runs_total` has a sample for each outcome a run can end with: {outcomes}.
 """

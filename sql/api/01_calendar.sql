@@ -69,7 +69,7 @@ COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[], times
 'The values one cron field takes (lists, ranges, steps, *, names counted from p_low), sorted; '
 'raises 22023 naming the field for anything else. p_now is unused.';
 
-CREATE OR REPLACE FUNCTION tickq.cron_calendar(
+CREATE OR REPLACE FUNCTION tickq.cron_parse(
     p_cron text,
     p_timezone text,
     p_now timestamptz DEFAULT now()
@@ -129,11 +129,11 @@ BEGIN
     RETURN v_calendar;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
-'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
-'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
-'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
-'and six-field forms included). p_now is unused.';
+COMMENT ON FUNCTION tickq.cron_parse(text, text, timestamptz) IS
+'Internal to tickq.cron_calendar: a five-field cron string (or @hourly, @daily, @weekly, @monthly, '
+'@yearly, @annually) in zone p_timezone as a tickq.calendar: single-number minute and hour as a '
+'wall-clock time, others on real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 '
+'naming what is wrong (@reboot and six-field forms included). p_now is unused.';
 
 CREATE OR REPLACE FUNCTION tickq.cron_problem(
     p_cron text,
@@ -237,7 +237,10 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_zone text := p_calendar.timezone;
-    v_floor timestamp := (p_after AT TIME ZONE v_zone) - interval '3 hours';
+    -- one offset from the day before to the day after: wall times map to instants in order
+    v_steady boolean := v_zone = 'UTC' OR ((p_day - 1)::timestamp AT TIME ZONE 'UTC' AT TIME ZONE v_zone)
+        - (p_day - 1)::timestamp = ((p_day + 2)::timestamp AT TIME ZONE 'UTC' AT TIME ZONE v_zone) - (p_day + 2)::timestamp;
+    v_floor timestamp := (p_after AT TIME ZONE v_zone) - CASE WHEN v_steady THEN interval '0' ELSE interval '3 hours' END;
     v_best timestamptz;
     v_wall timestamp;
     v_later timestamptz;
@@ -246,8 +249,10 @@ DECLARE
     v_minute smallint;
 BEGIN
     -- tickq.calendar_day_slots' rule, walked in wall-clock order with simple expressions only,
-    -- stopping three hours of wall time past the first slot found (no clock change moves a slot
-    -- further), so a minutely cron costs a few steps, not a day's 1,440.
+    -- from three hours of wall time before p_after to three past the first slot found (no
+    -- clock change moves a slot further), so a minutely cron costs a few steps, not a day's
+    -- 1,440; around a day whose zone keeps its offset (most days), from p_after to the first
+    -- slot found: wall times are instants in the same order.
     IF p_calendar.times IS NOT NULL THEN
         FOREACH v_time IN ARRAY p_calendar.times LOOP
             v_later := (p_day + v_time) AT TIME ZONE v_zone;
@@ -259,6 +264,7 @@ BEGIN
     END IF;
     <<hours>>
     FOREACH v_hour IN ARRAY p_calendar.hours LOOP
+        CONTINUE WHEN p_day + make_time(v_hour, 59, 0) < v_floor;  -- the whole hour before the floor
         FOREACH v_minute IN ARRAY p_calendar.minutes LOOP
             v_wall := p_day + make_time(v_hour, v_minute, 0);
             CONTINUE WHEN v_wall < v_floor;
@@ -266,7 +272,9 @@ BEGIN
             v_later := v_wall AT TIME ZONE v_zone;
             IF v_later AT TIME ZONE v_zone = v_wall AND v_later > p_after AND (v_best IS NULL OR v_later < v_best) THEN
                 v_best := v_later;
+                EXIT hours WHEN v_steady;
             END IF;
+            CONTINUE WHEN v_steady;
             -- the first occurrence of a repeated wall time, read with the offset of a day before
             v_later := (v_wall - ((v_later - interval '1 day') AT TIME ZONE v_zone
                 - (v_later - interval '1 day') AT TIME ZONE 'UTC')) AT TIME ZONE 'UTC';

@@ -1,10 +1,60 @@
--- Stretches of a window the simulator need not run again (tickq.simulate_window, 07_simulate.sql):
--- where the clock stands at rest (tickq.simulation_at_rest) and a stretch simulated from some
--- days before, to a later instant at rest, repeats that many days later for every kind's slots
--- (simulation_repeats_until, which walks each kind's slots with tickq.next_slot), the same runs
--- follow that many days later: simulation_repeat copies them.
+-- How far a stretch of the simulator's clock comes again some days later, for every kind's slots
+-- (tickq.simulate_window copies such a stretch instead of simulating it again: 19_simulate_window.sql).
+--
+-- A stretch from p_from until C comes again p_shift later when every enabled kind has, p_shift
+-- later, the slots it has from p_from until C and its first one at or after C; or no slot in
+-- either stretch (it waits through both, its due time read by no claim). And no kind is paused
+-- past p_from (a pause ends at an instant, not p_shift later). Three ways to know, cheapest
+-- first:
+-- * an every cadence (aligned to the clock) comes again when p_shift is a whole number of
+--   cadences; else it only waits through both stretches, until its first slot of either;
+-- * a calendar in a zone whose offset does not change around the stretch, for a shift of whole
+--   days: its slots on a local day are those of any other day its day rules take (the same
+--   wall times), so only the days where the rules differ between a day and the day p_shift
+--   later break the stretch (tickq.simulation_breaks: each such day once per window), and a
+--   calendar without day rules (times of day, or a cron string whose day fields are `*`)
+--   never does;
+-- * any other (a clock change near the stretch, a shift that is not whole days): its slots
+--   walked from p_from and from p_from + p_shift side by side, to the first that differs
+--   (tickq.simulation_walk_until).
 
-CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
+CREATE OR REPLACE FUNCTION tickq.zone_steady(
+    p_zone text,
+    p_from timestamptz,
+    p_until timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- Read at every whole hour of UTC: a change of offset, wherever it falls, differs between two
+    -- of them (no zone changes and changes back within an hour).
+    SELECT p_zone = 'UTC' OR (
+        SELECT count(DISTINCT (h.at AT TIME ZONE p_zone) - (h.at AT TIME ZONE 'UTC')) = 1
+        FROM generate_series(date_trunc('hour', p_from), p_until + interval '1 hour', interval '1 hour') AS h (at))
+$$;
+COMMENT ON FUNCTION tickq.zone_steady(text, timestamptz, timestamptz, timestamptz) IS
+'True when the IANA zone p_zone keeps one UTC offset from p_from through p_until (UTC always). '
+'p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_day_rules(
+    p_kind tickq.job_kind,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- Read from the columns, without parsing a cron string: its day fields are all `*`, or it is
+    -- @hourly, @daily or @midnight.
+    SELECT p_kind.every IS NULL AND (p_kind.on_days IS NOT NULL OR p_kind.days IS NOT NULL
+        OR p_kind.months IS NOT NULL
+        OR (p_kind.cron IS NOT NULL AND NOT (p_kind.cron ~ '^\s*\S+\s+\S+\s+\*\s+\*\s+\*\s*$'
+            OR lower(btrim(p_kind.cron)) IN ('@hourly', '@daily', '@midnight'))))
+$$;
+COMMENT ON FUNCTION tickq.simulation_day_rules(tickq.job_kind, timestamptz) IS
+'True when a calendar kind takes only some days (weekdays, days of the month, months; a cron '
+'string whose day fields are not all *), so its slots differ between days. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_walk_until(
+    p_kind tickq.job_kind,
     p_from timestamptz,
     p_until timestamptz,
     p_shift interval,
@@ -13,139 +63,176 @@ CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    k record;
-    v_horizon timestamptz := p_until;
     v_slot timestamptz;
     v_later timestamptz;
     v_matched timestamptz;
 BEGIN
-    -- A stretch from p_from until C comes again p_shift later when every enabled kind has, p_shift
-    -- later, the slots it has from p_from until C and its first one at or after C, each p_shift
-    -- later: an every cadence (aligned to the clock, tickq.next_slot) when p_shift is a whole
-    -- number of cadences; a calendar slot by slot. Or it has no slot in either stretch: it waits
-    -- through both, its due time read by no claim. And no kind is paused past p_from (a pause
-    -- ends at an instant, not p_shift later). Whether C qualifies only ever changes once, from
-    -- yes to no, as C grows: so this walks each kind's slots from p_from and from p_from +
-    -- p_shift side by side, once, and finds the latest C (at most p_until) where each still
-    -- qualifies, instead of testing candidate instants one by one. A kind's walk stops at the
-    -- first slot that differs, or at the first slot at or past the latest C found so far.
+    -- The kind's slots from p_from and from p_from + p_shift side by side, once: the last slot
+    -- that matched is the latest C (its first slot at or after C); before any matched, C must
+    -- come before the first slot of either stretch. An every cadence that p_shift does not
+    -- divide only waits through both stretches. The walk stops at p_until.
+    v_slot := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
+        p_kind.months, p_kind.cron, p_kind.timezone, p_from - interval '1 microsecond');
+    v_later := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
+        p_kind.months, p_kind.cron, p_kind.timezone, p_from + p_shift - interval '1 microsecond');
+    LOOP
+        IF p_kind.every IS NOT NULL OR v_slot IS DISTINCT FROM v_later - p_shift THEN
+            RETURN least(p_until, coalesce(v_matched,
+                CASE WHEN v_slot IS NOT NULL AND v_later IS NOT NULL THEN least(v_slot, v_later - p_shift) END,
+                p_from));
+        END IF;
+        EXIT WHEN v_slot IS NULL OR v_slot >= p_until;  -- the same slots as far as needed
+        v_matched := v_slot;
+        v_slot := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
+            p_kind.months, p_kind.cron, p_kind.timezone, v_slot);
+        v_later := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
+            p_kind.months, p_kind.cron, p_kind.timezone, v_later);
+    END LOOP;
+    RETURN p_until;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_walk_until(tickq.job_kind, timestamptz, timestamptz, interval, timestamptz) IS
+'For the simulator: the latest C, at most p_until, such that the kind''s slots from p_from until C '
+'and its first one at or after C come again p_shift later (or it has none in either stretch), '
+'found by walking both stretches slot by slot. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_breaks(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (kind text, zone text, first_at timestamptz, last_at timestamptz, back_to timestamptz)
+LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_days integer := (extract(EPOCH FROM p_shift) / 86400)::integer;
+    v_kind tickq.job_kind;
+    v_calendar tickq.calendar;
+    v_first date;
+    v_last date;
+    v_takes boolean[];
+    v_day date;
+    v_edge timestamptz;
+BEGIN
+    -- For each calendar kind with day rules, each local day d from about p_from to about p_until
+    -- whose rules differ from those of d + p_shift (one has slots, the other none): its slots
+    -- that differ (first_at, last_at: d's own, or d + p_shift's less p_shift) and the last slot
+    -- before d (back_to: the slots before d are the same in both stretches, zone permitting).
+    -- A stretch from p_from repeats only up to back_to when that is at or after p_from, else up
+    -- to first_at (tickq.simulation_repeats_until). Each kind also gets a last row at the end of
+    -- the days read, whose back_to is its last slot before it: nothing later is known. Exact
+    -- only where the kind's zone keeps its offset: the caller walks a kind whose does not.
+    FOR v_kind IN SELECT * FROM tickq.job_kind AS k WHERE k.enabled AND tickq.simulation_day_rules(k) ORDER BY k.name LOOP
+        v_calendar := tickq.calendar_of(v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months, v_kind.cron,
+            v_kind.timezone);
+        v_first := (p_from AT TIME ZONE v_kind.timezone)::date - 2;
+        v_last := (p_until AT TIME ZONE v_kind.timezone)::date + 8;
+        v_takes := ARRAY(SELECT tickq.calendar_day(v_calendar, d::date)
+            FROM generate_series(v_first, v_last + v_days, interval '1 day') AS d ORDER BY d);
+        FOR i IN 1..(v_last - v_first + 1) LOOP
+            CONTINUE WHEN v_takes[i] = v_takes[i + v_days];
+            v_day := v_first + i - 1;
+            kind := v_kind.name;
+            zone := v_kind.timezone;
+            SELECT min(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END,
+                max(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END
+            INTO first_at, last_at
+            FROM tickq.calendar_day_slots(v_calendar, CASE WHEN v_takes[i] THEN v_day ELSE v_day + v_days END) AS s (at);
+            back_to := tickq.calendar_last(v_calendar, (v_first::timestamp AT TIME ZONE v_kind.timezone),
+                (v_day::timestamp AT TIME ZONE v_kind.timezone) - interval '1 microsecond');
+            RETURN NEXT;
+        END LOOP;
+        v_edge := (v_last + 1)::timestamp AT TIME ZONE v_kind.timezone;
+        kind := v_kind.name;
+        zone := v_kind.timezone;
+        first_at := v_edge;
+        last_at := v_edge;
+        back_to := tickq.calendar_last(v_calendar, (v_first::timestamp AT TIME ZONE v_kind.timezone),
+            v_edge - interval '1 microsecond');
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_breaks(timestamptz, timestamptz, interval, timestamptz) IS
+'For the simulator, a shift of whole days: per calendar kind with day rules, each local day from '
+'about p_from to about p_until on which they take a day and not the day p_shift later (or the '
+'reverse), with the slots that differ (first_at, last_at) and the kind''s last slot before that '
+'day (back_to); and a last row per kind at the end of the days read. Exact where the kind''s zone '
+'keeps one offset. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
+    p_zones text[],
+    p_firsts timestamptz[],
+    p_lasts timestamptz[],
+    p_backs timestamptz[],
+    p_now timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_kind tickq.job_kind;
+    v_horizon timestamptz := p_until;
+    v_days boolean := extract(EPOCH FROM p_shift) % 86400 = 0;
+    v_steady text[] := '{}';
+BEGIN
     IF EXISTS (SELECT FROM tickq.job_kind AS pk WHERE pk.enabled AND pk.paused_until > p_from) THEN
         RETURN NULL;
     END IF;
-    -- Times of day in UTC with no day rules repeat every whole day by definition (UTC never
-    -- changes its offset): their walk would match slot for slot to the end, so it is left out.
-    -- The answer is the least of the kinds' (the order changes nothing), so the kinds most
-    -- likely to differ go first: a cadence p_shift does not divide (its first slot), then
-    -- calendars with day rules, then those of a zone with clock changes, fewest times first.
-    -- Once the answer is p_from the walk ends, and a stretch that does not repeat costs a step
-    -- or two, not a day of every kind's slots.
-    FOR k IN
-        SELECT jk.every, jk.every_offset, jk.at_times, jk.on_days, jk.days, jk.months, jk.cron, jk.timezone
-        FROM tickq.job_kind AS jk
+    IF v_days THEN  -- the zones that keep their offset around both stretches
+        v_steady := ARRAY(SELECT z.zone FROM (SELECT DISTINCT k.timezone AS zone FROM tickq.job_kind AS k
+                WHERE k.enabled AND k.every IS NULL OFFSET 0) AS z  -- each zone once, not each kind
+            WHERE tickq.zone_steady(z.zone, p_from - interval '1 day', p_until + p_shift + interval '1 day'));
+        -- The breaks of the kinds with day rules in those zones (p_zones ... p_backs: rows of
+        -- tickq.simulation_breaks for this shift, from before p_from to past p_until).
+        v_horizon := least(v_horizon, (
+            SELECT min(CASE WHEN b.back_to >= p_from THEN b.back_to ELSE greatest(b.first_at, p_from) END)
+            FROM unnest(p_zones, p_firsts, p_lasts, p_backs) AS b (zone, first_at, last_at, back_to)
+            WHERE b.last_at >= p_from AND b.zone = ANY(v_steady)));
+    END IF;
+    -- The rest, walked (the answer is the least of the kinds', so the kinds most likely to
+    -- differ go first, and once it is p_from the walk ends): a cadence p_shift does not divide,
+    -- then calendars with day rules, then those of a zone with clock changes, fewest times
+    -- first. Left out: cadences p_shift divides, and calendars in steady zones for whole days.
+    FOR v_kind IN
+        SELECT jk.* FROM tickq.job_kind AS jk
         WHERE jk.enabled
             AND NOT (jk.every IS NOT NULL AND extract(EPOCH FROM p_shift) % extract(EPOCH FROM jk.every) = 0)
-            AND NOT (jk.timezone = 'UTC' AND jk.every IS NULL AND jk.cron IS NULL AND jk.on_days IS NULL
-                AND jk.days IS NULL AND jk.months IS NULL AND extract(EPOCH FROM p_shift) % 86400 = 0)
-        ORDER BY jk.every IS NULL, jk.on_days IS NULL AND jk.days IS NULL AND jk.months IS NULL AND jk.cron IS NULL,
-            jk.timezone = 'UTC', cardinality(jk.at_times), jk.name
+            AND NOT (v_days AND jk.every IS NULL AND jk.timezone = ANY(v_steady))
+        ORDER BY jk.every IS NULL, NOT tickq.simulation_day_rules(jk), jk.timezone = 'UTC',
+            cardinality(jk.at_times), jk.name
     LOOP
-        v_slot := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-            k.timezone, p_from - interval '1 microsecond');
-        v_later := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-            k.timezone, p_from + p_shift - interval '1 microsecond');
-        v_matched := NULL;
-        LOOP
-            -- an every cadence that p_shift does not divide only waits through both stretches
-            IF k.every IS NOT NULL OR v_slot IS DISTINCT FROM v_later - p_shift THEN
-                -- the last slot that matched is the latest C (its first slot at or after C);
-                -- before any matched, C must come before the first slot of either stretch
-                v_horizon := least(v_horizon, coalesce(v_matched,
-                    CASE WHEN v_slot IS NOT NULL AND v_later IS NOT NULL THEN least(v_slot, v_later - p_shift) END,
-                    p_from));
-                EXIT;
-            END IF;
-            EXIT WHEN v_slot IS NULL OR v_slot >= v_horizon;  -- the same slots as far as needed
-            v_matched := v_slot;
-            v_slot := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                k.timezone, v_slot);
-            v_later := tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                k.timezone, v_later);
-        END LOOP;
         EXIT WHEN v_horizon <= p_from;
+        v_horizon := tickq.simulation_walk_until(v_kind, p_from, v_horizon, p_shift);
     END LOOP;
     RETURN v_horizon;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_repeats_until(timestamptz, timestamptz, interval, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_repeats_until(
+    timestamptz, timestamptz, interval, text[], timestamptz[], timestamptz[], timestamptz[], timestamptz
+) IS
 'For the simulator: the latest instant C, at most p_until, such that the stretch from p_from until C '
 'comes again p_shift later for every enabled kind (the same slots, and the first one at or after C, '
 'p_shift later; or no slot in either stretch); p_from or earlier when none; NULL when a kind is '
-'paused past p_from. p_now is unused.';
+'paused past p_from. p_zones .. p_backs are tickq.simulation_breaks'' rows for p_shift over the '
+'stretch (read once per window). p_now is unused.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_repeat(
-    p_rests timestamptz[],
-    p_last timestamptz,
+CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
     p_now timestamptz DEFAULT now()
-) RETURNS timestamptz[]
-LANGUAGE plpgsql
+) RETURNS timestamptz
+LANGUAGE sql STABLE
 AS $$
-DECLARE
-    v_shift interval;
-    v_from timestamptz;
-    v_candidates timestamptz[];
-    v_until timestamptz;
-    v_low integer := 0;
-BEGIN
-    -- p_rests: the instants the clock stood at rest (tickq.simulation_at_rest) in this window, in
-    -- order, the last one now. From a whole number of days before it a stretch was simulated to
-    -- a later instant at rest; when every kind's slots repeat that many days later over it
-    -- (tickq.simulation_repeats_until), the clock moved from now would make the same runs that
-    -- many days later and stand at rest at its end again: its runs are copied and the clock
-    -- stands there. The day before first, then two days before, and so on to the window's first
-    -- rest: a stretch that holds a weekly kind's slot differs from the day after, which lacks
-    -- it, and that day is then the same as the day before the weekly slot (real_fix's week: 130
-    -- parts simulated instead of 148, bench/README.md). The longest stretch of the nearest such
-    -- day (a shorter one repeats whenever a longer one does), ending by p_last. Returns the
-    -- instants the copy stands at rest (those of the stretch it copies, shifted: the same state,
-    -- so a day after the copy can be copied in turn), the last one where the clock now stands;
-    -- NULL when nothing repeats.
-    FOR v_days IN 1..greatest(0, extract(DAY FROM p_now - p_rests[1])::integer) LOOP
-        v_shift := make_interval(hours => 24 * v_days);  -- whole days of the clock, whatever the session's zone
-        v_from := p_now - v_shift;
-        CONTINUE WHEN NOT v_from = ANY(p_rests);
-        v_candidates := ARRAY(SELECT r.at FROM unnest(p_rests) AS r (at)
-            WHERE r.at > v_from AND r.at <= p_now AND r.at + v_shift <= p_last ORDER BY r.at);
-        CONTINUE WHEN cardinality(v_candidates) = 0;
-        v_until := tickq.simulation_repeats_until(v_from, v_candidates[cardinality(v_candidates)], v_shift);
-        v_low := coalesce((SELECT max(c.n) FROM unnest(v_candidates) WITH ORDINALITY AS c (at, n)
-            WHERE c.at <= v_until), 0);
-        EXIT WHEN v_low > 0;
-    END LOOP;
-    IF v_low = 0 THEN
-        RETURN NULL;
-    END IF;
-    INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
-        outcome, exit_code, output_tail, duration, due_at, slot, late_report_at, run_by, slot_at, first_slot_at,
-        slots_covered, weight, pools)
-    SELECT r.kind, r.attempt, r.run_trigger, r.slots, r.dispatcher, r.claimed_at + v_shift, r.started_at + v_shift,
-        r.finished_at + v_shift, r.outcome, r.exit_code, r.output_tail, r.duration, r.due_at + v_shift, r.slot,
-        r.late_report_at + v_shift, r.run_by, r.slot_at + v_shift, r.first_slot_at + v_shift, r.slots_covered,
-        r.weight, r.pools
-    FROM tickq.job_run AS r
-    WHERE r.dispatcher = 'simulator' AND r.claimed_at >= v_from AND r.claimed_at < v_candidates[v_low]
-    ORDER BY r.id;
-    UPDATE tickq.job_kind AS k SET
-        due_at = tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-            v_candidates[v_low] + v_shift - interval '1 microsecond')
-    WHERE k.enabled;
-    RETURN ARRAY(SELECT c.at + v_shift FROM unnest(v_candidates[1:v_low]) AS c (at) ORDER BY c.at);
-END
+    SELECT tickq.simulation_repeats_until(p_from, p_until, p_shift, coalesce(array_agg(b.zone), '{}'),
+        coalesce(array_agg(b.first_at), '{}'),
+        coalesce(array_agg(b.last_at), '{}'), coalesce(array_agg(b.back_to), '{}'))
+    FROM tickq.simulation_breaks(p_from, p_until, p_shift) AS b
+    WHERE extract(EPOCH FROM p_shift) % 86400 = 0
 $$;
-COMMENT ON FUNCTION tickq.simulation_repeat(timestamptz[], timestamptz, timestamptz) IS
-'For the simulator, in a scratch database, the clock at rest at p_now (p_rests: where it stood at '
-'rest in this window, p_now last): when a stretch from the nearest whole number of days before, '
-'simulated to a later instant at rest (at most p_last that many days later), repeats that many '
-'days later for every kind (tickq.simulation_repeats_until), its runs are copied that many days '
-'later and the clock stands at rest at its end. Returns the instants the copy stands at rest (the '
-'stretch''s rest points of p_rests, shifted), in order, the last one where the clock stands; NULL '
-'when no stretch repeats.';
+COMMENT ON FUNCTION tickq.simulation_repeats_until(timestamptz, timestamptz, interval, timestamptz) IS
+'tickq.simulation_repeats_until with the breaks of the kinds'' day rules read for this stretch alone.';

@@ -73,12 +73,15 @@ def worst_case(
 def evaluate(
     conn: Connection | Scratches, registry: Registry, durations: dict[str, float] | None,
     agents: Sequence[SavedAgent] = (), jobs: int | None = None, last: bool = False,
+    stop_stale: bool = False,
 ) -> WorstCase:
     """`worst_case` in the scratch database behind `conn`, window after window; given
     `Scratches`, in up to `jobs` of them at once (default: the machine's cores), whole windows
     each (cutting a window inside too did not pay on two cores: bench/README.md). With `last`
     the caller uses none beside the first again: each is put back for the next check as soon as
-    its windows are done, while the first still simulates (tickq.db.scratch.put_back)."""
+    its windows are done, while the first still simulates (tickq.db.scratch.put_back). With
+    `stop_stale` each window stops soon after a kind first waits stale_after: the result then
+    shows such a wait, and nothing after it (a proposal that fails, known sooner)."""
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
@@ -93,10 +96,10 @@ def evaluate(
     if sims is None or jobs == 1 or len(planned) == 1:
         worst = None
         for number, window in enumerate(planned, 1):
-            api.simulate_window(first, window, durations, steady=True)
+            api.simulate_window(first, window, durations, steady=True, stop_stale=stop_stale)
             worst = api.merge(first, worst, number, window)
         return WorstCase(planned, api.worst_waits(first, worst))
-    beside = _Beside(sims, registry, agents, durations, planned, last)
+    beside = _Beside(sims, registry, agents, durations, planned, last, stop_stale)
     return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
 
 
@@ -107,9 +110,9 @@ class _Beside:
 
     def __init__(self, sims: Scratches, registry: Registry, agents: Sequence[SavedAgent],
                  durations: dict[str, float] | None, planned: list[Window],
-                 last: bool = False) -> None:
+                 last: bool = False, stop_stale: bool = False) -> None:
         self.sims, self.registry, self.agents, self.durations = sims, registry, agents, durations
-        self.planned, self.last = planned, last
+        self.planned, self.last, self.stop_stale = planned, last, stop_stale
         self.reports: dict[int, Any] = {}  # window number -> its report
         self.lock = threading.Lock()
         self.first_done = threading.Event()  # share 0's windows, in the first database
@@ -166,7 +169,8 @@ class _Beside:
                 api.arm_as_first(sim, self.planned[0], self.durations)
             for number in share:
                 window = self.planned[number - 1]
-                api.simulate_window(sim, window, self.durations, steady=True)
+                api.simulate_window(sim, window, self.durations, steady=True,
+                                    stop_stale=self.stop_stale)
                 report = api.merge(sim, None, number, window)
                 with self.lock:
                     self.reports[number] = report

@@ -1,17 +1,23 @@
-"""`tickq check --suggest`: the smallest change that makes the worst case pass.
+"""`tickq check --suggest`: each kind of fix that makes the worst case pass, the smallest of each.
 
 "Passes" here is stricter than the check: every wait stays below stale_after, so the queue does
-not even warn. First offsets for `every` kinds: each movable kind (a cadence slower than the
-tick) is placed, in turn, at the offset (whole ticks) where its runs meet the fewest others over
-the window's period, keeping its own offset when that is as good (tickq.spread_offsets, which
-leaves the cadences' and calendars' alignment to tickq.next_slot), and later "at" times for the
-calendar kinds the same way (tickq.spread_times: a month-end pile-up spread over the night);
-then kinds get their own offset or times back while the proposal still passes. When none pass,
-the number of slots that does, and the lane whose timeouts hold the slots while others starve,
-with how far they must shrink. With weights and pools, when no offsets pass: first a larger pool
-for each pool a starved kind waited for (the smallest that passes), then a lower weight for a
-starved heavy kind. Every proposal is run through the same worst-case simulation as the check
-before it is printed; one that fails is not offered."""
+not even warn. The kinds of fix, each run through the same worst-case simulation as the check
+before it is offered, so that a user whose times are fixed by the business can take slots, and
+one short of slots can move times:
+- offsets for `every` kinds: each movable kind (a cadence slower than the tick) placed, in turn,
+  at the offset (whole ticks) where its runs meet the fewest others over the window's period,
+  keeping its own offset when that is as good (tickq.spread_offsets); then kinds given their own
+  offset back while the proposal still passes;
+- later `at` times for calendar kinds (tickq.spread_times: a month-end pile-up spread over the
+  night); offered alone, and with the offsets when neither passes alone;
+- more slots: the fewest that pass, searched up from the registry's own;
+- with weights and pools: a larger pool for each pool a starved kind waited for (the smallest
+  that passes), a lower weight for a starved heavy kind;
+- when none of these passes, the lane whose timeouts hold the slots while others starve, with
+  how far they must shrink.
+A proposal that fails is known as soon as a kind first waits stale_after (the simulation stops
+there: simulate.evaluate's stop_stale), so only those that pass are simulated to their end; the
+check's own worst case is not simulated again."""
 
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ MOST_REVERTS = 12  # simulations spent on making an offset proposal smaller
 
 @dataclass(frozen=True)
 class Suggestion:
+    """Each field a fix that passes on its own (offsets and times: together when `together`)."""
     offsets: dict[str, int] = field(default_factory=dict)  # kind -> seconds, the changed ones
     pools: dict[str, int] = field(default_factory=dict)  # pool -> slots that pass
     weights: dict[str, int] = field(default_factory=dict)  # kind -> a lower weight that passes
@@ -39,6 +46,7 @@ class Suggestion:
     lane: str | None = None  # the lane whose timeouts hold the slots
     timeout_share: float | None = None  # ...and the share of them that passes (e.g. 0.5)
     tried: list[str] = field(default_factory=list)  # what was simulated and failed
+    together: bool = False  # the offsets and the times pass only together
 
 
 def with_offsets(registry: Registry, offsets: dict[str, int]) -> Registry:
@@ -107,9 +115,10 @@ def lower_weights(conn: Scratches, registry: Registry, durations: dict[str, floa
 def passes(conn: Scratches, registry: Registry,
            durations: dict[str, float] | None) -> bool:
     """The check passes with room: no kind waits as long as stale_after, so a proposal never
-    leaves the queue warning about stale kinds at every burst while the check stays green."""
+    leaves the queue warning about stale kinds at every burst while the check stays green. The
+    simulation stops at the first such wait (it fails there)."""
     limit = dt.timedelta(seconds=registry.settings.stale_after)
-    result = simulate.evaluate(conn, registry, durations)
+    result = simulate.evaluate(conn, registry, durations, stop_stale=True)
     # (starved: also a slot skipped past its catch_up, however short the wait)
     return all(not k.starved and (k.longest_wait is None or k.longest_wait < limit)
                for k in result.kinds)
@@ -124,100 +133,73 @@ def spread_offsets(
     return api.spread_offsets(conn, durations)
 
 
-def spread(
-    conn: Scratches, registry: Registry, durations: dict[str, float] | None
-) -> tuple[dict[str, int], dict[str, list[str]]]:
-    """Offsets for the cadences and later "at" times for the calendar kinds (a month-end
-    pile-up: tickq.spread_times), each flattening the first window's load; then, while the
-    proposal still passes, cadences given back their own offset (at most MOST_REVERTS
-    simulations; a time is moved only where its own is worse already). Empty when the proposal
-    does not pass."""
-    offsets = spread_offsets(conn.conn, registry, durations)
-    times = api.spread_times(conn.conn, durations)
-    if not (offsets or times) or not passes(
-            conn, with_times(with_offsets(registry, offsets), times), durations):
-        return {}, {}
+def fewer_offsets(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
+                  offsets: dict[str, int], times: dict[str, list[str]]) -> dict[str, int]:
+    """`offsets` (which pass with `times`) less those whose kinds can have their own offset back
+    while the proposal still passes (at most MOST_REVERTS simulations, latest offsets first)."""
     for name in sorted(offsets, key=lambda n: (-offsets[n], n))[:MOST_REVERTS]:
         fewer = {k: v for k, v in offsets.items() if k != name}
         if passes(conn, with_times(with_offsets(registry, fewer), times), durations):
             offsets = fewer
-    return offsets, times
+    return offsets
 
 
-def suggest(
-    conn: Scratches, registry: Registry, durations: dict[str, float] | None,
-    checked: simulate.WorstCase | None = None,
-) -> Suggestion:
-    """The smallest change that passes, each proposal simulated in the scratch databases of
-    `conn` (the check's own: its agents stay, the registry is synced again for each) once:
-    `checked` is the check's own worst case of `registry` (simulated here when not given), and
-    a number of slots the search simulated is not simulated again. (A story's registry of 45
-    kinds in 2 slots: 12 simulations, 3 of them again, 17.5 s; bench/README.md.)"""
-    tried: list[str] = []
-    offsets, times = spread(conn, registry, durations)
-    if offsets or times:
-        return Suggestion(offsets=offsets, times=times)
-    tried.append("offsets and calendar times")
-    result = checked or simulate.evaluate(conn, registry, durations)
-    starved = [k.kind for k in result.starved]
-    pools = larger_pools(conn, registry, durations, starved)
-    if pools:
-        return Suggestion(pools=pools, tried=tried)
-    weights = lower_weights(conn, registry, durations, starved)
-    if weights:
-        return Suggestion(weights=weights, tried=tried)
-    # No offsets pass: how many slots do, and which lane's timeouts hold the slots.
-    slots, searched = fewest_slots(conn, registry, durations)
-    if slots is None:
-        tried.append(f"up to {searched} slots")
-    lane, share = lane_to_shrink(conn, registry, durations, result)
-    if lane and share is None:
-        tried.append(f"the {lane} lane's timeouts at a quarter")
-    return Suggestion(slots=slots, lane=lane, timeout_share=share, tried=tried)
+def moves(
+    conn: Scratches, registry: Registry, durations: dict[str, float] | None
+) -> tuple[dict[str, int], dict[str, list[str]], bool]:
+    """Offsets for the cadences and later "at" times for the calendar kinds (a month-end
+    pile-up: tickq.spread_times), each flattening the first window's load: each alone when it
+    passes alone (the offsets made fewer), else both together when that passes; and whether
+    they go together. Empty when nothing passes."""
+    offsets = spread_offsets(conn.conn, registry, durations)
+    times = api.spread_times(conn.conn, durations)
+    alone_offsets = bool(offsets) and passes(conn, with_offsets(registry, offsets), durations)
+    alone_times = bool(times) and passes(conn, with_times(registry, times), durations)
+    if alone_offsets or alone_times:
+        return (fewer_offsets(conn, registry, durations, offsets, {}) if alone_offsets else {},
+                times if alone_times else {}, False)
+    if offsets and times and passes(
+            conn, with_times(with_offsets(registry, offsets), times), durations):
+        return fewer_offsets(conn, registry, durations, offsets, times), times, True
+    return {}, {}, False
 
 
 def fewest_slots(conn: Scratches, registry: Registry,
                  durations: dict[str, float] | None) -> tuple[int | None, int]:
-    """The fewest slots that pass (None when none does) and the most the search reached.
-
-    A slot for every kind (and housekeeping) always passes: nothing ever waits. The search runs
-    from the registry's own slots up: 1, 2, 4, ... more until one passes, then halves the gap.
-    The answer is usually a slot or two more, and a count that fails costs a whole simulation (a
-    starving queue never rests, so nothing is copied) where one that passes costs a third of
-    that; halving from the top first simulated three passing counts far above it
-    (bench/README.md). No count is simulated twice."""
+    """The fewest slots that pass without other changes (None when even a slot for every kind
+    and housekeeping does not), and the most searched. Searched from the registry's own slots
+    up: 1, 2, 4, ... more until one passes, then halving the gap. The answer is usually a slot
+    or two more, and a count that fails is known at its first stale wait where one that passes
+    is simulated whole (bench/README.md)."""
     low, high = registry.settings.slots, len(registry.kinds) + 1
     if high <= low:
         return None, high
     passed: dict[int, bool] = {}
-
-    def passing(slots: int) -> bool:
-        if slots not in passed:
-            passed[slots] = passes(conn, with_slots(registry, slots), durations)
-        return passed[slots]
-
     step = 1
     while low + step < high:
-        if passing(low + step):
+        passed[low + step] = passes(conn, with_slots(registry, low + step), durations)
+        if passed[low + step]:
             high = low + step
             break
         low, step = low + step, step * 2
     while high - low > 1:
         middle = (low + high) // 2
-        if passing(middle):
+        passed[middle] = passes(conn, with_slots(registry, middle), durations)
+        if passed[middle]:
             high = middle
         else:
             low = middle
-    # (the search's upper end is taken to pass until it is simulated)
-    return (high if passing(high) else None), high
+    if high not in passed:  # the search's upper end, taken to pass but not simulated
+        passed[high] = passes(conn, with_slots(registry, high), durations)
+    return (high if passed[high] else None), high
 
 
-def lane_to_shrink(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
-                   result: simulate.WorstCase) -> tuple[str | None, float | None]:
-    """The lane whose kinds the starved ones waited behind most, and the largest share of its
-    timeouts (75%, 50%, 25%) that passes (None when not even a quarter does)."""
-    lane_of = {name: kind.priority for name, kind in registry.kinds.items()}
-    holders = Counter(lane_of[b] for k in result.starved for b in k.behind if b in lane_of)
+def lane_timeouts(conn: Scratches, registry: Registry, durations: dict[str, float] | None,
+                  result: simulate.WorstCase) -> tuple[str | None, float | None]:
+    """The lane whose runs held the slots while kinds starved, and the share of its timeouts
+    (75%, 50%, 25%) that passes, if any."""
+    lanes = {name: kind.priority for name, kind in registry.kinds.items()}
+    holders = Counter(lanes[b] for k in result.starved for b in k.behind or () if b in lanes)
     if not holders:
         return None, None
     lane = holders.most_common(1)[0][0]
@@ -227,35 +209,67 @@ def lane_to_shrink(conn: Scratches, registry: Registry, durations: dict[str, flo
     return lane, None
 
 
+def suggest(
+    conn: Scratches, registry: Registry, durations: dict[str, float] | None,
+    checked: simulate.WorstCase | None = None,
+) -> Suggestion:
+    """Each kind of fix that passes, the smallest of each, every proposal simulated in the
+    scratch databases of `conn` (the check's own: its agents stay, the registry is synced again
+    for each) once: `checked` is the check's own worst case of `registry` (simulated here when
+    not given)."""
+    tried: list[str] = []
+    offsets, times, together = moves(conn, registry, durations)
+    if not (offsets or times):
+        tried.append("offsets and calendar times")
+    result = checked or simulate.evaluate(conn, registry, durations)
+    starved = [k.kind for k in result.starved]
+    pools = larger_pools(conn, registry, durations, starved)
+    weights = lower_weights(conn, registry, durations, starved)
+    slots, most = fewest_slots(conn, registry, durations)
+    if slots is None:
+        tried.append(f"up to {most} slots")
+    lane = share = None
+    if not (offsets or times or pools or weights or slots):
+        lane, share = lane_timeouts(conn, registry, durations, result)
+        if lane and share is None:
+            tried.append(f"the {lane} lane's timeouts at a quarter")
+    return Suggestion(offsets=offsets, times=times, together=together, pools=pools,
+                      weights=weights, slots=slots, lane=lane, timeout_share=share, tried=tried)
+
+
+def _move_lines(suggestion: Suggestion) -> list[str]:
+    """The offsets and times fixes: one or two entries, or one for both together."""
+    offsets = [f'\n[kinds.{name}]\noffset = "{format_duration(s) if s else "0s"}"'
+               for name, s in sorted(suggestion.offsets.items())]
+    times = [f"\n[kinds.{name}]\nat = [" + ", ".join(f'"{t}"' for t in at) + "]"
+             for name, at in sorted(suggestion.times.items())]
+    if suggestion.together:
+        return ["  - spread the cadences with offsets and move the calendars' times later, both;"
+                " in each kind's table, set:", *offsets, *times]
+    lines = []
+    if offsets:
+        lines += ["  - spread the cadences with offsets; in each kind's table, set:", *offsets]
+    if times:
+        lines += ["  - move the calendars' times later; in each kind's table, set:", *times]
+    return lines
+
+
 def render(suggestion: Suggestion) -> str:
-    lines = ["", "suggested fix (checked by the same worst-case simulation):"]
-    if suggestion.offsets or suggestion.times:
-        lines.append("  spread the cadences with offsets and the calendars' times; in each kind's "
-                     "table, set:")
-        for name, offset in sorted(suggestion.offsets.items()):
-            value = format_duration(offset) if offset else "0s"
-            lines += ["", f"[kinds.{name}]", f'offset = "{value}"']
-        for name, times in sorted(suggestion.times.items()):
-            lines += ["", f"[kinds.{name}]", "at = [" + ", ".join(f'"{t}"' for t in times) + "]"]
-        return "\n".join(lines)
-    if suggestion.pools:
-        lines.append("  no offsets make every kind wait less than stale_after;"
-                     " a larger pool does:")
-        for name, slots in sorted(suggestion.pools.items()):
-            lines += ["", f"[pools.{name}]", f"slots = {slots}"]
-        return "\n".join(lines)
-    if suggestion.weights:
-        lines.append("  no offsets make every kind wait less than stale_after;"
-                     " a lower weight does:")
-        for name, weight in sorted(suggestion.weights.items()):
-            lines += ["", f"[kinds.{name}]", f"weight = {weight}"]
-        return "\n".join(lines)
-    lines.append("  no offsets make every kind wait less than stale_after; instead:")
+    """Every fix found, each enough on its own, as lines to set; or what was tried."""
+    lines = _move_lines(suggestion)
     if suggestion.slots:
-        lines.append(f"  - slots = {suggestion.slots} under [settings]")
+        lines += ["  - more slots; set:", f"\n[settings]\nslots = {suggestion.slots}"]
+    for name, slots in sorted(suggestion.pools.items()):
+        lines += ["  - a larger pool; set:", f"\n[pools.{name}]\nslots = {slots}"]
+    if suggestion.weights:
+        lines.append("  - a lower weight; in each kind's table, set:")
+        lines += [f"\n[kinds.{name}]\nweight = {weight}"
+                  for name, weight in sorted(suggestion.weights.items())]
     if suggestion.lane and suggestion.timeout_share:
-        lines.append(f"  - or shrink the {suggestion.lane} lane's timeouts to "
+        lines.append(f"  - shrink the {suggestion.lane} lane's timeouts to "
                      f"{suggestion.timeout_share:.0%} of what they are")
-    if not suggestion.slots and not suggestion.timeout_share:
-        lines.append("  nothing tried passes (" + "; ".join(suggestion.tried) + ")")
-    return "\n".join(lines)
+    if not lines:
+        return ("\nno fix tried makes every kind wait less than stale_after ("
+                + "; ".join(suggestion.tried) + ")")
+    return "\n".join(["", "suggested fixes (each checked by the same worst-case simulation; any "
+                       "one of them is enough):", "", *lines])

@@ -105,16 +105,25 @@ def _write_page(args: argparse.Namespace, registry: Registry, log: EventLog) -> 
         log.event("report.written", path=str(path))
 
 
+# The metrics file is the tick's last work: it never holds the tick up longer than this (seconds),
+# nor waits longer for a lock (another session's DDL); a file not written is a warning.
+METRICS_FILE_TIMEOUTS = db.Timeouts(statement=10, lock=1)
+
+
 def _write_metrics(args: argparse.Namespace, registry: Registry, log: EventLog) -> None:
     """The registry's metrics_file, after the tick (for node_exporter's textfile collector),
-    replaced whole; a file that cannot be written is a warning, never a failed tick."""
+    replaced whole; a file that cannot be written is a warning, never a failed tick, and its
+    statement is bounded (METRICS_FILE_TIMEOUTS), so never a tick held up."""
     from tickq.db.api import status
     from tickq.page import render
 
     path = registry.settings.metrics_file
     assert path is not None
+    own = db.timeouts_of(registry.settings)
+    timeouts = own._replace(statement=min(own.statement, METRICS_FILE_TIMEOUTS.statement),
+                            lock=min(own.lock, METRICS_FILE_TIMEOUTS.lock))
     try:
-        with session.connect(common.url(args), db.timeouts_of(registry.settings)) as conn:
+        with session.connect(common.url(args), timeouts) as conn:
             text = status.metrics_text(conn)
         render.replace_file(render.html_target(path), text)
     except Exception as exc:

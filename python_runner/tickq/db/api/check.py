@@ -177,9 +177,10 @@ def live_agents(conn: Connection) -> list[SavedAgent]:
     return _rows(conn, SavedAgent, "agents_export")
 
 
-def windows(conn: Connection) -> list[Window]:
-    """The windows `check` simulates (tickq.simulation_windows)."""
-    return _rows(conn, Window, "simulation_windows")
+def windows(conn: Connection, now: dt.datetime | None = None) -> list[Window]:
+    """The windows `check` simulates as of `now` (default: the database's clock;
+    tickq.simulation_windows)."""
+    return _rows(conn, Window, "simulation_windows", {"now": now})
 
 
 def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None = None
@@ -191,14 +192,16 @@ def replay_window(conn: Connection, hours: float | None, now: dt.datetime | None
 
 
 def simulate_window(
-    conn: Connection, window: Window, durations: dict[str, float] | None, *, steady: bool
+    conn: Connection, window: Window, durations: dict[str, float] | None, *, steady: bool,
+    stop_stale: bool = False,
 ) -> None:
     """Move the clock through `window` in one CALL (tickq.simulate_window: each part of the
     clock committed on its own, server-side); with `steady`, every kind starts at its own next
-    slot (tickq.simulation_start)."""
+    slot (tickq.simulation_start); with `stop_stale`, the clock stops soon after a kind first
+    waits stale_after (its report then shows that wait, and the rest is not simulated)."""
     conn.execute(db.load_query("simulate_window"), {
         "until": window.ends_at, "durations": Jsonb(durations) if durations else None,
-        "steady": steady, "start": window.starts_at})
+        "steady": steady, "stop": stop_stale, "start": window.starts_at})
 
 
 def move_clock(conn: Connection, start: dt.datetime, until: dt.datetime,
@@ -207,7 +210,7 @@ def move_clock(conn: Connection, start: dt.datetime, until: dt.datetime,
     tickq.simulation_start(start); without, on from where the clock stands."""
     conn.execute(db.load_query("simulate_window"), {
         "until": until, "durations": Jsonb(durations) if durations else None,
-        "steady": steady, "start": start})
+        "steady": steady, "stop": False, "start": start})
 
 
 def parts(conn: Connection, start: dt.datetime, until: dt.datetime

@@ -1,0 +1,39 @@
+-- A cron string's calendar (tickq.cron_parse, 01_calendar.sql), kept for the rest of a session of
+-- the simulator, which asks for the same few again at every claim and report of their kinds.
+-- First of the API files: tickq.calendar_of (01_calendar.sql) is read through it.
+
+CREATE OR REPLACE FUNCTION tickq.cron_calendar(
+    p_cron text,
+    p_timezone text,
+    p_now timestamptz DEFAULT now()
+) RETURNS tickq.calendar
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+    v_key text;
+    v_kept text;
+    v_calendar tickq.calendar;
+BEGIN
+    -- A session of the simulator (tickq.simulation_session) reads the same few cron strings
+    -- again at every claim and report of their kinds, and parsing one costs more than the rest
+    -- of a report: it keeps each string's calendar, by a digest of string and zone, in a
+    -- setting of the session (a pure function's answer: nothing else depends on it).
+    IF current_setting('tickq.simulator', true) IS DISTINCT FROM 'on' THEN
+        RETURN tickq.cron_parse(p_cron, p_timezone);
+    END IF;
+    v_key := 'tickq.cron_' || md5(p_cron || E'\n' || p_timezone);
+    v_kept := current_setting(v_key, true);
+    IF v_kept <> '' THEN
+        RETURN v_kept::tickq.calendar;
+    END IF;
+    v_calendar := tickq.cron_parse(p_cron, p_timezone);
+    PERFORM set_config(v_key, v_calendar::text, false);
+    RETURN v_calendar;
+END
+$$;
+COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
+'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
+'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
+'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
+'and six-field forms included). In a simulator''s session each answer is kept for the session. '
+'p_now is unused.';

@@ -1,0 +1,218 @@
+-- Where the simulator's clock stands, and a stretch copied from an earlier one (for
+-- tickq.simulate_window, 19_simulate_window.sql). What happens from an instant on depends only on
+-- what claims and reports read then, relative to that instant, and on the kinds' slots from
+-- there: every kind that is not simply waiting for its next slot (running, waiting past its
+-- slot, between retries), its run, and the slot and pool rows held (tickq.simulation_state).
+-- Where that is the same at two instants some days apart and every kind's slots repeat from the
+-- earlier on (18_repeats.sql), the clock from the later one makes the same runs those days
+-- later: they are copied (simulation_copy_runs) and the state restored as it stood at the copied
+-- stretch's end (simulation_restore).
+
+CREATE OR REPLACE FUNCTION tickq.simulation_state(
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- Times in seconds from p_now; no run ids (tickq.simulation_running has them), so the same
+    -- state at two instants is the same jsonb. A kind waiting for its next slot (not leased, at
+    -- its first try, due at or after p_now) is left out: its due time is its next slot at or
+    -- after p_now (every write of it is the next slot after an earlier instant), which the
+    -- schedule gives.
+    SELECT jsonb_build_object(
+        'kinds', coalesce((
+            SELECT jsonb_agg(jsonb_build_array(k.name, extract(EPOCH FROM k.due_at - p_now), k.attempts,
+                k.next_trigger, CASE WHEN k.run_id IS NOT NULL OR k.next_trigger = 'retry' THEN jsonb_build_array(
+                    extract(EPOCH FROM k.slot_at - p_now), extract(EPOCH FROM k.first_slot_at - p_now), k.slots_covered)
+                END,
+                CASE WHEN k.run_id IS NOT NULL THEN jsonb_build_array(k.leased_by, extract(EPOCH FROM k.leased_until - p_now),
+                    extract(EPOCH FROM r.claimed_at - p_now), r.attempt, r.run_trigger, r.slots, r.slot,
+                    extract(EPOCH FROM r.due_at - p_now), r.dispatcher, r.run_by)
+                END) ORDER BY k.name)
+            FROM tickq.job_kind AS k
+            LEFT JOIN tickq.job_run AS r ON k.run_id = r.id
+            WHERE k.enabled AND (k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.due_at < p_now OR k.attempts <> 0
+                OR k.next_trigger <> 'schedule')), '[]'),
+        'slots', coalesce((
+            SELECT jsonb_agg(jsonb_build_array(sl.n, r.kind, extract(EPOCH FROM sl.leased_until - p_now)) ORDER BY sl.n)
+            FROM tickq.slot AS sl
+            LEFT JOIN tickq.job_run AS r ON sl.run_id = r.id
+            WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL), '[]'),
+        'pools', coalesce((
+            SELECT jsonb_agg(jsonb_build_array(ps.pool, ps.n, r.kind, extract(EPOCH FROM ps.leased_until - p_now))
+                ORDER BY ps.pool, ps.n)
+            FROM tickq.pool_slot AS ps
+            LEFT JOIN tickq.job_run AS r ON ps.run_id = r.id
+            WHERE ps.run_id IS NOT NULL OR ps.leased_until IS NOT NULL), '[]'))
+$$;
+COMMENT ON FUNCTION tickq.simulation_state(timestamptz) IS
+'For the simulator, in a scratch database: what claims and reports read from p_now on, relative to '
+'p_now (times in seconds from it): each enabled kind that is not waiting for its next slot (its due '
+'time, tries, trigger, lease and run), and the slot and pool rows held, by kind. Two instants with '
+'the same state go on the same way where the kinds'' slots repeat.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_running(
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce(jsonb_object_agg(k.name, k.run_id), '{}')
+    FROM tickq.job_kind AS k
+    WHERE k.run_id IS NOT NULL
+$$;
+COMMENT ON FUNCTION tickq.simulation_running(timestamptz) IS
+'For the simulator: the run each leased kind holds, by kind name (the ids tickq.simulation_state '
+'leaves out). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_remap(
+    p_ids jsonb,
+    p_first bigint,
+    p_offset bigint,
+    p_going jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- A run of the copied stretch (id p_first or later) is its copy, p_offset further; one from
+    -- before the stretch is the run of the same kind going on where the copy began (p_going).
+    SELECT coalesce(jsonb_object_agg(r.key, CASE WHEN r.value::bigint >= p_first THEN to_jsonb(r.value::bigint + p_offset)
+        ELSE p_going -> r.key END), '{}')
+    FROM jsonb_each_text(p_ids) AS r
+$$;
+COMMENT ON FUNCTION tickq.simulation_remap(jsonb, bigint, bigint, jsonb, timestamptz) IS
+'For the simulator''s copies: run ids by kind (tickq.simulation_running) as they are in the copy of '
+'a stretch whose first run is p_first, copied p_offset ids on, begun where p_going ran. p_now is '
+'unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_copy_runs(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
+    p_first bigint,
+    p_end bigint,
+    p_offset bigint,
+    p_was jsonb,
+    p_going jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- The runs going on now (p_from + p_shift), p_going by kind, went on at p_from too (p_was):
+    -- those that ended before p_until end the same way, p_shift later.
+    UPDATE tickq.job_run AS r SET
+        finished_at = o.finished_at + p_shift, outcome = o.outcome, exit_code = o.exit_code,
+        output_tail = o.output_tail, duration = o.duration, late_report_at = o.late_report_at + p_shift
+    FROM jsonb_each_text(p_was) AS w (kind, id)
+    INNER JOIN tickq.job_run AS o ON o.id = w.id::bigint
+    WHERE r.id = (p_going ->> w.kind)::bigint AND o.finished_at < p_until;
+    -- The runs claimed from p_from until p_until (ids p_first until p_end: a window's runs are
+    -- numbered in claim order), p_shift later and p_offset ids on (so the ids keep that order);
+    -- those still going on at p_until as they were then.
+    INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
+        outcome, exit_code, output_tail, duration, due_at, slot, late_report_at, run_by, slot_at, first_slot_at,
+        slots_covered, weight, pools)
+    OVERRIDING SYSTEM VALUE
+    SELECT r.id + p_offset, r.kind, r.attempt, r.run_trigger, r.slots, r.dispatcher, r.claimed_at + p_shift,
+        r.started_at + p_shift, CASE WHEN r.finished_at < p_until THEN r.finished_at + p_shift END,
+        CASE WHEN r.finished_at < p_until THEN r.outcome ELSE 'running' END,
+        CASE WHEN r.finished_at < p_until THEN r.exit_code END,
+        CASE WHEN r.finished_at < p_until THEN r.output_tail END,
+        CASE WHEN r.finished_at < p_until THEN r.duration END, r.due_at + p_shift, r.slot,
+        CASE WHEN r.finished_at < p_until THEN r.late_report_at + p_shift END, r.run_by, r.slot_at + p_shift,
+        r.first_slot_at + p_shift, r.slots_covered, r.weight, r.pools
+    FROM tickq.job_run AS r
+    WHERE r.id >= p_first AND r.id < p_end
+    ORDER BY r.id;
+    PERFORM setval(pg_get_serial_sequence('tickq.job_run', 'id'), p_end - 1 + p_offset)
+    WHERE p_end > p_first;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_copy_runs(
+    timestamptz, timestamptz, interval, bigint, bigint, bigint, jsonb, jsonb, timestamptz
+) IS
+'For the simulator''s copies: the runs claimed from p_from until p_until (ids p_first until p_end) '
+'inserted p_shift later with ids p_offset on, those still going on at p_until as going on; and the '
+'runs going on now (p_going, by kind) ended as those going on at p_from (p_was) ended before '
+'p_until. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_restore(
+    p_at timestamptz,
+    p_state jsonb,
+    p_ids jsonb,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- Every kind waiting for its next slot at or after p_at; those p_state names as it says,
+    -- relative to p_at, with the runs p_ids names; the slot and pool rows likewise. Only the
+    -- kinds due before p_at, or named by p_state, are written.
+    UPDATE tickq.job_kind AS k SET
+        run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
+        due_at = coalesce(tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+            k.timezone, p_at - interval '1 microsecond'), p_at + interval '1 day')
+    WHERE k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.attempts <> 0
+        OR k.next_trigger <> 'schedule');
+    UPDATE tickq.job_kind AS k SET
+        due_at = p_at + make_interval(secs => (e.value ->> 1)::double precision),
+        attempts = (e.value ->> 2)::integer,
+        next_trigger = (e.value ->> 3)::tickq.run_trigger,
+        slot_at = CASE WHEN e.value -> 4 <> 'null' THEN p_at + make_interval(secs => (e.value -> 4 ->> 0)::double precision)
+            ELSE k.slot_at END,
+        first_slot_at = CASE WHEN e.value -> 4 <> 'null'
+            THEN p_at + make_interval(secs => (e.value -> 4 ->> 1)::double precision) ELSE k.first_slot_at END,
+        slots_covered = CASE WHEN e.value -> 4 <> 'null' THEN (e.value -> 4 ->> 2)::integer ELSE k.slots_covered END,
+        run_id = (p_ids ->> (e.value ->> 0))::bigint,
+        leased_by = e.value -> 5 ->> 0,
+        leased_until = p_at + make_interval(secs => (e.value -> 5 ->> 1)::double precision)
+    FROM jsonb_array_elements(p_state -> 'kinds') AS e (value)
+    WHERE k.name = e.value ->> 0;
+    UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
+    WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL;
+    UPDATE tickq.slot AS sl SET run_id = (p_ids ->> (e.value ->> 1))::bigint,
+        leased_until = p_at + make_interval(secs => (e.value ->> 2)::double precision)
+    FROM jsonb_array_elements(p_state -> 'slots') AS e (value)
+    WHERE sl.n = (e.value ->> 0)::integer;
+    UPDATE tickq.pool_slot AS ps SET run_id = NULL, leased_until = NULL
+    WHERE ps.run_id IS NOT NULL OR ps.leased_until IS NOT NULL;
+    UPDATE tickq.pool_slot AS ps SET run_id = (p_ids ->> (e.value ->> 2))::bigint,
+        leased_until = p_at + make_interval(secs => (e.value ->> 3)::double precision)
+    FROM jsonb_array_elements(p_state -> 'pools') AS e (value)
+    WHERE ps.pool = e.value ->> 0 AND ps.n = (e.value ->> 1)::integer;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb, timestamptz) IS
+'For the simulator''s copies: puts the queue in the state p_state (tickq.simulation_state, relative to '
+'p_at) with the runs p_ids names (by kind): every other kind waiting for its next slot at or after '
+'p_at. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_copy(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
+    p_state jsonb,
+    p_was jsonb,
+    p_ended jsonb,
+    p_going jsonb,
+    p_first bigint,
+    p_end bigint,
+    p_next bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS void
+LANGUAGE sql
+AS $$
+    -- The stretch from p_from until p_until (its runs ids p_first until p_end; p_was and p_ended
+    -- the runs going on at its ends, by kind) copied p_shift later, where the clock stands now
+    -- (p_from + p_shift; p_going the runs going on, p_next the next run id), and the queue put
+    -- in the state p_state (relative to p_until) p_shift later.
+    SELECT tickq.simulation_copy_runs(p_from, p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going);
+    SELECT tickq.simulation_restore(p_until + p_shift, p_state,
+        tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going))
+$$;
+COMMENT ON FUNCTION tickq.simulation_copy(
+    timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, timestamptz
+) IS
+'For tickq.simulate_window: copies the stretch from p_from until p_until p_shift later '
+'(tickq.simulation_copy_runs) and restores the state p_state, relative to p_until, p_shift later '
+'(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap). '
+'p_now is unused.';

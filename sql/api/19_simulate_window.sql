@@ -1,0 +1,364 @@
+-- The simulator's clock through a whole window (tickq.simulate_window): its parts, each committed
+-- on its own, and the stretches it copies instead of simulating again: where the state a part
+-- starts in (sql/api/18_simulation_state.sql) is that of a day or a week before and the stretch
+-- from then repeats for every kind's slots (sql/api/18_repeats.sql). The events of a part are
+-- sql/api/07_simulate.sql's.
+
+CREATE OR REPLACE FUNCTION tickq.simulation_parts(
+    p_until timestamptz,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (part_from timestamptz, part_until timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    -- A caller runs simulate_events part by part, committing after each: in one transaction
+    -- every claim and report adds a version of the same few kind and slot rows that nothing can
+    -- prune, and a week would take minutes instead of seconds. Parts of 15 minutes, rounded
+    -- down to whole ticks (at least one), so every part starts on a tick; each ends just before
+    -- the next part's first tick, which that part handles. 15 minutes, not 3 hours: the backend's
+    -- CPU time of a real_fix week fell by about a fifth and of a day of 1,000 kinds by a quarter
+    -- (bench/README.md); 10 minutes gained nothing more.
+    -- After a first shorter part the parts begin on whole parts of the clock since 2000-01-01
+    -- UTC (for 15 minutes the quarter hours, in every zone) when a tick falls there: slots are
+    -- written on round times, so runs begin there and seldom run across one, and
+    -- simulate_window finds the clock at rest at a part's start (where it may copy a day that
+    -- repeats) more often. real_fix's week: 148 parts simulated, not 205 on :05, :20, :35 and
+    -- :50 (its window starts at 23:35), with the same runs (bench/README.md).
+    WITH p AS (
+        SELECT s.tick, greatest(s.tick, s.tick * floor(extract(EPOCH FROM interval '15 minutes')
+            / extract(EPOCH FROM s.tick))) AS part
+        FROM tickq.settings AS s
+    ),
+    first AS (
+        -- The first tick after p_now on a whole part of the clock; none: a part after p_now.
+        SELECT p.part, coalesce((
+            SELECT p_now + g.k * p.tick
+            FROM generate_series(1, (extract(EPOCH FROM p.part) / extract(EPOCH FROM p.tick))::integer) AS g (k)
+            WHERE date_bin(p.part, p_now + g.k * p.tick, timestamptz '2000-01-01 00:00:00+00') = p_now + g.k * p.tick
+            ORDER BY g.k
+            LIMIT 1
+        ), p_now + p.part) AS at
+        FROM p
+    ),
+    starts AS (
+        SELECT p_now AS at WHERE p_now <= p_until
+        UNION ALL
+        SELECT g.at FROM first AS f CROSS JOIN LATERAL generate_series(f.at, p_until, f.part) AS g (at)
+    )
+    SELECT s.at, least(coalesce(lead(s.at) OVER (ORDER BY s.at) - interval '1 microsecond', p_until), p_until)
+    FROM starts AS s
+    ORDER BY s.at
+$$;
+COMMENT ON FUNCTION tickq.simulation_parts(timestamptz, timestamptz) IS
+'The simulator''s clock, in parts: from p_now through p_until, parts of 15 minutes in whole ticks '
+'(at least one), after a first shorter one on the clock''s quarter hours where a tick falls '
+'there, each for one call of tickq.simulate_events with a commit after it.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_copy_until(
+    p_states jsonb[],
+    p_fps text[],
+    p_i integer,
+    p_j integer,
+    p_top integer,
+    p_grid timestamptz,
+    p_len interval,
+    p_shift interval,
+    p_shifts interval[],
+    p_zones text[],
+    p_firsts timestamptz[],
+    p_lasts timestamptz[],
+    p_backs timestamptz[],
+    p_now timestamptz DEFAULT now()
+) RETURNS integer
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_from timestamptz := p_grid + p_len * (p_j - 2);
+    v_horizon timestamptz;
+    v_c integer;
+BEGIN
+    -- Parts are numbered from the window's first (1, at its start; 2, on the first whole part of
+    -- the clock; each p_len later). The clock stands at part p_i, in the state part p_j stood in
+    -- (p_shift earlier): the latest part c in (p_j, p_top] whose state is known and such that the
+    -- stretch from part p_j to part c repeats p_shift later for every kind; NULL when none. A
+    -- kind waiting past its slot at part p_j counts its slots from its due time.
+    IF p_j < 2 OR p_top <= p_j OR p_fps[p_j] IS DISTINCT FROM p_fps[p_i] THEN
+        RETURN NULL;
+    END IF;
+    v_horizon := tickq.simulation_repeats_until(
+        least(v_from, v_from + make_interval(secs => (
+            SELECT min((e.value ->> 1)::double precision) FROM jsonb_array_elements(p_states[p_j] -> 'kinds') AS e (value)))),
+        p_grid + p_len * (p_top - 2), p_shift,
+        ARRAY(SELECT z FROM unnest(p_shifts, p_zones) AS b (s, z) WHERE b.s = p_shift),
+        ARRAY(SELECT f FROM unnest(p_shifts, p_firsts) AS b (s, f) WHERE b.s = p_shift),
+        ARRAY(SELECT l FROM unnest(p_shifts, p_lasts) AS b (s, l) WHERE b.s = p_shift),
+        ARRAY(SELECT x FROM unnest(p_shifts, p_backs) AS b (s, x) WHERE b.s = p_shift));
+    SELECT max(c.n) INTO v_c
+    FROM generate_series(p_j + 1, p_top) AS c (n)
+    WHERE p_grid + p_len * (c.n - 2) <= v_horizon AND p_states[c.n] IS NOT NULL;
+    RETURN v_c;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_copy_until(
+    jsonb[], text[], integer, integer, integer, timestamptz, interval, interval, interval[], text[], timestamptz[],
+    timestamptz[], timestamptz[], timestamptz
+) IS
+'For tickq.simulate_window: standing at part p_i in the state part p_j stood in (p_shift earlier; '
+'p_states and p_fps: the states known by part and their digests), the latest part c in (p_j, '
+'p_top] with a known state such that the stretch from part p_j to part c repeats p_shift later '
+'(tickq.simulation_repeats_until, p_shifts .. p_backs: tickq.simulation_breaks'' rows of every '
+'shift); NULL when none. Parts are numbered from 1, the window''s start; part 2 starts at p_grid, '
+'each p_len after the one before. p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_mark(
+    OUT state jsonb,
+    OUT digest text,
+    OUT ids jsonb,
+    OUT first_id bigint,
+    OUT idle_until timestamptz,
+    p_at timestamptz,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The state at p_at (tickq.simulation_state) with its digest, the runs going on by kind, the
+    -- id the next run will get (a window's runs are numbered in claim order), and, when no run
+    -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
+    SELECT s.state, md5(s.state::text), tickq.simulation_running(),
+        coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1,
+        CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
+            THEN coalesce(tickq.simulation_next_due(), 'infinity') END
+    FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
+$$;
+COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
+'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
+'its md5 digest, the runs going on by kind (tickq.simulation_running), the id the next run will '
+'get, and when no run holds a slot the next due time (tickq.simulation_next_due; ''infinity'' when '
+'none). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_stale(
+    p_since bigint,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- A kind due stale_after ago or earlier still unclaimed, or a run from id p_since on (the
+    -- runs of the parts since the last look) claimed that late or skipped past its catch_up.
+    SELECT EXISTS (
+            SELECT FROM tickq.job_kind AS k CROSS JOIN tickq.settings AS s
+            WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_now - s.stale_after)
+        OR EXISTS (
+            SELECT FROM tickq.job_run AS r CROSS JOIN tickq.settings AS s
+            WHERE r.id >= p_since AND r.dispatcher = 'simulator'
+                AND (r.outcome = 'skipped' OR r.claimed_at - r.due_at >= s.stale_after))
+$$;
+COMMENT ON FUNCTION tickq.simulation_stale(bigint, timestamptz) IS
+'For tickq.simulate_window stopping at the first stale wait (check --suggest''s proposals): true '
+'when at p_now a kind has waited stale_after or longer, or a run from id p_since on was claimed '
+'that late or skipped slots past its catch_up.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_window_breaks(
+    OUT shifts interval[],
+    OUT rows_shifts interval[],
+    OUT zones text[],
+    OUT firsts timestamptz[],
+    OUT lasts timestamptz[],
+    OUT backs timestamptz[],
+    p_until timestamptz,
+    p_len interval,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The shifts a copy may use (a day and a week, each a whole number of parts p_len long), and
+    -- for all of them the breaks of the kinds' day rules over the window (tickq.simulation_breaks),
+    -- as arrays for tickq.simulation_copy_until.
+    WITH s AS (
+        SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
+        WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM p_len) = 0
+    )
+    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift), '{}'), array_agg(b.zone),
+        array_agg(b.first_at), array_agg(b.last_at), array_agg(b.back_to)
+    FROM s CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift) AS b
+$$;
+COMMENT ON FUNCTION tickq.simulation_window_breaks(timestamptz, interval, timestamptz) IS
+'For tickq.simulate_window: the shifts a copy may use in a window from p_now to p_until in parts '
+'p_len long (a day, a week: whole numbers of parts), and the breaks of the kinds'' day rules for '
+'each (tickq.simulation_breaks), as arrays, one entry per break.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
+    OUT c integer,
+    OUT steps integer,
+    p_states jsonb[],
+    p_digests text[],
+    p_n integer,
+    p_count integer,
+    p_grid timestamptz,
+    p_len interval,
+    p_shifts interval[],
+    p_rows_shifts interval[],
+    p_zones text[],
+    p_firsts timestamptz[],
+    p_lasts timestamptz[],
+    p_backs timestamptz[],
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_shift interval;
+    v_steps integer;
+    v_c integer;
+BEGIN
+    -- Of the shifts (a day, a week), the copy to part n that reaches furthest: its last part c
+    -- of the stretch copied and the shift in parts; NULLs when none (tickq.simulation_copy_until,
+    -- never into the last part, p_count).
+    FOREACH v_shift IN ARRAY p_shifts LOOP
+        v_steps := (extract(EPOCH FROM v_shift) / extract(EPOCH FROM p_len))::integer;
+        v_c := tickq.simulation_copy_until(p_states, p_digests, p_n, p_n - v_steps, least(p_n, p_count - v_steps),
+            p_grid, p_len, v_shift, p_rows_shifts, p_zones, p_firsts, p_lasts, p_backs);
+        IF v_c + v_steps > coalesce(c + steps, p_n) THEN
+            c := v_c;
+            steps := v_steps;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_best_copy(
+    jsonb[], text[], integer, integer, timestamptz, interval, interval[], interval[], text[], timestamptz[],
+    timestamptz[], timestamptz[], timestamptz
+) IS
+'For tickq.simulate_window standing at part p_n: of the shifts p_shifts, the copy that reaches '
+'furthest (tickq.simulation_copy_until): the last part c of the stretch it copies and the shift in '
+'parts (steps); NULLs when none. p_count parts in all; p_rows_shifts .. p_backs the day rules'' '
+'breaks (tickq.simulation_window_breaks). p_now is unused.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_copy_parts(
+    INOUT p_states jsonb[],
+    INOUT p_digests text[],
+    INOUT p_ids jsonb[],
+    INOUT p_firsts bigint[],
+    p_n integer,
+    p_c integer,
+    p_steps integer,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+    v_j integer := p_n - p_steps;
+    v_offset bigint := p_firsts[p_n] - p_firsts[p_n - p_steps];
+BEGIN
+    -- What is known of the parts of a copy of parts (p_n - p_steps, p_c] made p_steps parts on:
+    -- their states and digests, their runs by kind (remapped to the copies) and first ids.
+    FOR k IN v_j + 1..p_c LOOP
+        p_digests[k + p_steps] := p_digests[k];
+        p_states[k + p_steps] := p_states[k];
+        p_ids[k + p_steps] := tickq.simulation_remap(p_ids[k], p_firsts[v_j], v_offset, p_ids[p_n]);
+        p_firsts[k + p_steps] := p_firsts[k] + v_offset;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_copy_parts(
+    jsonb[], text[], jsonb[], bigint[], integer, integer, integer, timestamptz
+) IS
+'For tickq.simulate_window: the states, digests, runs by kind and first ids it keeps by part, with '
+'those of the parts a copy made (parts p_n - p_steps + 1 through p_c, p_steps parts on, their runs '
+'remapped to the copies: tickq.simulation_remap). p_now is unused.';
+
+CREATE OR REPLACE PROCEDURE tickq.simulate_window(
+    p_until timestamptz,
+    p_durations jsonb DEFAULT NULL,
+    p_steady boolean DEFAULT true,
+    p_stop_stale boolean DEFAULT false,
+    p_now timestamptz DEFAULT now()
+)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_part record;
+    v_len interval;
+    v_grid timestamptz;
+    v_count integer;
+    v_b record;
+    v_mark record;
+    v_copy record;
+    v_states jsonb[] := '{}';
+    v_fps text[] := '{}';
+    v_ids jsonb[] := '{}';
+    v_firsts bigint[] := '{}';
+    v_rest text := md5(jsonb_build_object('kinds', '[]'::jsonb, 'slots', '[]'::jsonb, 'pools', '[]'::jsonb)::text);
+    v_at timestamptz;
+    v_idle timestamptz;
+    v_n integer;
+    v_holds jsonb;
+BEGIN
+    -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before the
+    -- next starts (so the versions of the kind and slot rows it left can be pruned), with no
+    -- round trip to the caller between them. At the start of each part but the first (where
+    -- irreversible kinds are armed) the state is kept (tickq.simulation_mark); where it is the
+    -- state of a day or a week before, and the stretch from then repeats, that stretch's runs
+    -- are copied instead of simulated (tickq.simulation_best_copy), never into the last part.
+    -- A part with no run going on and nothing due before its end costs nothing. With
+    -- p_stop_stale the clock stops at the first part that starts after a wait of stale_after.
+    IF p_steady THEN
+        PERFORM tickq.simulation_start(p_now);
+    END IF;
+    PERFORM tickq.simulation_session();
+    PERFORM tickq.simulation_arm(p_now);
+    v_holds := tickq.simulation_holds(p_durations);
+    SELECT min(p.part_from) FILTER (WHERE p.part_from > p_now), count(*) INTO v_grid, v_count
+    FROM tickq.simulation_parts(p_until, p_now) AS p;
+    SELECT greatest(s.tick, s.tick * floor(900 / extract(EPOCH FROM s.tick))) INTO STRICT v_len FROM tickq.settings AS s;
+    v_b := tickq.simulation_window_breaks(p_until, v_len, p_now);
+    FOR v_part IN SELECT p.part_from, p.part_until, row_number() OVER (ORDER BY p.part_from)::integer AS n
+        FROM tickq.simulation_parts(p_until, p_now) AS p
+    LOOP
+        CONTINUE WHEN v_part.part_from < v_at;
+        v_n := v_part.n;
+        IF v_n > 1 AND v_part.part_until < v_idle THEN  -- nothing happens: at rest if it was
+            v_fps[v_n] := CASE WHEN v_fps[v_n - 1] = v_rest THEN v_rest END;
+            v_states[v_n] := CASE WHEN v_fps[v_n] = v_rest THEN v_states[v_n - 1] END;
+            v_ids[v_n] := v_ids[v_n - 1];
+            v_firsts[v_n] := v_firsts[v_n - 1];
+            CONTINUE;
+        ELSIF v_n > 1 THEN
+            v_mark := tickq.simulation_mark(v_part.part_from);
+            IF v_fps[v_n] <> v_mark.digest THEN  -- a copy must leave the state the clock would
+                RAISE EXCEPTION 'simulate_window: the state at % is not the one copied there', v_part.part_from
+                    USING ERRCODE = 'internal_error';
+            END IF;
+            EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
+            v_states[v_n] := v_mark.state;
+            v_fps[v_n] := v_mark.digest;
+            v_ids[v_n] := v_mark.ids;
+            v_firsts[v_n] := v_mark.first_id;
+            v_states[v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer] := NULL;  -- a week back is enough
+            v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
+            CONTINUE WHEN v_idle IS NOT NULL;
+            v_copy := tickq.simulation_best_copy(v_states, v_fps, v_n, v_count, v_grid, v_len, v_b.shifts,
+                v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
+            IF v_copy.c IS NOT NULL THEN
+                PERFORM tickq.simulation_copy(v_grid + v_len * (v_n - v_copy.steps - 2), v_grid + v_len * (v_copy.c - 2),
+                    v_len * v_copy.steps, v_states[v_copy.c], v_ids[v_n - v_copy.steps], v_ids[v_copy.c], v_ids[v_n],
+                    v_firsts[v_n - v_copy.steps], v_firsts[v_copy.c], v_firsts[v_n]);
+                SELECT * INTO v_states, v_fps, v_ids, v_firsts
+                FROM tickq.simulation_copy_parts(v_states, v_fps, v_ids, v_firsts, v_n, v_copy.c, v_copy.steps);
+                v_at := v_grid + v_len * (v_copy.c + v_copy.steps - 2);
+                COMMIT;
+                CONTINUE;
+            END IF;
+        END IF;
+        PERFORM tickq.simulation_events(v_part.part_until, v_holds, v_part.part_from);
+        COMMIT;
+    END LOOP;
+END
+$$;
+COMMENT ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) IS  -- noqa: LT01
+'The simulator''s clock through a whole window in one CALL: with p_steady, tickq.simulation_start '
+'at p_now first; then tickq.simulation_events for each part of tickq.simulation_parts(p_until, '
+'p_now), committing after each, but where a stretch repeats one of a day or a week before from the '
+'same state, whose runs are copied (tickq.simulation_best_copy, tickq.simulation_copy), and where '
+'nothing runs or falls due. With p_stop_stale it stops at the first part that starts after a wait '
+'of stale_after (tickq.simulation_stale). Must be called outside a transaction block (it commits). '
+'Scratch databases only.';
+REVOKE ALL ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) FROM public;
