@@ -11,8 +11,12 @@ SQL_DIRS := $(wildcard sql tests_sql)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv lint test-sql test-sql-15 test-py test demo pg15-packages browser promtool systemd-tools \
-	docs docs-reference
+.PHONY: venv lint test-sql test-sql-15 test-py test demo packages pg15-packages browser promtool \
+    systemd-tools docs docs-reference
+
+# pytest's workers (pytest-xdist): most tests wait on subprocesses and servers, not on a core, so
+# more workers than cores pay; each worker starts its own embedded PostgreSQL (tests_py/conftest.py).
+PYTEST_WORKERS ?= 4
 
 venv: $(STAMP)
 
@@ -26,17 +30,21 @@ lint: venv
 	$(VENV)/bin/ruff check $(PY_DIRS)
 	$(VENV)/bin/sqlfluff lint --processes 0 $(SQL_DIRS)  # 0: every core
 
+# Every Debian package the tests use, in one apt-get call (nothing when none is missing).
+packages:
+	scripts/packages.sh install
+
 # pgTAP's extension files and pg_prove come from Debian's packages, also for the embedded server.
 pg15-packages:
 	scripts/pg15.sh install
 
 # pgTAP tests on the embedded PostgreSQL 18 (the one tickq uses without DATABASE_URL).
-test-sql: venv pg15-packages
+test-sql: venv packages
 	$(VPY) tests_sql/run_pgtap.py
 
 # pgTAP tests and plpgsql_check on Debian's PostgreSQL 15: a cluster of this run's own, started
 # by scripts/pg15.sh and removed when the recipe ends (in `make test`, when the whole run ends).
-test-sql-15: venv pg15-packages
+test-sql-15: venv packages
 	scripts/pg15.sh run -- bash -c '$(VPY) tests_sql/run_pgtap.py \
 	    --database-url "$$(scripts/pg15.sh url)" --plpgsql-check'
 
@@ -52,14 +60,16 @@ promtool:
 systemd-tools:
 	scripts/systemd-tools.sh install
 
-test-py: venv browser pg15-packages promtool systemd-tools
-	$(VPY) -m pytest -q
+test-py: venv packages
+	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that
 # ask scripts/pg15.sh for its URL), stopped and removed however the run ends: no test touches a
-# cluster the machine already has.
-test: venv
-	scripts/pg15.sh run -- $(MAKE) --no-print-directory lint docs test-sql test-sql-15 test-py
+# cluster the machine already has. The five stages run at once (each one's output printed whole
+# when it ends); the packages are installed before, once.
+test: venv packages
+	scripts/pg15.sh run -- $(MAKE) --no-print-directory -j5 --output-sync=target \
+	    lint docs test-sql test-sql-15 test-py
 
 demo: venv
 	$(VENV)/bin/tickq demo

@@ -4,6 +4,8 @@
 #
 #   scripts/pg15.sh install         install the Debian packages that are missing (apt-get update
 #                                   first)
+#   scripts/pg15.sh missing         print the names of those missing, one a line (for
+#                                   scripts/packages.sh, which installs every test's at once)
 #   scripts/pg15.sh url             install; start the test run's private cluster unless it runs;
 #                                   print its URL (a superuser, `postgres`, over its own socket)
 #   scripts/pg15.sh stop            stop the private cluster and remove its folder
@@ -42,17 +44,22 @@ as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+missing_packages() {  # those of PACKAGES dpkg does not have installed, one a line
+    local pkg
+    for pkg in "${PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            echo "$pkg"
+        fi
+    done
+}
+
 install_packages() {
-    local missing=() pkg
+    local missing=()
     if ! command -v dpkg-query >/dev/null; then
         say "not Debian: install PostgreSQL 15, pgTAP, pg_prove and plpgsql_check yourself"
         return 0
     fi
-    for pkg in "${PACKAGES[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-            missing+=("$pkg")
-        fi
-    done
+    mapfile -t missing < <(missing_packages)
     if [ "${#missing[@]}" -eq 0 ]; then
         return 0
     fi
@@ -186,6 +193,9 @@ main() {
         install)
             install_packages
             ;;
+        missing)
+            if command -v dpkg-query >/dev/null; then missing_packages; fi
+            ;;
         url)
             install_packages
             ensure_cluster
@@ -203,7 +213,7 @@ main() {
             run_with_cluster "$@"
             ;;
         *)
-            say "usage: $0 install|url|stop|run -- COMMAND"
+            say "usage: $0 install|missing|url|stop|run -- COMMAND"
             exit 2
             ;;
     esac

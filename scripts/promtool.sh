@@ -4,6 +4,7 @@
 # examples/prometheus/tickq.rules.yml.
 #
 #   scripts/promtool.sh install   install the package if promtool is missing (apt-get update first)
+#   scripts/promtool.sh missing   print the package's name if it is missing (scripts/packages.sh)
 #
 # Nothing is downloaded besides the Debian package; the Prometheus server it also ships is not
 # started. Idempotent: a second run installs nothing.
@@ -16,6 +17,11 @@ as_root() {
 }
 
 case "${1:-install}" in
+    missing)
+        if ! command -v promtool >/dev/null && command -v apt-get >/dev/null; then
+            echo prometheus
+        fi
+        ;;
     install)
         if command -v promtool >/dev/null; then
             exit 0
@@ -30,7 +36,7 @@ case "${1:-install}" in
         as_root apt-get install -y -qq --no-install-recommends prometheus >&2
         ;;
     *)
-        say "usage: scripts/promtool.sh install"
+        say "usage: scripts/promtool.sh install|missing"
         exit 2
         ;;
 esac

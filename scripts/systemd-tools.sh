@@ -5,6 +5,8 @@
 # parses. Neither needs systemd as PID 1, and installing the package starts nothing here.
 #
 #   scripts/systemd-tools.sh install   install the package if systemd-analyze is missing
+#   scripts/systemd-tools.sh missing   print the package's name if it is missing
+#                                      (scripts/packages.sh)
 #
 # Idempotent: a second run installs nothing.
 set -euo pipefail
@@ -16,6 +18,11 @@ as_root() {
 }
 
 case "${1:-install}" in
+    missing)
+        if ! command -v systemd-analyze >/dev/null && command -v apt-get >/dev/null; then
+            echo systemd
+        fi
+        ;;
     install)
         if command -v systemd-analyze >/dev/null; then
             exit 0
@@ -30,7 +37,7 @@ case "${1:-install}" in
         as_root apt-get install -y -qq --no-install-recommends systemd >&2
         ;;
     *)
-        say "usage: scripts/systemd-tools.sh install"
+        say "usage: scripts/systemd-tools.sh install|missing"
         exit 2
         ;;
 esac

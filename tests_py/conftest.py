@@ -8,6 +8,13 @@ The server is, in this order of preference:
 
 ``tickq_template`` is created and migrated once per session; each test that asks for ``db_url``
 or ``conn`` gets ``CREATE DATABASE t_<uuid> TEMPLATE tickq_template``, dropped afterwards.
+
+Under pytest-xdist (``-n N``) each worker is a session of its own: its own embedded server, its
+own template (named after the worker, for a shared DATABASE_URL). What workers share is made
+safe here: the PostgreSQL 15 cluster of scripts/pg15.sh is one per run (the controller's, each
+test names its own databases), the embedded server's system user is made before any worker
+starts, and the modules that build network namespaces run on one worker
+(``xdist_group("netns")``, with ``--dist loadgroup``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from dbroles import Roles, made_roles
 
 from tickq import db
 
-TEMPLATE_DB = "tickq_template"
+# One template per xdist worker ("gw0", "gw1", ...), so workers may share a DATABASE_URL.
+TEMPLATE_DB = "tickq_template" + (
+    f"_{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else "")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -128,6 +137,33 @@ def own_ledger_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist, the tests of a module that share a module-scoped fixture (a queue after real
+    ticks, a server) run on one worker, which builds that fixture once, as a run without xdist
+    does; other tests go to whichever worker is free."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        fixtures = getattr(item, "_fixtureinfo", None)
+        defs = fixtures.name2fixturedefs.values() if fixtures else ()
+        if any(d[-1].scope == "module" for d in defs if d):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A worker stops at once if xdist dropped the groups (it marks a grouped test's node id with
+    "@group"; pytest 9.2 ignores that, pytest-dev/pytest-xdist#1386): the tests would still
+    pass, each module fixture built on every worker and the netns modules run at once."""
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [i.nodeid for i in session.items
+                if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if lost:
+            raise pytest.UsageError(f"--dist loadgroup lost the groups of {len(lost)} tests "
+                                    f"({lost[0]}, ...): pytest {pytest.__version__} with "
+                                    "this pytest-xdist")
+
+
 # ---------------------------------------------------------------- PostgreSQL 15 (scripts/pg15.sh)
 
 _OWN_PG15_DIR: list[str] = []
@@ -136,7 +172,11 @@ _OWN_PG15_DIR: list[str] = []
 def pytest_configure(config: pytest.Config) -> None:
     """Outside `make test` (whose `scripts/pg15.sh run` sets TICKQ_PG15_DIR), this pytest run
     gets a folder of its own for the PostgreSQL 15 cluster that `scripts/pg15.sh url` starts on
-    the first ask; every process the tests start inherits it."""
+    the first ask; every process the tests start inherits it, xdist's workers too (they start
+    after this, in the controller's environment, so they find the variable set)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a worker: the controller owns the folder
+    _before_workers()
     if not os.environ.get("TICKQ_PG15_DIR"):
         folder = tempfile.mkdtemp(prefix="tickq-pg15.")
         os.environ["TICKQ_PG15_DIR"] = folder
@@ -148,3 +188,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for folder in _OWN_PG15_DIR:
         subprocess.run([str(REPO / "scripts" / "pg15.sh"), "stop"], check=False, timeout=120,
                        env={**os.environ, "TICKQ_PG15_DIR": folder})
+
+
+def _before_workers() -> None:
+    """As root, the embedded server's system user and the copy of its programs that user can
+    reach are made once here, not by several workers at once (useradd of one name twice fails)."""
+    if os.environ.get("DATABASE_URL") or os.environ.get("TICKQ_TEST_DOCKER") == "1":
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        from tickq.db import embedded_install
+
+        embedded_install.bin_dir()

@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -248,14 +247,12 @@ def test_a_stalled_server_meets_the_agents_watchdog(tmp_path: Path, db_url: str,
     with ChatServer([stall(30)]) as server:
         registry = write_registry(tmp_path, server.base_url)
         save_agent(db_url, registry, "stuck", timeout=3)
-        started = time.monotonic()
+        # Without the watchdog the run would wait out the stall (30 s) and end otherwise.
         done = tick(registry, db_url, marker)
-        elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     run = last_run(db_url, "stuck")
     assert run["outcome"] == "timeout", run["output_tail"]
     assert "timed out after 3s" in run["output_tail"]
-    assert 3 <= run["secs"] < 10 and elapsed < 20
     [turn] = run["turns"]
     assert turn["error"] == "stopped by SIGTERM (the agent's watchdog) during this turn"
     assert marked_processes(marker) == []

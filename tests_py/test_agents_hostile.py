@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -123,14 +122,13 @@ def test_a_reply_that_trickles_meets_the_requests_deadline(
         registry = write_registry(tmp_path, server.base_url, request_timeout="3s",
                                   http_attempts=1)
         save_agent(db_url, registry, "trickle", timeout=40)
-        started = time.monotonic()
+        # The whole reply would take 1000 s: without the request's deadline the agent's own
+        # watchdog (40 s) would end the run as a timeout, not this failure.
         assert tick(registry, db_url, marker).returncode == 0
-        elapsed = time.monotonic() - started
     run = last_run(db_url, "trickle")
     assert run["outcome"] == "failed", run["output_tail"]
     [line] = reason_lines(run)
     assert "model server: no whole answer within 3s" in line, line
-    assert elapsed < 20, elapsed
     [turn] = run["turns"]
     assert "within 3s" in turn["error"]
 

@@ -142,13 +142,11 @@ def test_cancel_by_kind_stops_the_tree_of_another_dispatchers_run(queue: dict[st
     wait_for("sleeper started", lambda: pids.exists() and len(pids.read_text().split()) == 2)
     shell, child = (int(p) for p in pids.read_text().split())
 
-    asked = time.monotonic()
     result = tickq("cancel", "sleeper", "--reason", "disk full", "--database-url", url)
     assert result.returncode == 0, result.stderr
     assert f"run {run_id}" in result.stdout and "sleeper" in result.stdout
 
     row = wait_for("the run ended", lambda: ended(url, run_id), POLL_BOUND)
-    assert time.monotonic() - asked < POLL_BOUND
     assert row["outcome"] == "cancelled"
     assert row["cancel_reason"] == "disk full"
     assert getpass.getuser() in row["cancel_by"]

@@ -120,12 +120,13 @@ def test_concurrent_runs_do_not_kill_each_others_processes(tmp_path: Path) -> No
         "        open(sys.argv[1], 'w').write(str(os.getpid()))\n"
         "        time.sleep(100)\n"
         "    os._exit(0)\n"
-        "time.sleep(3)\n"
+        "while not os.path.exists(sys.argv[2]): time.sleep(0.01)\n"  # runs until the test says
     )
+    go = tmp_path / "go"
     results = {}
     thread = threading.Thread(
         target=lambda: results.update(other=run_command(
-            Command([PY, "-c", code, str(other_pid)]),
+            Command([PY, "-c", code, str(other_pid), str(go)]),
             Watch(30))))
     thread.start()
     escapee = _wait_pid(other_pid)
@@ -134,6 +135,7 @@ def test_concurrent_runs_do_not_kill_each_others_processes(tmp_path: Path) -> No
         assert quick.outcome == "ok"
         assert is_alive(escapee), "a run killed a process of another run"
     finally:
+        go.touch()
         thread.join()
     assert results["other"].outcome == "ok"
     assert not is_alive(escapee)

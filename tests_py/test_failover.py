@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from pg15_cluster import on_a_free_port
 
 from tickq import db
 
@@ -34,12 +35,6 @@ PG_USER = "postgres"  # Debian's PostgreSQL runs as this system user
 DBNAME = "queue"
 HBA = ("local all all trust\nlocal replication all trust\n"
        "host all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def as_postgres(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -53,11 +48,15 @@ class Cluster:
     port: int
 
     def start(self) -> None:
-        options = (f"-c listen_addresses=127.0.0.1 -c port={self.port}"
-                   f" -c unix_socket_directories={self.pgdata} -c wal_level=replica"
-                   " -c max_wal_senders=4 -c hot_standby=on -c fsync=off")
-        as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "-o", options,
-                    "-l", self.pgdata / "server.log", "start")
+        """Started on a free port (pg15_cluster.on_a_free_port)."""
+        def start(port: int) -> subprocess.CompletedProcess[str]:
+            options = (f"-c listen_addresses=127.0.0.1 -c port={port}"
+                       f" -c unix_socket_directories={self.pgdata} -c wal_level=replica"
+                       " -c max_wal_senders=4 -c hot_standby=on -c fsync=off")
+            return as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-t", "60", "-o",
+                               options, "-l", self.pgdata / "server.log", "start", check=False)
+
+        self.port = on_a_free_port(start, self.pgdata / "server.log")
 
     def stop(self, mode: str = "fast") -> None:
         as_postgres(BIN / "pg_ctl", "-D", self.pgdata, "-w", "-m", mode, "stop", check=False)
@@ -83,7 +82,7 @@ class Pair:
 
 
 def build_pair(folder: Path, synchronous: bool) -> Pair:
-    primary = Cluster(folder / "primary", free_port())
+    primary = Cluster(folder / "primary", 0)
     primary.pgdata.mkdir(mode=0o700)
     shutil.chown(primary.pgdata, PG_USER, PG_USER)
     as_postgres(BIN / "initdb", "-D", primary.pgdata, "-U", "postgres", "--auth=trust")
@@ -94,7 +93,7 @@ def build_pair(folder: Path, synchronous: bool) -> Pair:
         conn.execute(f"CREATE DATABASE {DBNAME}")
     with db.connect(primary.admin_url) as conn:
         db.migrate(conn)
-    standby = Cluster(folder / "standby", free_port())
+    standby = Cluster(folder / "standby", 0)
     as_postgres(BIN / "pg_basebackup", "-h", primary.pgdata, "-p", str(primary.port),
                 "-U", "postgres", "-D", standby.pgdata, "-R", "-X", "stream", "-c", "fast")
     standby.start()
@@ -152,6 +151,24 @@ def tick(registry: Path, url: str, run_dir: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "tickq.cli", "tick", "--registry",
                              str(registry)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+
+
+class Said:
+    """What a process writes to its stdout, read as it comes by a thread of its own."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.lines.extend(proc.stdout), daemon=True)
+        self.reader.start()
+
+    def text(self) -> str:
+        return "".join(list(self.lines))
+
+    def all(self, proc: subprocess.Popen[str], seconds: float = 120) -> str:
+        """Everything, once the process has ended."""
+        proc.wait(timeout=seconds)
+        self.reader.join(timeout=seconds)
+        return self.text()
 
 
 def write_registry(folder: Path) -> Path:
@@ -262,6 +279,7 @@ def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_
     wait_for("the standby to replay the sync", lambda: replayed(pair), 30)
     cut_replication(pair)
     first = tick(registry, pair.url, folder / "run")
+    said = Said(first)
     wait_for("the command to start", lambda: (folder / "started").exists(), 60)
 
     pair.primary.stop("immediate")  # the claims never reached the standby
@@ -273,11 +291,13 @@ def test_a_claim_an_asynchronous_failover_lost_neither_runs_twice_nor_drops_its_
                 "SELECT count(*) FROM tickq.job_run WHERE kind = 'work'").fetchone()[0] == 1, 60)
         except AssertionError:
             first.kill()
-            raise AssertionError(first.communicate()[0]) from None
-        time.sleep(1.0)  # a second copy, if it were started, would have written its line
+            raise AssertionError(said.all(first)) from None
+        # The tick's word that it handled that claim (a second copy would have been started
+        # there, instead): only then may the first copy end.
+        wait_for("the tick to meet the claim", lambda: "run.claimed_twice" in said.text(), 60)
         assert runs_log(folder) == [runs_log(folder)[0]], runs_log(folder)
         (folder / "go").touch()
-        out, _ = first.communicate(timeout=120)
+        out = said.all(first)
         lines = runs_log(folder)
         assert len(lines) == 2 and never_overlapping(lines), (lines, out)
         # The one copy's real result is recorded on the run the new primary knows.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime, timedelta
+from hashlib import sha256
 from pathlib import Path
 
 import psycopg
@@ -29,7 +30,6 @@ from test_failover import (
 )
 
 from tickq.db.api.tick import RunReport
-from tickq.digest import sha256
 from tickq.host.ledger import Ledger, start_time
 
 __all__ = ["folder"]  # the fixture, used by name

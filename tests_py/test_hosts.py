@@ -27,7 +27,6 @@ import random
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,11 +40,16 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from pg15_cluster import on_a_free_port
 from psycopg import conninfo, sql
 
 from tickq import db
 from tickq.cli.roles import roles_script
 from tickq.db import embedded
+
+# Its namespaces, bridge and subnet are picked at random among the free ones: on one xdist
+# worker with test_partition's, so no two builds pick at once.
+pytestmark = pytest.mark.xdist_group("netns")
 
 HOSTS = 3
 SLOTS = 2
@@ -160,16 +164,17 @@ def start_server(folder: Path, address: str, subnet: str) -> Server:
     (pgdata / "pg_hba.conf").write_text(
         f"local all all trust\nhost all all {subnet} scram-sha-256\n"
     )
-    with socket.socket() as probe:  # a free port on that address
-        probe.bind((address, 0))
-        port = probe.getsockname()[1]
-    options = (f"-c listen_addresses={address} -c port={port} -c unix_socket_directories={pgdata}"
-               " -c password_encryption=scram-sha-256 -c max_connections=60")
-    subprocess.run(
-        [str(embedded.bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "30", "-o", options,
-         "-l", str(pgdata / "server.log"), "start"],
-        user=PG_USER, check=True, capture_output=True, timeout=60,
-    )
+
+    def start(port: int) -> subprocess.CompletedProcess[str]:
+        options = (f"-c listen_addresses={address} -c port={port} "
+                   f"-c unix_socket_directories={pgdata}"
+                   " -c password_encryption=scram-sha-256 -c max_connections=60")
+        return subprocess.run(
+            [str(embedded.bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "30", "-o",
+             options, "-l", str(pgdata / "server.log"), "start"],
+            user=PG_USER, check=False, capture_output=True, text=True, timeout=60)
+
+    port = on_a_free_port(start, pgdata / "server.log", address)
     return Server(pgdata, pgdata, address, port)
 
 
@@ -308,7 +313,6 @@ def network() -> Iterator[Network]:
 
 
 def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Network) -> None:
-    started = time.monotonic()
     folder = Path(tempfile.mkdtemp(prefix="tq-hosts-"))  # short: the server's socket lives here
     folder.chmod(0o755)
     hosts: list[Host] = []
@@ -403,15 +407,14 @@ def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Net
         assert len(sampler.busy) > 100 and max(sampler.busy) == SLOTS, sampler.busy[-20:]
         # Each host reached the server from its own address, over its own veth.
         assert sampler.addresses == {network.host_address(i) for i in (1, 2, 3)}, sampler.addresses
-        assert all_at_once(hosts) > 1.0, "three ticks ran at once for at least a second in all"
+        assert most_at_once(hosts) == HOSTS, "the three hosts' ticks never ran at once"
         for host in hosts:
             if host is not victim:
                 # 128 + 15: stopped by the SIGTERM at the end; -15: before Python had started.
                 stopped = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
                 assert set(host.statuses) <= stopped, (host.name, host.statuses, host.output())
-        assert time.monotonic() - started < 60
         print(f"\n{summary}; busy slot rows sampled {len(sampler.busy)} times, at most "
-              f"{max(sampler.busy)}; test took {time.monotonic() - started:.0f} s")
+              f"{max(sampler.busy)}")
     finally:
         for host in hosts:
             host.stop.set()
@@ -422,17 +425,16 @@ def test_three_hosts_hold_the_slot_limit_and_a_dead_hosts_runs_move(network: Net
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def all_at_once(hosts: list[Host]) -> float:
-    """Seconds during which every host had a `tickq tick` running."""
+def most_at_once(hosts: list[Host]) -> int:
+    """The most hosts with a `tickq tick` running at one moment (from each tick's start and
+    end, in the order they came)."""
     events = sorted((at, step) for h in hosts for began, ended in h.ticks
                     for at, step in ((began, 1), (ended, -1)))
-    running, since, total = 0, 0.0, 0.0
-    for at, step in events:
-        if running == len(hosts):
-            total += at - since
+    running = most = 0
+    for _at, step in events:  # at equal times an end (-1) sorts before a start
         running += step
-        since = at
-    return total
+        most = max(most, running)
+    return most
 
 
 def check_runs(runs: list[tuple], log: list[str], victim: str, killed_at: float) -> str:

@@ -33,11 +33,10 @@ MAX_SQL_FILE_LINES = 400
 MAX_PLPGSQL_LINES = 100
 PLPGSQL_EXCEPTIONS: dict[str, int] = {}
 
-# What registry/ and host/ may import of tickq (the root package, which imports nothing, aside;
-# tickq.digest, a leaf, is every room's).
+# What registry/ and host/ may import of tickq (the root package, which imports nothing, aside).
 MAY_IMPORT = {
-    "tickq.registry": ("tickq.registry", "tickq.digest"),
-    "tickq.host": ("tickq.host", "tickq.registry", "tickq.log", "tickq.digest"),
+    "tickq.registry": ("tickq.registry",),
+    "tickq.host": ("tickq.host", "tickq.registry", "tickq.log"),
 }
 
 

@@ -9,7 +9,6 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pg15_cluster import on_a_free_port
 from processes import REPO, tickq, tickq_env
 
 BOM = codecs.BOM_UTF8
@@ -184,20 +184,20 @@ def scram_server() -> Iterator[int]:
     data = folder / "data"
     data.mkdir(mode=0o700)
     shutil.chown(data, "postgres", "postgres")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
 
-    def as_postgres(*argv: str) -> None:
-        subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True,
-                       capture_output=True, timeout=120, cwd="/")
+    def as_postgres(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=check,
+                              capture_output=True, text=True, timeout=120, cwd="/")
+
+    def start(port: int) -> subprocess.CompletedProcess[str]:
+        return as_postgres(str(PG15 / "pg_ctl"), "-D", str(data), "-w", "-l", str(data / "log"),
+                           "-o", f"-c listen_addresses=localhost -c port={port} "
+                           f"-c unix_socket_directories={data}", "start", check=False)
 
     try:
         as_postgres(str(PG15 / "initdb"), "-D", str(data), "-U", "postgres",
                     "--auth-local=trust", "--auth-host=scram-sha-256")
-        as_postgres(str(PG15 / "pg_ctl"), "-D", str(data), "-w", "-l", str(data / "log"), "-o",
-                    f"-c listen_addresses=localhost -c port={port} "
-                    f"-c unix_socket_directories={data}", "start")
+        port = on_a_free_port(start, data / "log")
         as_postgres(str(PG15 / "psql"), "-X", "-q", "-h", str(data), "-p", str(port), "-d",
                     "postgres", "-c", f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'",
                     "-c", f"CREATE DATABASE queue OWNER {ROLE}")

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,10 +31,21 @@ def groups() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait()
 
 
-def start_group(groups: list, script: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+def wait_for(what: str, ready: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def start_group(groups: list, script: str, setup: str = ":") -> subprocess.Popen[bytes]:
+    """`sh -c SETUP; SCRIPT` in a process group of its own, returned once SETUP has run (its
+    traps are set): the shell says so on its stdout, then points it elsewhere and goes on."""
+    proc = subprocess.Popen(["sh", "-c", f"{setup}; echo ready; exec >/dev/null; {script}"],
+                            start_new_session=True, stdout=subprocess.PIPE)
     groups.append(proc)
-    time.sleep(0.2)  # let sh set its traps
+    with proc.stdout:
+        assert proc.stdout.readline() == b"ready\n", "the shell ended before it was ready"
     return proc
 
 
@@ -77,15 +88,19 @@ def test_a_group_whose_dispatcher_died_is_stopped_and_forgotten(
 def test_a_group_that_ignores_sigterm_gets_sigkill_after_the_grace(
     tmp_path: Path, groups: list
 ) -> None:
-    proc = start_group(groups, "trap '' TERM; while :; do sleep 0.1; done")
+    """SIGTERM first; the group outlives it (its shell notes it and goes on); SIGKILL then."""
+    noted = tmp_path / "noted"
+    proc = start_group(groups, f"while :; do sleep 0.01; echo alive >> {noted}; done",
+                       setup=f"trap 'echo TERM >> {noted}' TERM")
     write_entry(tmp_path, proc.pid)
 
-    started = time.monotonic()
-    [stopped] = Ledger(tmp_path).reap(grace=0.5)
+    [stopped] = Ledger(tmp_path).reap(grace=1.0)
 
     assert stopped.signal == "SIGKILL"
-    assert time.monotonic() - started >= 0.5
     assert proc.wait(timeout=5) == -signal.SIGKILL
+    # The grace: the group went on past SIGTERM, one line per round of its loop, until SIGKILL.
+    after = noted.read_text().split("TERM\n", 1)
+    assert len(after) == 2 and after[1].count("alive\n") >= 20, noted.read_text()[-200:]
 
 
 def test_a_reused_pid_is_never_signalled(tmp_path: Path, groups: list) -> None:
@@ -113,20 +128,20 @@ def test_a_live_dispatchers_command_is_left_alone_and_forgotten_when_it_ends(
 ) -> None:
     ledger = Ledger(tmp_path)
     results = []
+    go = tmp_path / "go"
     runner = threading.Thread(target=lambda: results.append(run_command(
-        Command(["sh", "-c", "sleep 1; echo done"]),
+        Command(["sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; echo done"]),
         Watch(30, ledger=ledger, labels={"kind": "k", "run_id": 1}))))
     runner.start()
-    deadline = time.monotonic() + 5
-    while not list(tmp_path.glob("*.json")) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for("the command's entry", lambda: bool(list(tmp_path.glob("*.json"))))
     [path] = tmp_path.glob("*.json")
     entry = json.loads(path.read_text())
     assert (entry["kind"], entry["run_id"], entry["dispatcher_pid"]) == ("k", 1, os.getpid())
 
     assert Ledger(tmp_path).reap(grace=1.0) == [], "its dispatcher (this process) is alive"
 
-    runner.join(10)
+    go.touch()
+    runner.join(30)
     assert results[0].outcome == "ok" and results[0].output_tail == "done\n"
     assert list(tmp_path.glob("*.json")) == []
 
@@ -167,18 +182,13 @@ def test_a_dead_dispatchers_escaped_process_is_stopped_by_its_token(
         start_new_session=True, env=env,
     )
     groups.append(proc)
-    deadline = time.monotonic() + 5
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for("the escapee's pid", lambda: pidfile.exists() and pidfile.read_text().endswith("\n"))
     escapee = int(pidfile.read_text())
     write_entry(tmp_path, proc.pid, token="feedc0de")
     try:
         [stopped] = Ledger(tmp_path).reap(grace=2.0)
         assert stopped.pgid == proc.pid
-        deadline = time.monotonic() + 3
-        while is_alive(escapee) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not is_alive(escapee)
+        wait_for("the escapee stopped", lambda: not is_alive(escapee))
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(escapee, signal.SIGKILL)

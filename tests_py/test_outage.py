@@ -101,10 +101,10 @@ def dispatcher(server: Server, registry: Path, ledger: Path, log: io.StringIO) -
 def test_a_success_reported_after_a_long_outage_stays_a_success(
     tmp_path: Path, server: Server, own_ledger_folder: Path
 ) -> None:
-    started = tmp_path / "started"
+    started, go = tmp_path / "started", tmp_path / "go"
     registry = registry_file(tmp_path, f"""\
 [kinds.pay]
-command = ["sh", "-c", "touch {started}; sleep 1.5; echo paid"]
+command = ["sh", "-c", "touch {started}; while [ ! -e {go} ]; do sleep 0.02; done; echo paid"]
 every = "1h"
 timeout = "30s"
 retries = 3
@@ -128,6 +128,7 @@ retries = 3
     thread.start()
     wait_for("the command to start", started.exists)
     server.stop()  # for longer than the reconnect budget (2 attempts, 0.2 s apart)
+    go.touch()  # the command ends while the database is away
     thread.join(timeout=60)
     assert not thread.is_alive()
     first.close()
@@ -166,10 +167,10 @@ retries = 3
 def test_a_tick_claims_again_once_the_database_is_back(
     tmp_path: Path, server: Server, own_ledger_folder: Path
 ) -> None:
-    started = tmp_path / "started"
+    started, go = tmp_path / "started", tmp_path / "go"
     registry = registry_file(tmp_path, f"""\
 [kinds.long]
-command = ["sh", "-c", "touch {started}; sleep 6; echo long done"]
+command = ["sh", "-c", "touch {started}; while [ ! -e {go} ]; do sleep 0.02; done; echo long done"]
 every = "1h"
 timeout = "30s"
 
@@ -183,11 +184,9 @@ timeout = "30s"
     d.migrate()
     d.sync()
     with db.connect(server.url) as conn:
-        # `later` comes due in the middle of the tick, after the database came back.
-        conn.execute("UPDATE tickq.job_kind SET due_at = now() + interval '4 seconds'"
-                     " WHERE name = 'later'")
+        # `later` comes due in the middle of the tick, once the database is back (below).
         conn.execute("UPDATE tickq.job_kind SET due_at = 'infinity'"
-                     " WHERE name = 'tickq.housekeeping'")
+                     " WHERE name IN ('later', 'tickq.housekeeping')")
     result: dict = {}
     thread = threading.Thread(target=lambda: result.update(summary=d.tick()))
     thread.start()
@@ -195,6 +194,11 @@ timeout = "30s"
     server.stop()
     wait_for("a failed claim", lambda: "tick.claim_failed" in log.getvalue())
     server.start()
+    with db.connect(server.url) as conn:
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() WHERE name = 'later'")
+        wait_for("later claimed by the same tick, long still running", lambda: conn.execute(
+            "SELECT count(*) FROM tickq.job_run WHERE kind = 'later'").fetchone()[0])
+    go.touch()
     thread.join(timeout=60)
     d.close()
     assert "summary" in result, log.getvalue()

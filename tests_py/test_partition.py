@@ -17,14 +17,19 @@ import shutil
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
+import pytest
 from psycopg import sql
 from test_hosts import DBNAME, Host, Network, free_subnet, ip, start_server, stop_server
 
 from tickq import db
 from tickq.cli.roles import roles_script
+
+pytestmark = pytest.mark.xdist_group("netns")  # with test_hosts' (see there)
 
 TIMEOUT_S = 4
 MARGIN_S = 1
@@ -68,6 +73,15 @@ def events(log: Path) -> list[tuple[int, str, float, str]]:
     return rows
 
 
+def wait_for(found: Callable[[], Any], hosts: list[Host], seconds: float = 60) -> Any:
+    """What `found` returns once it is something, asked until `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while not (value := found()):
+        assert time.monotonic() < deadline, [h.output() for h in hosts]
+        time.sleep(0.02)
+    return value
+
+
 def test_a_host_cut_off_mid_run_is_stopped_by_its_watchdog_and_its_outcome_recorded_late() -> None:
     network = Network(tag=secrets.token_hex(2), subnet=free_subnet())
     folder = Path(tempfile.mkdtemp(prefix="tq-part-"))
@@ -105,41 +119,36 @@ def test_a_host_cut_off_mid_run_is_stopped_by_its_watchdog_and_its_outcome_recor
             starts = [e for e in events(log) if e[1] == "start"]
             return starts[0] if starts else None
 
-        deadline = time.monotonic() + 30
-        while (first := first_start()) is None:
-            assert time.monotonic() < deadline, [h.output() for h in hosts]
-            time.sleep(0.02)
-        run_id, _, started, victim_name = first
+        run_id, _, started, victim_name = wait_for(first_start, hosts)
         victim = next(h for h in hosts if h.name == victim_name)
         ns = victim.ns
         ip("netns", "exec", ns, "ip", "link", "set", "eth0", "down")  # cut off mid-run
-        time.sleep(TIMEOUT_S + MARGIN_S + 4)  # past its watchdog and past its lease
-        ip("netns", "exec", ns, "ip", "link", "set", "eth0", "up")
-
         with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            # Past its watchdog (the command's trap logs its end) and past its lease (the other
+            # host's claim expired it into `lost`), the link comes back.
+            wait_for(lambda: any(e[0] == run_id and e[1] == "end" for e in events(log)), hosts)
+            wait_for(lambda: conn.execute("SELECT outcome = 'lost' FROM tickq.job_run"
+                                          " WHERE id = %s", (run_id,)).fetchone()[0], hosts)
+            ip("netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+
             def recorded() -> tuple | None:
                 return conn.execute(
                     "SELECT outcome::text, late_report_at IS NOT NULL,"
                     " extract(EPOCH FROM duration)::float8 FROM tickq.job_run WHERE id = %s"
                     " AND outcome <> 'lost' AND outcome <> 'running'", (run_id,)).fetchone()
 
-            deadline = time.monotonic() + 60
-            while (row := recorded()) is None:
-                assert time.monotonic() < deadline, [h.output() for h in hosts]
-                time.sleep(0.1)
+            row = wait_for(recorded, hosts)
             outcome, late, duration = row
             for host in hosts:
                 host.finish()
-        # Its real outcome, whichever came first once the link was back: the other host's claim
-        # expiring the lease into `lost` (then the outcome is recorded late over it), or the
-        # report itself (the lease had ended, but nothing had taken the kind yet).
-        assert outcome == "timeout", (row, late, [h.output() for h in hosts])
-        # Stopped by its own watchdog at its timeout: not earlier, and not never.
+        # Its real outcome, recorded late over the `lost` the other host's claim made of it.
+        assert (outcome, late) == ("timeout", True), (row, [h.output() for h in hosts])
+        # Stopped by its own watchdog (not never: its trap logged the SIGTERM), at its timeout,
+        # not earlier: a lower bound, which no load on the machine can break.
         seen = events(log)
         # Its trap may log twice: the watchdog's SIGTERM to the group, then to each descendant.
         end = min((e for e in seen if e[0] == run_id and e[1] == "end"), key=lambda e: e[2])
-        assert TIMEOUT_S - 0.2 <= end[2] - started <= TIMEOUT_S + 3, seen
-        assert TIMEOUT_S - 0.2 <= duration <= TIMEOUT_S + 3, duration
+        assert end[2] - started >= TIMEOUT_S - 0.2 and duration >= TIMEOUT_S - 0.2, (seen, duration)
         # The other host's copy (the retry of `lost`) started only after the first had ended.
         others = [e for e in seen if e[0] != run_id and e[1] == "start"]
         assert all(e[2] >= end[2] for e in others), seen

@@ -1,6 +1,7 @@
 """A heavy kind among light kinds that always fit is not starved: capacity is held for it once it
 has waited half of stale_after, so it is claimed within stale_after, in `tickq simulate` (the
-real claim with a moved clock) and in real ticks; `tickq check` passes that registry, and fails
+real claim with a moved clock) and in real ticks (its due time moved half of stale_after back:
+no light takes a freed slot until it is claimed); `tickq check` passes that registry, and fails
 one whose pool is too small, naming the pool, and `--suggest` proposes a pool that passes.
 
 Four light kinds share the three slots and are due again a second after each run: one always
@@ -11,13 +12,13 @@ of stale_after plus the runs in its way: more than half, less than the whole.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -111,7 +112,7 @@ def test_check_fails_a_pool_too_small_naming_it_and_suggests_a_larger_one(
 
 
 # Real ticks, in seconds: four light kinds of 2 seconds due every second in three slots, and a
-# heavy kind of weight 3.
+# heavy kind of weight 3, due only when the test says.
 REAL = """
 [settings]
 slots = 3
@@ -133,38 +134,61 @@ timeout = "10s"
 """ for i in range(4))
 
 
-def test_real_ticks_claim_the_heavy_kind_within_stale_after(tmp_path: Path, db_url: str) -> None:
+def wait_for(what: str, conn: psycopg.Connection, query: str, seconds: float = 120) -> Any:
+    """The first row of `query` once its first column is true, polled until `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        row = conn.execute(query).fetchone()
+        if row[0]:
+            return row
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_real_ticks_hold_capacity_for_the_heavy_kind_once_it_waited_half_of_stale_after(
+    tmp_path: Path, db_url: str
+) -> None:
+    """The lights run first, the three slots always busy; then the heavy kind is made due half
+    of stale_after ago (the clock moved through its due time, not waited for). From then on no
+    light is claimed until the heavy kind is: the slots the lights free are held for it."""
     path = tmp_path / "real.toml"
     path.write_text(REAL)
     assert tickq("sync", "--registry", str(path), url=db_url).returncode == 0
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        # the lights first, so that the heavy kind arrives among runs that always fit
-        conn.execute("UPDATE tickq.job_kind SET due_at = now() + interval '5 seconds'"
-                     " WHERE name = 'heavy'")
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TICKQ_REGISTRY")}
     env["PYTHONPATH"] = str(REPO / "python_runner")
     tick = [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path),
             "--database-url", db_url]
-    # Three dispatchers; with a kind always due, a tick claims on as its runs finish until it is
-    # stopped (SIGTERM: it lets its runs end and reports them).
-    ticks = [subprocess.Popen(tick, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for _ in range(3)]
-    time.sleep(30)
-    for process in ticks:
-        process.send_signal(signal.SIGTERM)
-    for process in ticks:
-        process.wait(timeout=120)
     with psycopg.connect(db_url, autocommit=True) as conn:
-        heavy = conn.execute("SELECT claimed_at - due_at, weight FROM tickq.job_run"
-                             " WHERE kind = 'heavy' ORDER BY id").fetchall()
-        lights = conn.execute("SELECT count(*) FROM tickq.job_run WHERE kind LIKE 'light%'"
-                              " AND claimed_at > (SELECT min(claimed_at) FROM tickq.job_run"
-                              " WHERE kind = 'heavy')").fetchone()[0]
-    assert heavy, "the heavy kind was claimed"
-    wait, weight = heavy[0]
+        conn.execute("UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'heavy'")
+        # Three dispatchers; with a kind always due, a tick claims on as its runs finish until
+        # it is stopped (SIGTERM: it lets its runs end and reports them).
+        ticks = [subprocess.Popen(tick, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(3)]
+        try:
+            held_from, heavy_at, weight = _hold_for_the_heavy_kind(conn)
+        finally:
+            for process in ticks:
+                process.send_signal(signal.SIGTERM)
+            for process in ticks:
+                process.wait(timeout=120)
+        before = conn.execute("SELECT count(*) FROM tickq.job_run WHERE kind LIKE 'light%%'"
+                              " AND claimed_at > %s AND claimed_at < %s",
+                              (held_from, heavy_at)).fetchone()[0]
     assert weight == 3
-    # within stale_after (real dispatchers leave gaps between runs, so it may fit before the
-    # capacity is held for it at 8s; the simulation above has none)
-    assert wait < dt.timedelta(seconds=16), heavy
-    assert lights > 3, lights  # and the light kinds ran on after it
+    assert before == 0, f"{before} light run(s) took the slots held for the heavy kind"
 
+
+def _hold_for_the_heavy_kind(conn: psycopg.Connection) -> tuple[Any, Any, int]:
+    """Once three lights run, the heavy kind due half of stale_after ago; when that was (every
+    claim that starts later sees it), when the heavy kind was claimed, and its run's weight."""
+    wait_for("three lights run at once", conn,
+             "SELECT count(*) = 3 FROM tickq.job_run WHERE outcome = 'running'")
+    conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '8 seconds'"
+                 " WHERE name = 'heavy'")
+    [held_from] = conn.execute("SELECT now()").fetchone()
+    heavy_at, weight = wait_for("the heavy kind claimed", conn, """
+        SELECT max(claimed_at), max(weight) FROM tickq.job_run WHERE kind = 'heavy'""")
+    wait_for("the lights ran on after it", conn, """
+        SELECT count(*) > 3 FROM tickq.job_run WHERE kind LIKE 'light%'
+        AND claimed_at > (SELECT claimed_at FROM tickq.job_run WHERE kind = 'heavy')""")
+    return held_from, heavy_at, weight

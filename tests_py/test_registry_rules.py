@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,9 +258,8 @@ def test_an_empty_registry_is_refused_unless_allowed(
 
 
 def test_dev_zero_is_refused_at_once(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # (reading /dev/zero to its end would never end: tickq()'s 30 s would fail the test)
     lines = _one_line_failure(tickq("tick", "--registry", "/dev/zero", timeout=30), 2)
-    assert time.monotonic() - started < 20
     assert "not a regular file (a character device)" in lines[0]
 
 

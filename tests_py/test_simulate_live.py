@@ -87,7 +87,6 @@ def test_the_simulator_predicts_the_live_waits_within_a_tick(
     for thread in threads:
         thread.join(timeout=30)
     assert not any(t.is_alive() for t in threads)
-    assert time.monotonic() - started < 30
 
     with psycopg.connect(db_url, autocommit=True) as conn:
         start = conn.execute("SELECT min(created_at) FROM tickq.job_kind").fetchone()[0]

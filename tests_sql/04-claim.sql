@@ -1,8 +1,8 @@
 -- claim_jobs and claim_manual: the slot limit, order, one lease per kind, lease expiry, aging.
 BEGIN;
-SELECT plan(24);
+SELECT plan(23);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3, "stale_after": 900},
     "kinds": {
         "u1": {"command": ["x"], "every": 300, "timeout": 60, "priority": "urgent"},
@@ -11,7 +11,7 @@ SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
         "n1": {"command": ["x"], "every": 300, "timeout": 60},
         "l1": {"command": ["x"], "every": 300, "timeout": 60, "priority": "low"},
         "off": {"command": ["x"], "every": 300, "timeout": 60, "enabled": false}
-    }}', '2026-06-01 10:00Z')$$, 'six kinds synced');
+    }}', '2026-06-01 10:00Z');
 -- The built-in housekeeping kind is tested in its own file; here it waits out of the way.
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 -- make due order explicit

@@ -1,20 +1,20 @@
 -- report_run: outcomes, retries with exponential backoff, rescheduling, refused reports.
 BEGIN;
-SELECT plan(30);
+SELECT plan(28);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "kinds": {
         "flaky": {"command": ["x"], "every": 900, "timeout": 60, "retries": 2},
         "daily": {"command": ["x"], "at": ["06:00"], "timeout": 60}
-    }}', '2026-06-01 10:00Z')$$, 'two kinds synced');
+    }}', '2026-06-01 10:00Z');
 -- The built-in housekeeping kind is tested in its own file; here it waits out of the way.
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 
 -- success: the next slot strictly after now, clock-aligned
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 10:02Z')$$, $$VALUES ('flaky')$$, 'claimed');
-SELECT lives_ok($$SELECT tickq.start_run((SELECT run_id FROM tickq.job_kind WHERE name = 'flaky'), 'd1',
-    '2026-06-01 10:02:01Z')$$,
-    'the runner records the start');
+-- the runner records the start
+SELECT tickq.start_run((SELECT run_id FROM tickq.job_kind WHERE name = 'flaky'), 'd1',
+    '2026-06-01 10:02:01Z');
 SELECT results_eq(
     $$SELECT outcome::text, failure_streak, next_due_at, next_trigger::text
       FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'flaky'), 'd1', 'ok', 0, 'all good',

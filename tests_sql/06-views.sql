@@ -1,24 +1,25 @@
 -- queue_status and stale_due, through their functions at a fixed time.
 BEGIN;
-SELECT plan(9);
+SELECT plan(7);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"stale_after": 900},
     "kinds": {
         "busy": {"command": ["x"], "every": 300, "timeout": 60, "priority": "urgent"},
         "late": {"command": ["x"], "every": 300, "timeout": 60, "priority": "low"},
         "later": {"command": ["x"], "at": ["06:00"], "timeout": 60},
         "gone": {"command": ["x"], "every": 300, "timeout": 60}
-    }}', '2026-06-01 10:00Z')$$, 'kinds synced');
+    }}', '2026-06-01 10:00Z');
 -- The built-in housekeeping kind is tested in its own file; here it waits out of the way.
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+-- one kind retired
+SELECT * FROM tickq.sync_registry('{
     "settings": {"stale_after": 900},
     "kinds": {
         "busy": {"command": ["x"], "every": 300, "timeout": 60, "priority": "urgent"},
         "late": {"command": ["x"], "every": 300, "timeout": 60, "priority": "low"},
         "later": {"command": ["x"], "at": ["06:00"], "timeout": 60}
-    }}', '2026-06-01 10:00Z')$$, 'one kind retired');
+    }}', '2026-06-01 10:00Z');
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 10:01Z')$$, $$VALUES ('busy')$$,
     'busy claimed');
 SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'busy'), 'd1', 'failed', 3, 'x', NULL,

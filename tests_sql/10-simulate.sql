@@ -1,16 +1,17 @@
 -- The simulator and aging: an over-subscribed queue makes every lane late, none starves for days;
 -- a queue that fits has no kind waiting past stale_after.
 BEGIN;
-SELECT plan(7);
+SELECT plan(5);
 
 -- One slot, two kinds that each want it all the time, and an hourly low kind.
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+-- an over-subscribed queue
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 1, "tick": 300, "stale_after": 900, "housekeeping_every": 86400},
     "kinds": {
         "u": {"command": ["x"], "every": 60, "timeout": 290, "priority": "urgent"},
         "n": {"command": ["x"], "every": 60, "timeout": 290},
         "l": {"command": ["x"], "every": 3600, "timeout": 60, "priority": "low"}
-    }}', '2026-06-01 10:00Z')$$, 'an over-subscribed queue');
+    }}', '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 SELECT results_eq(
     $$SELECT kind, longest_wait, starved FROM tickq.simulate(1, NULL, '2026-06-01 10:00Z') WHERE kind = 'l'$$,
@@ -22,13 +23,14 @@ SELECT is((SELECT count(*)::int FROM tickq.job_kind WHERE run_id IS NOT NULL), 1
     'the simulation ends with at most the slot limit leased');
 
 -- A queue that fits: the same kinds, three slots and durations that leave room.
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+-- a queue that fits
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3, "tick": 300, "stale_after": 900, "housekeeping_every": 900},
     "kinds": {
         "u": {"command": ["x"], "every": 300, "timeout": 60, "priority": "urgent"},
         "n": {"command": ["x"], "every": 300, "timeout": 120},
         "l": {"command": ["x"], "every": 3600, "timeout": 60, "priority": "low"}
-    }}', '2026-06-03 10:00Z')$$, 'a queue that fits');
+    }}', '2026-06-03 10:00Z');
 -- start from a quiet queue: every kind due now, no lease left from the run above
 UPDATE tickq.job_kind SET due_at = '2026-06-03 10:00Z', run_id = NULL, leased_by = NULL, leased_until = NULL;
 UPDATE tickq.slot SET run_id = NULL;

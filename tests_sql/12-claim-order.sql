@@ -3,14 +3,15 @@
 -- Each lane holds more stale and more fresh kinds than one claim reads from it, so the order
 -- must come out right from the short index ranges claim_jobs reads.
 BEGIN;
-SELECT plan(4);
+SELECT plan(3);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry(jsonb_build_object(
+-- 120 kinds in four lanes
+SELECT * FROM tickq.sync_registry(jsonb_build_object(
     'settings', jsonb_build_object('slots', 200, 'stale_after', 900),
     'kinds', (SELECT jsonb_object_agg(format('k%s', lpad(i::text, 3, '0')), jsonb_build_object(
         'command', jsonb_build_array('x'), 'every', 300, 'timeout', 60,
         'priority', (ARRAY['urgent', 'high', 'normal', 'low'])[1 + i % 4]))
-        FROM generate_series(1, 120) AS i)), '2026-06-01 10:00Z')$$, '120 kinds in four lanes');
+        FROM generate_series(1, 120) AS i)), '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 -- Due times spread over the last hour (half stale at 11:00), scattered across lanes, with ties.
 UPDATE tickq.job_kind

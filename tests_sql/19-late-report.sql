@@ -1,20 +1,20 @@
 -- report_late_run: a spooled result reported after an outage, before and after its lease expired.
 BEGIN;
-SELECT plan(15);
+SELECT plan(11);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"lease_margin": 60},
     "kinds": {
         "pay": {"command": ["x"], "every": 3600, "timeout": 60, "retries": 2},
         "other": {"command": ["x"], "every": 3600, "timeout": 60, "retries": 2}
-    }}', '2026-06-01 10:00Z')$$, 'two kinds synced');
+    }}', '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name IN ('tickq.housekeeping', 'other');
 
 -- a success reported late, after the lease turned the run into lost: the failure is undone
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 10:00Z')$$, $$VALUES ('pay')$$,
     'claimed');
-SELECT lives_ok($$SELECT tickq.start_run((SELECT max(id) FROM tickq.job_run), 'd1', '2026-06-01 10:00:01Z')$$,
-    'started');
+-- started
+SELECT tickq.start_run((SELECT max(id) FROM tickq.job_run), 'd1', '2026-06-01 10:00:01Z');
 SELECT results_eq($$SELECT kind FROM tickq.expire_leases('2026-06-01 10:05Z')$$, $$VALUES ('pay')$$,
     'the lease expires while the database cannot hear the dispatcher');
 SELECT results_eq($$SELECT failure_streak::integer, next_trigger::text, due_at FROM tickq.job_kind WHERE name = 'pay'$$,
@@ -42,8 +42,10 @@ SELECT results_eq(
 -- a late report after the kind ran again: recorded, nothing undone
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(1, 'd1', '2026-06-01 11:00Z')$$, $$VALUES ('pay')$$,
     'claimed again');
-SELECT lives_ok($$SELECT tickq.expire_leases('2026-06-01 11:05Z')$$, 'lost again');
-SELECT lives_ok($$SELECT kind FROM tickq.claim_jobs(1, 'd2', '2026-06-01 11:05:30Z')$$, 'the retry runs');
+-- lost again
+SELECT tickq.expire_leases('2026-06-01 11:05Z');
+-- the retry runs
+SELECT kind FROM tickq.claim_jobs(1, 'd2', '2026-06-01 11:05:30Z');
 SELECT results_eq(
     $$SELECT verdict FROM tickq.report_late_run((SELECT min(id) FROM tickq.job_run WHERE attempt = 1
         AND claimed_at = '2026-06-01 11:00Z'), 'd1', 'ok', 0, 'paid', NULL, '2026-06-01 11:06Z')$$,

@@ -1,6 +1,6 @@
 -- env values reach the mirror and the drift log only as digests, on the JSON path too.
 BEGIN;
-SELECT plan(6);
+SELECT plan(4);
 
 SELECT is(
     tickq.env_digests('k', '{"TOKEN": "hunter2"}'),
@@ -15,10 +15,12 @@ SELECT isnt(
     tickq.env_digests('b', '{"TOKEN": "same"}') -> 'TOKEN',
     'equal values of two kinds do not look equal');
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"kinds": {"k": {"command": ["x"], "every": 60,
-    "timeout": 30, "env": {"TOKEN": "first-secret"}}}}', '2026-06-01 10:00Z')$$, 'synced with an env value');
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"kinds": {"k": {"command": ["x"], "every": 60,
-    "timeout": 30, "env": {"TOKEN": "second-secret"}}}}', '2026-06-01 10:01Z')$$, 'and with a changed one');
+-- synced with an env value
+SELECT * FROM tickq.sync_registry('{"kinds": {"k": {"command": ["x"], "every": 60,
+    "timeout": 30, "env": {"TOKEN": "first-secret"}}}}', '2026-06-01 10:00Z');
+-- and with a changed one
+SELECT * FROM tickq.sync_registry('{"kinds": {"k": {"command": ["x"], "every": 60,
+    "timeout": 30, "env": {"TOKEN": "second-secret"}}}}', '2026-06-01 10:01Z');
 SELECT is(
     (SELECT count(*)::integer FROM tickq.job_kind AS k WHERE k.registry::text ~ 'first-secret|second-secret')
     + (SELECT count(*)::integer FROM tickq.drift AS d

@@ -1,7 +1,7 @@
 -- Agents: the caps and shapes the database refuses (through the functions and in psql alike),
 -- and the one job_kind each agent owns: created, rescheduled, paused, retired with the agent.
 BEGIN;
-SELECT plan(34);
+SELECT plan(29);
 
 SELECT is_empty($$SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
@@ -51,9 +51,10 @@ SELECT throws_ok($$SELECT tickq.save_agent('nobody', '{"prompt": "x"}', false)$$
     'no agent ''nobody''', 'editing an unknown agent');
 
 -- A valid agent and its kind.
-SELECT lives_ok($$SELECT tickq.save_agent('morning-brief', '{"prompt": "Summarise the CRM.", "at": ["07:30"],
+-- an agent is saved
+SELECT tickq.save_agent('morning-brief', '{"prompt": "Summarise the CRM.", "at": ["07:30"],
     "on": ["mon", "tue", "wed", "thu", "fri"], "timezone": "America/Chicago", "tools": ["search_crm"],
-    "owner": "ana@example.com", "max_turns": 4, "timeout": 300}', true, '2026-01-05 12:00Z')$$, 'an agent is saved');
+    "owner": "ana@example.com", "max_turns": 4, "timeout": 300}', true, '2026-01-05 12:00Z');
 SELECT throws_ok($$SELECT tickq.save_agent('morning-brief', '{"prompt": "x", "every": 3600}', true)$$, 'TQ042',
     'agent ''morning-brief'' already exists', 'add refuses a taken name');
 SELECT results_eq($$SELECT name, priority, timeout, retries, enabled, due_at, registry FROM tickq.job_kind
@@ -86,18 +87,21 @@ SELECT ok((SELECT lease >= '7 minutes'::interval + lease_margin FROM tickq.setti
     'the lease covers the agent''s watchdog plus the margin');
 
 -- Edit, pause, resume, remove.
-SELECT lives_ok($$SELECT tickq.save_agent('morning-brief', '{"every": 3600}', false, '2026-01-06 10:10Z')$$,
-    'an edit to an every schedule');
+-- an edit to an every schedule
+SELECT tickq.save_agent('morning-brief', '{"every": 3600}', false, '2026-01-06 10:10Z');
 SELECT results_eq($$SELECT every, at_times, due_at FROM tickq.job_kind WHERE name = 'agent.morning-brief'$$,
     $$VALUES ('1 hour'::interval, NULL::time[], '2026-01-06 11:00Z'::timestamptz)$$,
     'the kind is rescheduled to the next slot of the new schedule');
-SELECT lives_ok($$SELECT tickq.pause_agent('morning-brief', '2026-01-06 10:20Z')$$, 'pause');
+-- pause
+SELECT tickq.pause_agent('morning-brief', '2026-01-06 10:20Z');
 SELECT is((SELECT enabled FROM tickq.job_kind WHERE name = 'agent.morning-brief'), false,
     'a paused agent''s kind is disabled');
-SELECT lives_ok($$SELECT tickq.resume_agent('morning-brief', '2026-01-06 15:20Z')$$, 'resume');
+-- resume
+SELECT tickq.resume_agent('morning-brief', '2026-01-06 15:20Z');
 SELECT results_eq($$SELECT enabled, due_at FROM tickq.job_kind WHERE name = 'agent.morning-brief'$$,
     $$VALUES (true, '2026-01-06 16:00Z'::timestamptz)$$, 'resumed: enabled, due at the next slot (no catch-up)');
-SELECT lives_ok($$SELECT tickq.remove_agent('morning-brief', '2026-01-06 16:30Z')$$, 'remove');
+-- remove
+SELECT tickq.remove_agent('morning-brief', '2026-01-06 16:30Z');
 SELECT results_eq($$SELECT enabled, retired_at, (SELECT count(*) FROM tickq.agent)::integer FROM tickq.job_kind
     WHERE name = 'agent.morning-brief'$$,
     $$VALUES (false, '2026-01-06 16:30Z'::timestamptz, 0)$$, 'removed: the agent is gone and its kind retired');

@@ -1,14 +1,14 @@
 -- The operator's functions: a dead dispatcher's lease released at once; the next retry due;
 -- the health check.
 BEGIN;
-SELECT plan(18);
+SELECT plan(12);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
     "kinds": {
         "a": {"command": ["x"], "every": 300, "timeout": 60},
         "b": {"command": ["x"], "every": 300, "timeout": 60}
-    }}', '2026-06-01 10:00Z')$$, 'two kinds synced');
+    }}', '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 SELECT is((SELECT count(*)::int FROM tickq.claim_jobs(2, 'host:1', '2026-06-01 10:05Z')), 2,
     'both kinds leased by host:1');
@@ -26,8 +26,9 @@ SELECT is(tickq.release_dead_lease((SELECT id FROM tickq.job_run WHERE kind = 'a
 
 -- next_due_at: the retries a tick waits for. 'a' is waiting for its retry since the lost run.
 UPDATE tickq.job_kind SET retries = 1 WHERE name = 'b';
-SELECT lives_ok($$SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'b'),
-    'host:1', 'failed', 1, NULL, NULL, '2026-06-01 10:08Z')$$, 'b failed: a retry after 30s');
+-- b failed: a retry after 30s
+SELECT * FROM tickq.report_run((SELECT run_id FROM tickq.job_kind WHERE name = 'b'),
+    'host:1', 'failed', 1, NULL, NULL, '2026-06-01 10:08Z');
 SELECT is(tickq.next_due_at('2026-06-01 10:10Z', '2026-06-01 10:08Z'), '2026-06-01 10:08:30Z'::timestamptz,
     'the retry falls due before the next tick');
 SELECT is(tickq.next_due_at('2026-06-01 10:08:30Z', '2026-06-01 10:08Z'), NULL,
@@ -38,16 +39,20 @@ SELECT is(tickq.next_due_at('2026-06-01 11:00Z', '2026-06-01 10:09Z'), NULL,
 -- health_problems. At 10:09 b waits for its retry, a for its next slot; nothing has ticked.
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:09Z')$$,
     $$VALUES (NULL::text, 'no_tick')$$, 'no tick has ended yet');
-SELECT lives_ok($$SELECT tickq.record_tick('host:9', 'host', '2026-06-01 10:09Z')$$, 'a tick ends');
+-- a tick ends
+SELECT tickq.record_tick('host:9', 'host', '2026-06-01 10:09Z');
 UPDATE tickq.settings SET alert_after = 1;
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:10Z')$$,
     $$VALUES ('a', 'failing'), ('b', 'failing')$$, 'failing at alert_after');
-SELECT lives_ok($$SELECT tickq.pause_kind('b', p_now => '2026-06-01 10:10Z')$$, 'b paused');
+-- b paused
+SELECT tickq.pause_kind('b', p_now => '2026-06-01 10:10Z');
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:10Z')$$,
     $$VALUES ('a', 'failing')$$, 'a paused kind is not reported as failing');
-SELECT lives_ok($$SELECT tickq.resume_kind('b', '2026-06-01 10:10Z')$$, 'b resumed');
+-- b resumed
+SELECT tickq.resume_kind('b', '2026-06-01 10:10Z');
 UPDATE tickq.settings SET alert_after = 3;
-SELECT lives_ok($$SELECT * FROM tickq.claim_jobs(1, 'host:3', '2026-06-01 10:10Z')$$, 'b claimed');
+-- b claimed
+SELECT * FROM tickq.claim_jobs(1, 'host:3', '2026-06-01 10:10Z');
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 11:00Z')$$,
     $$VALUES ('a', 'stale'), ('b', 'stuck'), (NULL, 'no_tick')$$,
     'an hour later: a stale, b stuck past its lease, and no tick for two tick lengths');

@@ -1,16 +1,16 @@
 -- The status page's functions: timeline bars and merges, waits and stale marks, slot occupancy
 -- never above what the slots allowed, upcoming in the schedule's order, history.
 BEGIN;
-SELECT plan(15);
+SELECT plan(14);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 300, "stale_after": 900},
     "kinds": {
         "every5": {"command": ["x"], "every": 300, "timeout": 60, "priority": "high"},
         "flaky": {"command": ["x"], "every": 3600, "timeout": 60},
         "london": {"command": ["x"], "at": ["01:30", "06:00"], "timezone": "Europe/London",
                    "timeout": 60, "priority": "low"}
-    }}', '2026-03-28 00:00Z')$$, 'kinds synced');
+    }}', '2026-03-28 00:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 
 -- every5 runs at 00:00, 00:05, 00:10 (ok, ok, ok), flaky fails at 00:00 and is claimed 20 minutes

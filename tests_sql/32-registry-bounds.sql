@@ -2,7 +2,7 @@
 -- the housekeeping kind's timeout are judged by the sync and by registry_problems, each naming
 -- the key as the registry file spells it.
 BEGIN;
-SELECT plan(16);
+SELECT plan(15);
 
 SELECT results_eq($$SELECT l.key, l.low, l.high FROM tickq.registry_limits() AS l
     WHERE l.key LIKE 'agents.%' OR l.key LIKE 'db_%' OR l.key = 'housekeeping_timeout' ORDER BY 1$$,
@@ -53,7 +53,8 @@ SELECT results_eq($$SELECT kind, key, problem FROM tickq.registry_problems('{"se
 -- Absent keys of [agents] take the caps of the table as their defaults.
 SELECT lives_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {"max_turns": 2, "timeout": 60}}')$$,
     'caps within the bounds are taken');
-SELECT lives_ok($$SELECT tickq.sync_registry('{"kinds": {}, "agents": {}}')$$, 'an [agents] section of defaults');
+-- an [agents] section of defaults
+SELECT tickq.sync_registry('{"kinds": {}, "agents": {}}');
 SELECT results_eq($$SELECT max_turns, max_timeout, retries FROM tickq.agent_settings$$,
     $$VALUES (6, '10 minutes'::interval, 0)$$, 'the defaults are the upper bounds of tickq.registry_limits');
 

@@ -3,7 +3,7 @@
 -- does not fit has capacity held for it; lowering a pool's slots behaves like lowering slots;
 -- reports and expired leases free every row.
 BEGIN;
-SELECT plan(37);
+SELECT plan(35);
 
 CREATE TEMPORARY TABLE reg (doc jsonb);
 INSERT INTO reg VALUES ('{
@@ -18,7 +18,7 @@ INSERT INTO reg VALUES ('{
         "l1": {"command": ["x"], "every": 300, "timeout": 3600},
         "l2": {"command": ["x"], "every": 300, "timeout": 3600}
     }}');
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:00Z')$$, 'synced');
+SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity';
 
 -- What every claim must leave true: the rows hold exactly the live runs' weights and pools.
@@ -101,8 +101,8 @@ UPDATE tickq.job_kind SET due_at = '2026-06-01 10:21Z' WHERE name IN ('h2', 's1'
 SELECT results_eq($$SELECT kind FROM tickq.claim_jobs(5, 'd1', '2026-06-01 10:22Z')$$, $$VALUES ('h2'), ('s1')$$,
     'h2 (weight 2) and s1 fill the slots and pool smb');
 UPDATE reg SET doc = jsonb_set(doc, '{pools,smb,slots}', '1');
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:23Z')$$,
-    'smb goes down to 1');
+-- smb goes down to 1
+SELECT * FROM tickq.sync_registry((SELECT doc FROM reg), '2026-06-01 10:23Z');
 SELECT is((SELECT count(*)::integer FROM tickq.pool_slot WHERE pool = 'smb'), 2,
     'busy rows past the pool''s new limit stay until their runs end');
 SELECT pg_temp.done('s1', '2026-06-01 10:24Z');

@@ -2,15 +2,15 @@
 -- named; the kind moves to the first slot within the window (claimed in the same claim) or its
 -- next one. A skipped run is no failure, and the claim skips before it claims.
 BEGIN;
-SELECT plan(23);
+SELECT plan(22);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{"settings": {"stale_after": 900, "slots": 5},
+-- kinds with and without catch_up synced
+SELECT * FROM tickq.sync_registry('{"settings": {"stale_after": 900, "slots": 5},
     "kinds": {
         "five": {"command": ["x"], "every": 300, "timeout": 60, "catch_up": 1800},
         "daily": {"command": ["x"], "at": "06:00", "timeout": 60, "catch_up": 1800, "retries": 2},
         "near": {"command": ["x"], "every": 300, "timeout": 60, "catch_up": 1800},
-        "plain": {"command": ["x"], "every": 300, "timeout": 60}}}', '2026-04-10 09:00Z')$$,
-    'kinds with and without catch_up synced');
+        "plain": {"command": ["x"], "every": 300, "timeout": 60}}}', '2026-04-10 09:00Z');
 SELECT is((SELECT catch_up FROM tickq.job_kind WHERE name = 'five'), interval '30 minutes', 'catch_up is kept');
 SELECT is((SELECT tickq.registry_entry(k) -> 'catch_up' FROM tickq.job_kind AS k WHERE name = 'five'), '1800'::jsonb,
     'and is part of the entry drift compares');

@@ -4,15 +4,15 @@
 -- of control characters and bounded. Nothing of it depends on session state: it works through
 -- a transaction pooler, each call on its own.
 BEGIN;
-SELECT plan(7);
+SELECT plan(5);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
     "kinds": {
         "a": {"command": ["x"], "every": 3600, "timeout": 600},
         "b": {"command": ["x"], "every": 3600, "timeout": 600},
         "c": {"command": ["x"], "every": 3600, "timeout": 600}
-    }}', '2026-06-01 10:00Z')$$, 'three kinds synced');
+    }}', '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:00Z' WHERE name <> 'tickq.housekeeping';
 SELECT is((SELECT count(*)::integer FROM tickq.claim_jobs(3, 'host:1', '2026-06-01 10:01Z')), 3,
@@ -26,7 +26,8 @@ BEGIN
         current_database(), 'dispatcher');
 END
 $$;
-SELECT lives_ok('SELECT * FROM tickq.grant_access()', 'the dispatcher role granted');
+-- the dispatcher role granted
+SELECT * FROM tickq.grant_access();
 -- The identity the server authenticated this session with, as the function adds it.
 CREATE TEMPORARY TABLE identity AS SELECT ''::text AS shown;
 DO $$

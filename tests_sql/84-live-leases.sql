@@ -1,14 +1,14 @@
 -- live_leases: of the runs a tick kept reports of, those still live with the lease each holds
 -- (a report an asynchronous failover lost); a run reported or lost is not live. It only reads.
 BEGIN;
-SELECT plan(3);
+SELECT plan(2);
 
-SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
+SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 3},
     "kinds": {
         "a": {"command": ["x"], "every": 3600, "timeout": 600},
         "b": {"command": ["x"], "every": 3600, "timeout": 600}
-    }}', '2026-06-01 10:00Z')$$, 'two kinds synced');
+    }}', '2026-06-01 10:00Z');
 UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name = 'tickq.housekeeping';
 UPDATE tickq.job_kind SET due_at = '2026-06-01 10:00Z' WHERE name <> 'tickq.housekeeping';
 CREATE TEMPORARY TABLE claimed AS

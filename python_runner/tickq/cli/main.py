@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tickq import __version__
 from tickq.log import FORMATS, discard_closed_pipe
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser. Given the command line, only the parser of the command it names (a tick
-    builds no other command's arguments); the whole tree for --help, completion, an unknown
-    word or none."""
+    """The parser. Given the command line, only the commands of the group of the command it
+    names (options.GROUPS: a tick builds no page's or agent's arguments); the whole tree for
+    --help, completion, an unknown word or none."""
     from tickq.cli import options  # noqa: F811 - here, so --version needs no parser
 
     wanted = _wanted(argv, options.GROUPS)
@@ -59,9 +59,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tickq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    if wanted is not None:
-        sub = _Only(sub, wanted)
-
     def add(name: str, func: options.Command, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text)
         p.set_defaults(func=func)
@@ -79,31 +76,6 @@ def _wanted(argv: Sequence[str] | None, groups: dict[str, str]) -> str | None:
     if not words or words[0] not in groups or words[0] == "completion":
         return None  # --help, a typo, or completion (which writes the whole tree)
     return words[0]
-
-
-class _Only:
-    """The subparsers action, adding only the command `wanted`: any other command's arguments
-    go nowhere (_Nowhere), not into a parser built for nobody to read."""
-
-    def __init__(self, sub: argparse._SubParsersAction, wanted: str) -> None:
-        self.sub, self.wanted = sub, wanted
-
-    def add_parser(self, name: str, **kwargs: Any) -> Any:
-        if name == self.wanted:
-            return self.sub.add_parser(name, **kwargs)
-        return _Nowhere()
-
-
-class _Nowhere:
-    """A parser, group or subparsers action of a command that was not asked for: every call
-    (add_argument, set_defaults, add_subparsers, add_parser ...) does nothing and answers
-    another of itself, and attributes set on it (epilog) are kept and never read."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self._nothing
-
-    def _nothing(self, *args: Any, **kwargs: Any) -> _Nowhere:
-        return self
 
 
 def subcommands(parser: argparse.ArgumentParser) -> list[str]:

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from hashlib import sha256
 from pathlib import Path
 from urllib.parse import quote
 
@@ -55,7 +56,6 @@ from tickq.db.embedded_install import (
     server_install,
     server_user,
 )
-from tickq.digest import sha256
 
 __all__ = [
     "DB_USER", "ROOT_DATA_DIR", "SERVER_USER", "EmbeddedError", "bin_dir", "data_dir",

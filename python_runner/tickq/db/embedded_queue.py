@@ -26,10 +26,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from hashlib import sha256
 from pathlib import Path
 
 from tickq.db.connect import create_database, reach, with_dbname
-from tickq.digest import sha256
 from tickq.registry.place import as_given, resolved
 
 SHARED_DBNAME = "tickq"  # the one database of every project before

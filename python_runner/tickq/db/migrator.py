@@ -10,6 +10,7 @@ import contextlib
 import functools
 import re
 from collections.abc import Iterator
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -18,7 +19,6 @@ from psycopg import sql
 
 from tickq.db import schema_cache
 from tickq.db.errors import MigrationError
-from tickq.digest import sha256
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable

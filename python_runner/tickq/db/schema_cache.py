@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from hashlib import sha256
 from pathlib import Path
-
-from tickq.digest import sha256
 
 _VERSION = b"1"
 _KEEP = 16  # sql folders remembered: an installed tickq, a checkout or two, their tests' toys

@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from hashlib import sha256
 
 import psycopg
 from psycopg import Connection, sql
@@ -43,7 +44,6 @@ from tickq.db import pooled
 from tickq.db.connect import Timeouts, connect, drop_database, with_dbname
 from tickq.db.errors import ScratchUnavailable
 from tickq.db.migrator import api_files, load_query, migrate, migration_files
-from tickq.digest import sha256
 
 PREFIX = "tickq_scratch_template_"
 MARK = "tickq scratch template"

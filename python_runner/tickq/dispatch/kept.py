@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from hashlib import sha256
 from typing import Any
 
 from tickq.db.api import tick as api
 from tickq.db.api.tick import Claim, RunReport
 from tickq.db.connect import Link, first_line
 from tickq.db.errors import DatabaseRefused, DatabaseUnavailable
-from tickq.digest import sha256
 from tickq.dispatch.context import Context
 from tickq.dispatch.drift import LOCKED
 from tickq.host.spool import Spooled

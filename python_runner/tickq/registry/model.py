@@ -16,11 +16,10 @@ import math
 import re
 import sys
 from collections.abc import Mapping
+from hashlib import sha256
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
-
-from tickq.digest import sha256
 
 # The default of a mapping field: one empty mapping, shared, which nobody can change.
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

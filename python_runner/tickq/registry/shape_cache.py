@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
-
-from tickq.digest import sha256
 
 # Raise it when what a kept file holds changes (the stat of the code below covers the rest).
 _VERSION = b"2"
