@@ -167,17 +167,15 @@ AS $$
         FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
     ),
     runs AS (
+        -- Only what the bars need, as narrow as it goes (the sort below holds every run of
+        -- the window): a run's wait and length are its claim's distance to due_at and bar_end.
         SELECT
             -- A run due during the kind's last pause waited on purpose until the pause ended:
             -- its wait for a slot starts there (as stale_due_at counts it).
-            r.id, r.kind, k.priority, r.outcome, greatest(r.due_at, w.pause_end) AS due_at,
+            r.id, r.kind, k.priority, r.outcome, r.claimed_at,
+            greatest(r.due_at, w.pause_end) AS due_at,
             greatest(r.claimed_at, f.since) AS bar_start,
-            coalesce(r.finished_at, p_now) AS bar_end,
-            coalesce(r.finished_at, p_now) - r.claimed_at AS ran,
-            greatest(coalesce(r.finished_at, p_now), greatest(r.claimed_at, f.since) + 2 * f.px)
-                AS drawn_end,
-            f.px,
-            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited
+            coalesce(r.finished_at, p_now) AS bar_end
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
         CROSS JOIN frame AS f
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
@@ -189,13 +187,17 @@ AS $$
     ),
     marked AS (
         -- One sort of the window's runs, in the order the page lists them (lane, kind, time):
-        -- the bars are numbered in it, grouped in it and come out in it.
+        -- the bars are numbered in it, grouped in it and come out in it. A run starts a bar
+        -- unless it follows one of its kind and outcome by less than a pixel after its drawn
+        -- end (at least 2 px after its start).
         SELECT
             runs.*,
             CASE WHEN lag(runs.kind) OVER w = runs.kind AND lag(runs.outcome) OVER w = runs.outcome
-                AND runs.bar_start - lag(runs.drawn_end) OVER w < runs.px
+                AND runs.bar_start
+                    - lag(greatest(runs.bar_end, runs.bar_start + 2 * f.px)) OVER w < f.px
                 THEN 0 ELSE 1 END AS starts_bar
         FROM runs
+        CROSS JOIN frame AS f
         WINDOW w AS (ORDER BY runs.priority, runs.kind, runs.bar_start, runs.id)
     ),
     grouped AS (
@@ -211,15 +213,16 @@ AS $$
         min(g.outcome::text)::tickq.outcome,
         count(*)::integer,
         min(g.id),
-        (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1],
-        max(g.waited),
-        CASE WHEN max(g.waited) > s.stale_after
-            THEN (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1] + s.stale_after END,
-        max(g.ran)
+        (array_agg(g.due_at ORDER BY w.waited DESC, g.id))[1],
+        max(w.waited),
+        CASE WHEN max(w.waited) > s.stale_after
+            THEN (array_agg(g.due_at ORDER BY w.waited DESC, g.id))[1] + s.stale_after END,
+        max(g.bar_end - g.claimed_at)
     FROM grouped AS g
+    CROSS JOIN LATERAL (SELECT g.claimed_at - coalesce(g.due_at, g.claimed_at) AS waited) AS w
     CROSS JOIN tickq.settings AS s
-    GROUP BY g.bar_no, g.priority, g.kind, s.stale_after
-    ORDER BY g.bar_no
+    GROUP BY g.priority, g.kind, g.bar_no, s.stale_after
+    ORDER BY g.priority, g.kind, g.bar_no
 $$;
 COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
 'The status page''s timeline over its window (report_window_start_at): a bar per run at its real '
