@@ -90,7 +90,7 @@ def test_every_bar_is_drawn_in_one_shape_per_kind_and_outcome(big: dict[str, Any
 
 def test_the_page_follows_the_kinds_not_the_runs(big: dict[str, Any]) -> None:
     """About 1 kB a kind and 20 bytes a bar (one bar a run here): one element with its own
-    hover text per run was about 200 bytes a run, 1.8 MB for this queue."""
+    hover text per run was about 200 bytes a run, 1.7 MB for this queue."""
     size = len(big["html"].encode())
     assert size < 1500 * KINDS + 25 * KINDS * RUNS_EACH, f"{size:,} bytes"
 
