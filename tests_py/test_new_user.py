@@ -71,11 +71,12 @@ def test_a_crontab_saved_with_a_bom_is_read_line_by_line_as_cron_reads_it(
     done = tickq("legacy", "import", str(crontab), "--registry", str(tmp_path / "r.toml"))
     assert done.returncode == 0, done.stderr
     assert "glob" not in done.stderr and "\ufeff" not in done.stdout + done.stderr
-    assert f"{crontab}:1: left as it is: sets variables" in done.stderr, done.stderr
     kinds = tomllib.loads(done.stdout)["kinds"]
     assert {k["legacy"] for k in kinds.values()} == {
         line for line in REAL_CRONTAB.splitlines() if line[:1] in ("*", "0")}
-    assert [k["every"] for k in kinds.values() if "every" in k] == ["10m"]
+    # Line 1, behind the BOM, is still the SHELL cron reads: every job gets it.
+    assert [k["env"]["SHELL"] for k in kinds.values()] == ["/bin/bash", "/bin/bash"]
+    assert [k["cron"] for k in kinds.values() if "cron" in k] == ["*/10 * * * *"]
 
 
 # ---------------------------------------------------------------- a PATH folder not searchable

@@ -1,6 +1,6 @@
 -- The schema owns exactly these objects: an accidental addition or drop fails here.
 BEGIN;
-SELECT plan(14);
+SELECT plan(15);
 
 SELECT tables_are('tickq', ARRAY[
     'settings', 'slot', 'job_kind', 'job_run', 'drift', 'alert', 'migration', 'api_checksum', 'dispatcher',
@@ -23,7 +23,8 @@ SELECT functions_are('tickq', ARRAY[
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run', 'live_leases',
     'finish_run', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit', 'parse_pools', 'pool_slots_left',
     'pools_problems',
-    'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'live_run',
+    'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'live_run', 'kind_claimable',
+    'claim_candidates', 'claim_plain', 'claim_open_runs',
     'kinds_to_catch_up', 'catch_up_kinds', 'month_end_windows', 'month_end_at', 'spread_times',
     'agent_entry',
     'start_run', 'report_run', 'release_dead_lease', 'next_due_at', 'request_cancel', 'cancels_requested',
@@ -90,12 +91,38 @@ SELECT is_empty(
         AND obj_description(t.oid, 'pg_type') IS NULL$$,
     'every domain has a COMMENT'
 );
+-- The clock: a function reads it when its body calls now() (or another clock function) or uses
+-- p_now, or when it calls a function of the schema that reads it. Such a function takes the
+-- time as an optional last parameter p_now defaulting to now(), so that a test can set it; any
+-- other function takes no p_now.
+CREATE TEMP VIEW clock_use AS
+WITH RECURSIVE f AS (
+    SELECT p.oid, p.proname, p.prosrc,
+        pg_get_function_arguments(p.oid) ~ '(^|, )(IN )?p_now timestamp with time zone DEFAULT now\(\)$' AS takes_now
+    FROM pg_proc AS p
+    WHERE p.pronamespace = 'tickq'::regnamespace AND p.prorettype <> 'trigger'::regtype
+),
+reads (oid) AS (
+    SELECT f.oid FROM f
+    WHERE f.prosrc ~* ('\m(now|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday)\s*\('
+        || '|\mcurrent_(timestamp|date|time)\M|\mp_now\M')
+    UNION
+    SELECT f.oid FROM reads AS r INNER JOIN f AS g ON r.oid = g.oid
+    CROSS JOIN f WHERE f.prosrc ~ ('\mtickq\.' || g.proname || '\s*\(')
+)
+SELECT f.oid::regprocedure::text AS routine, f.takes_now, f.oid IN (SELECT r.oid FROM reads AS r) AS reads
+FROM f;
 SELECT is_empty(
-    $$SELECT p.oid::regprocedure::text FROM pg_proc AS p
-      WHERE p.pronamespace = 'tickq'::regnamespace AND p.prorettype <> 'trigger'::regtype
-        AND NOT (p.proargtypes[p.pronargs - 1] = 'timestamptz'::regtype AND p.pronargdefaults >= 1
-            AND pg_get_function_arguments(p.oid) ~ 'DEFAULT now\(\)$')$$,
-    'every function takes the time as an optional last parameter defaulting to now()'
+    $$SELECT routine FROM clock_use WHERE reads AND NOT takes_now$$,
+    'every function that reads the clock takes the time as an optional last parameter p_now defaulting to now()'
+);
+-- The functions still to lose their dead p_now: is_timezone and within_limit (constraints use them),
+-- kind_name_ok (a migration defines it), grant_access, one simulation_repeats_until of two, and
+-- describe_schedule (an overload pair, which a schedule as one value will fold into one).
+SELECT is_empty(
+    $$SELECT routine FROM clock_use WHERE takes_now AND NOT reads
+        AND routine !~ '^tickq\.(is_timezone|within_limit|kind_name_ok|grant_access|simulation_repeats_until|describe_schedule)\('$$,
+    'no function takes a p_now it does not read'
 );
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[

@@ -58,7 +58,7 @@ UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name <> 'core';
 
 -- a run's steps: only the lease holder reports, only steps of the chain, each once
 CREATE TEMP TABLE c1 AS SELECT run_id FROM tickq.claim_jobs(2, 'd1', '2026-06-02 10:00Z') WHERE kind = 'core';
-SELECT is(tickq.chain_start((SELECT run_id FROM c1), 'd1', '2026-06-02 10:00Z'), 1, 'a first try starts at step 1');
+SELECT is(tickq.chain_start((SELECT run_id FROM c1), 'd1'), 1, 'a first try starts at step 1');
 SELECT lives_ok($$SELECT tickq.report_step((SELECT run_id FROM c1), 'd1', 1, 'pull', 'ok', 0, 'pulled',
     '2 minutes', '2026-06-02 10:02Z')$$, 'the lease holder reports a step');
 SELECT throws_ok($$SELECT tickq.report_step((SELECT run_id FROM c1), 'd2', 2, 'ingest', 'ok', 0, NULL, NULL,
@@ -84,7 +84,7 @@ SELECT is((SELECT steps FROM tickq.queue_status_at('2026-06-02 10:09Z') WHERE ki
 -- the retry resumes at the first step no try of this slot ended ok
 CREATE TEMP TABLE c2 AS SELECT run_id, run_trigger FROM tickq.claim_jobs(2, 'd1', '2026-06-02 10:10Z')
 WHERE kind = 'core';
-SELECT is(tickq.chain_start((SELECT run_id FROM c2), 'd1', '2026-06-02 10:10Z'), 2,
+SELECT is(tickq.chain_start((SELECT run_id FROM c2), 'd1'), 2,
     'resume = true: the retry starts at the first step not ended ok');
 SELECT lives_ok($$SELECT tickq.report_step((SELECT run_id FROM c2), 'd1', 2, 'ingest', 'ok', 0, NULL, NULL,
     '2026-06-02 10:11Z')$$, 'the resumed try records its own steps');
@@ -92,7 +92,7 @@ SELECT lives_ok($$SELECT tickq.report_step((SELECT run_id FROM c2), 'd1', 2, 'in
 SELECT is((SELECT count(*)::int FROM tickq.expire_leases('2026-06-02 13:00Z')), 1, 'the lease expires: lost');
 CREATE TEMP TABLE c3 AS SELECT run_id, run_trigger FROM tickq.claim_jobs(2, 'd1', '2026-06-02 13:10Z')
 WHERE kind = 'core';
-SELECT is(tickq.chain_start((SELECT run_id FROM c3), 'd1', '2026-06-02 13:10Z'), 3,
+SELECT is(tickq.chain_start((SELECT run_id FROM c3), 'd1'), 3,
     'a lost try''s finished steps count: the next retry starts at step 3');
 SELECT is((SELECT steps FROM tickq.queue_status_at('2026-06-02 13:11Z') WHERE kind = 'core'),
     '1/3 ok from step 2 (resumed)', 'queue_status shows where the last run resumed');
@@ -106,9 +106,9 @@ SELECT lives_ok($$SELECT tickq.report_step((SELECT run_id FROM a1), 'd1', 1, 'a'
     '2026-06-02 13:12Z')$$, 'a chain without resume fails at its second step');
 CREATE TEMP TABLE a2 AS SELECT run_id, run_trigger FROM tickq.claim_jobs(1, 'd1', '2026-06-02 13:20Z')
 WHERE kind = 'again';
-SELECT results_eq($$SELECT a2.run_trigger::text, tickq.chain_start(a2.run_id, 'd1', '2026-06-02 13:20Z') FROM a2$$,
+SELECT results_eq($$SELECT a2.run_trigger::text, tickq.chain_start(a2.run_id, 'd1') FROM a2$$,
     $$VALUES ('retry', 1)$$, 'its retry starts over at step 1');
-SELECT is(tickq.chain_start((SELECT run_id FROM c3), 'd1', '2026-06-02 13:21Z'), 3, 'asking again answers the same');
+SELECT is(tickq.chain_start((SELECT run_id FROM c3), 'd1'), 3, 'asking again answers the same');
 
 SELECT * FROM finish();
 ROLLBACK;

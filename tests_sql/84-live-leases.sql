@@ -23,7 +23,7 @@ SELECT results_eq(
     'only the live run, with its holder and lease; a reported one and an unknown id are not');
 SELECT is(
     (SELECT p.provolatile::text FROM pg_proc AS p
-     WHERE p.oid = 'tickq.live_leases(bigint[], timestamptz)'::regprocedure),
+     WHERE p.oid = 'tickq.live_leases(bigint[])'::regprocedure),
     's', 'a STABLE function: it can lock or write nothing');
 
 SELECT * FROM finish();

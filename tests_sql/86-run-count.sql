@@ -45,7 +45,7 @@ SELECT is((SELECT f.lines FROM kinds AS k CROSS JOIN tickq.metrics_kind_gauge(k.
 SELECT lives_ok($$SELECT * FROM tickq.sync_registry('{
     "settings": {"retention": 86400, "keep_runs": 1, "slots": 2},
     "kinds": {"b": {"command": ["x"], "every": 300, "timeout": 60}}}', '2026-06-03 10:00Z')$$, 'a retired');
-SELECT tickq.forget_kind('a', '2026-06-03 10:00Z');
+SELECT tickq.forget_kind('a');
 SELECT is((SELECT count(*) FROM tickq.run_count WHERE kind = 'a'), 0::bigint, 'forgotten, its counts go');
 
 SELECT * FROM finish();

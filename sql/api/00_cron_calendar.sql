@@ -4,8 +4,7 @@
 
 CREATE OR REPLACE FUNCTION tickq.cron_calendar(
     p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_timezone text
 ) RETURNS tickq.calendar
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -31,9 +30,8 @@ BEGIN
     RETURN v_calendar;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_calendar(text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.cron_calendar(text, text) IS
 'A five-field cron string (or @hourly, @daily, @weekly, @monthly, @yearly, @annually) in zone '
 'p_timezone as a tickq.calendar: single-number minute and hour as a wall-clock time, others on '
 'real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 naming what is wrong (@reboot '
-'and six-field forms included). In a simulator''s session each answer is kept for the session. '
-'p_now is unused.';
+'and six-field forms included). In a simulator''s session each answer is kept for the session.';

@@ -14,8 +14,7 @@ CREATE OR REPLACE FUNCTION tickq.cron_field(
     p_what text,
     p_low integer,
     p_high integer,
-    p_names text[],
-    p_now timestamptz DEFAULT now()
+    p_names text[]
 ) RETURNS smallint[]
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -65,14 +64,13 @@ BEGIN
     RETURN ARRAY(SELECT DISTINCT v.value::smallint FROM unnest(v_values) AS v (value) ORDER BY 1);
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[], timestamptz) IS
+COMMENT ON FUNCTION tickq.cron_field(text, text, integer, integer, text[]) IS
 'The values one cron field takes (lists, ranges, steps, *, names counted from p_low), sorted; '
-'raises 22023 naming the field for anything else. p_now is unused.';
+'raises 22023 naming the field for anything else.';
 
 CREATE OR REPLACE FUNCTION tickq.cron_parse(
     p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_timezone text
 ) RETURNS tickq.calendar
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -129,15 +127,14 @@ BEGIN
     RETURN v_calendar;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_parse(text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.cron_parse(text, text) IS
 'Internal to tickq.cron_calendar: a five-field cron string (or @hourly, @daily, @weekly, @monthly, '
 '@yearly, @annually) in zone p_timezone as a tickq.calendar: single-number minute and hour as a '
 'wall-clock time, others on real time, Vixie''s day-of-month OR day-of-week rule. Raises 22023 '
-'naming what is wrong (@reboot and six-field forms included). p_now is unused.';
+'naming what is wrong (@reboot and six-field forms included).';
 
 CREATE OR REPLACE FUNCTION tickq.cron_problem(
-    p_cron text,
-    p_now timestamptz DEFAULT now()
+    p_cron text
 ) RETURNS text
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -148,8 +145,8 @@ EXCEPTION WHEN invalid_parameter_value THEN
     RETURN SQLERRM;
 END
 $$;
-COMMENT ON FUNCTION tickq.cron_problem(text, timestamptz) IS
-'What is wrong with a cron string (tickq.cron_calendar''s refusal), or NULL. p_now is unused.';
+COMMENT ON FUNCTION tickq.cron_problem(text) IS
+'What is wrong with a cron string (tickq.cron_calendar''s refusal), or NULL.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_of(
     p_at_times time[],
@@ -157,22 +154,19 @@ CREATE OR REPLACE FUNCTION tickq.calendar_of(
     p_days smallint[],
     p_months smallint[],
     p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_timezone text
 ) RETURNS tickq.calendar
 LANGUAGE sql IMMUTABLE
 AS $$
     SELECT CASE WHEN p_cron IS NOT NULL THEN tickq.cron_calendar(p_cron, p_timezone)
         ELSE ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false, p_timezone)::tickq.calendar END
 $$;
-COMMENT ON FUNCTION tickq.calendar_of(time[], smallint[], smallint[], smallint[], text, text, timestamptz) IS
-'A kind''s schedule columns (at_times, on_days, days, months, or cron) as one tickq.calendar. '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.calendar_of(time[], smallint[], smallint[], smallint[], text, text) IS
+'A kind''s schedule columns (at_times, on_days, days, months, or cron) as one tickq.calendar.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day(
     p_calendar tickq.calendar,
-    p_day date,
-    p_now timestamptz DEFAULT now()
+    p_day date
 ) RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -197,14 +191,13 @@ BEGIN
     RETURN CASE WHEN p_calendar.either THEN v_day_ok OR v_weekday_ok ELSE v_day_ok AND v_weekday_ok END;
 END
 $$;
-COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date, timestamptz) IS
+COMMENT ON FUNCTION tickq.calendar_day(tickq.calendar, date) IS
 'True when the local date p_day is a day of the calendar (months, days of the month, weekdays, '
-'nth and last weekdays; cron''s OR rule). p_now is unused.';
+'nth and last weekdays; cron''s OR rule).';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day_slots(
     p_calendar tickq.calendar,
-    p_day date,
-    p_now timestamptz DEFAULT now()
+    p_day date
 ) RETURNS SETOF timestamptz
 LANGUAGE sql STABLE
 AS $$
@@ -224,9 +217,9 @@ AS $$
         - (l.later - interval '1 day') AT TIME ZONE 'UTC')) AT TIME ZONE 'UTC')) AS c (at)
     WHERE c.at AT TIME ZONE p_calendar.timezone = w.wall
 $$;
-COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date, timestamptz) IS
+COMMENT ON FUNCTION tickq.calendar_day_slots(tickq.calendar, date) IS
 'The slots of the local date p_day (not judged against the day filters): wall-clock times by '
-'tickq''s daylight-saving rule, real-time minutes and hours as they occur. p_now is unused.';
+'tickq''s daylight-saving rule, real-time minutes and hours as they occur.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day_first(
     p_calendar tickq.calendar,

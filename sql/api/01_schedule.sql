@@ -175,8 +175,7 @@ COMMENT ON FUNCTION tickq.last_slot(
 'a run merging the slots since p_since stands for (job_run.slot_at, TICKQ_SLOT).';
 
 CREATE OR REPLACE FUNCTION tickq.format_duration(
-    p_duration interval,
-    p_now timestamptz DEFAULT now()
+    p_duration interval
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -193,12 +192,11 @@ AS $$
         )
     END
 $$;
-COMMENT ON FUNCTION tickq.format_duration(interval, timestamptz) IS
-'A duration as the registry writes it: "5m", "1h30m", "1d". Whole seconds; p_now is unused.';
+COMMENT ON FUNCTION tickq.format_duration(interval) IS
+'A duration as the registry writes it: "5m", "1h30m", "1d". Whole seconds;';
 
 CREATE OR REPLACE FUNCTION tickq.weekday_name(
-    p_day smallint,
-    p_now timestamptz DEFAULT now()
+    p_day smallint
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -208,13 +206,12 @@ AS $$
             ELSE '' END
         || (ARRAY['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])[p_day % 10]
 $$;
-COMMENT ON FUNCTION tickq.weekday_name(smallint, timestamptz) IS
-'A weekday of on_days as the registry writes it: "mon", "1st mon", "last fri". p_now is unused.';
+COMMENT ON FUNCTION tickq.weekday_name(smallint) IS
+'A weekday of on_days as the registry writes it: "mon", "1st mon", "last fri".';
 
 CREATE OR REPLACE FUNCTION tickq.number_ranges(
     p_values smallint[],
-    p_names text[],
-    p_now timestamptz DEFAULT now()
+    p_names text[]
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -230,12 +227,11 @@ AS $$
         GROUP BY g.run
     ) AS r
 $$;
-COMMENT ON FUNCTION tickq.number_ranges(smallint[], text[], timestamptz) IS
-'Sorted numbers as a short list: "1,15" or "9-17", named by p_names when given. p_now is unused.';
+COMMENT ON FUNCTION tickq.number_ranges(smallint[], text[]) IS
+'Sorted numbers as a short list: "1,15" or "9-17", named by p_names when given.';
 
 CREATE OR REPLACE FUNCTION tickq.describe_days(
-    p_calendar tickq.calendar,
-    p_now timestamptz DEFAULT now()
+    p_calendar tickq.calendar
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -254,13 +250,12 @@ AS $$
             ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']),
         ' ' || p_calendar.timezone)
 $$;
-COMMENT ON FUNCTION tickq.describe_days(tickq.calendar, timestamptz) IS
+COMMENT ON FUNCTION tickq.describe_days(tickq.calendar) IS
 'The day filters of a calendar and its zone in words: " on mon,last fri on days 1,15,last in '
-'jan,jul Europe/London". p_now is unused.';
+'jan,jul Europe/London".';
 
 CREATE OR REPLACE FUNCTION tickq.describe_calendar(
-    p_calendar tickq.calendar,
-    p_now timestamptz DEFAULT now()
+    p_calendar tickq.calendar
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -278,11 +273,11 @@ AS $$
                 ELSE 'at minute ' || tickq.number_ranges(p_calendar.minutes, NULL) END
             || CASE WHEN cardinality(p_calendar.hours) = 24 THEN ''
                 ELSE ' in hours ' || tickq.number_ranges(p_calendar.hours, NULL) END
-        END || tickq.describe_days(p_calendar, p_now)
+        END || tickq.describe_days(p_calendar)
 $$;
-COMMENT ON FUNCTION tickq.describe_calendar(tickq.calendar, timestamptz) IS
+COMMENT ON FUNCTION tickq.describe_calendar(tickq.calendar) IS
 'A calendar as one line: "at 06:00,18:00 on mon Europe/London", "every 15 minutes in hours 9-17 '
-'on mon-fri UTC". p_now is unused.';
+'on mon-fri UTC".';
 
 CREATE OR REPLACE FUNCTION tickq.describe_schedule(
     p_every interval,
@@ -299,12 +294,12 @@ LANGUAGE sql STABLE
 AS $$
     -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
-        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every, p_now)
-            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset, p_now) ELSE '' END
+        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every)
+            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset) ELSE '' END
         WHEN p_cron IS NOT NULL THEN 'cron "' || p_cron || '": '
-            || tickq.describe_calendar(tickq.cron_calendar(p_cron, p_timezone), p_now)
+            || tickq.describe_calendar(tickq.cron_calendar(p_cron, p_timezone))
         ELSE tickq.describe_calendar(ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false,
-            p_timezone)::tickq.calendar, p_now)
+            p_timezone)::tickq.calendar)
     END
 $$;
 COMMENT ON FUNCTION tickq.describe_schedule(

@@ -32,7 +32,7 @@ BEGIN
     END IF;
     -- The registry this queue last synced, by these very rules (the digest covers the API): no
     -- problem, and no need to judge each of its kinds again on every tick.
-    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = tickq.registry_digest(p_registry, p_now)) THEN
+    IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = tickq.registry_digest(p_registry)) THEN
         RETURN;
     END IF;
     SELECT * INTO STRICT v_defaults FROM tickq.settings;
@@ -84,7 +84,7 @@ BEGIN
     -- Whose queue (a JSON naming its source): another project's sync that would retire kinds,
     -- with the file's own problems, so one answer says all (key NULL).
     RETURN QUERY SELECT NULL::text, NULL::text, q.problem FROM (SELECT tickq.queue_registry_problem(p_registry,
-        v_kinds || '{"tickq.housekeeping": {}}'::jsonb, p_now) AS problem) AS q WHERE q.problem IS NOT NULL;
+        v_kinds || '{"tickq.housekeeping": {}}'::jsonb) AS problem) AS q WHERE q.problem IS NOT NULL;
 END
 $$;
 COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS

@@ -6,8 +6,7 @@
 
 CREATE OR REPLACE FUNCTION tickq.settings_drift(
     p_old tickq.settings,
-    p_new tickq.settings,
-    p_now timestamptz DEFAULT now()
+    p_new tickq.settings
 ) RETURNS jsonb
 LANGUAGE plpgsql STABLE
 AS $$
@@ -25,7 +24,7 @@ BEGIN
         WHERE o.value IS DISTINCT FROM n.value), '[]');
 END
 $$;
-COMMENT ON FUNCTION tickq.settings_drift(tickq.settings, tickq.settings, timestamptz) IS
+COMMENT ON FUNCTION tickq.settings_drift(tickq.settings, tickq.settings) IS
 'The drift between the stored settings and the registry''s (none before the first sync), each '
 'item {field "settings.<key>", stored_value, registry_value, registry_edit}.';
 
@@ -117,8 +116,7 @@ COMMENT ON FUNCTION tickq.sync_dispatcher(jsonb, tickq.settings, timestamptz) IS
 'three ticks.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_slots(
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS void
 LANGUAGE sql
 AS $$
@@ -131,12 +129,11 @@ AS $$
     DELETE FROM tickq.slot AS sl WHERE sl.n IN (
         SELECT f.n FROM tickq.slot AS f WHERE f.n > p_slots AND f.run_id IS NULL FOR UPDATE SKIP LOCKED);
 $$;
-COMMENT ON FUNCTION tickq.sync_slots(integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.sync_slots(integer) IS
 'Makes the slot rows 1..p_slots exist; free slots past p_slots are dropped.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_digest(
-    p_registry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_registry jsonb
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -145,7 +142,7 @@ AS $$
     SELECT encode(sha256(convert_to((p_registry - 'dispatcher' - 'source' - 'replace_queue')::text || E'\n'
         || coalesce((SELECT c.checksum FROM tickq.api_checksum AS c), ''), 'UTF8')), 'hex');
 $$;
-COMMENT ON FUNCTION tickq.registry_digest(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_digest(jsonb) IS
 'What tickq.queue_registry.digest holds after a sync of p_registry: sha256 of the registry JSON '
 'without the keys naming its sender ("dispatcher", "source", "replace_queue") and of the API '
 'checksum. Where the registry was synced from is kept beside it (path, host).';
@@ -153,8 +150,7 @@ COMMENT ON FUNCTION tickq.registry_digest(jsonb, timestamptz) IS
 CREATE OR REPLACE FUNCTION tickq.keep_registry_digest(
     p_digest text,
     p_drift jsonb,
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -171,7 +167,7 @@ BEGIN
     ON CONFLICT ("only") DO UPDATE SET digest = excluded.digest;
 END
 $$;
-COMMENT ON FUNCTION tickq.keep_registry_digest(text, jsonb, integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.keep_registry_digest(text, jsonb, integer) IS
 'Records the digest of the registry a sync just applied (NULL when it left work for a later '
 'sync: a locked kind, a busy slot past p_slots or past a pool''s limit), after every write of that sync.';
 
@@ -205,7 +201,7 @@ BEGIN
     -- The registry the queue last synced, from the file it was synced from, and nothing written
     -- behind its back since (the triggers of migration 0024 forget the digest): nothing to do,
     -- nothing written. A source that is not the one recorded is recorded (sync_queue_registry).
-    v_digest := tickq.registry_digest(p_registry, p_now);
+    v_digest := tickq.registry_digest(p_registry);
     IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest
             AND (p_registry #>> '{source,path}' IS NULL OR (q.path = p_registry #>> '{source,path}'
                 AND q.resolved IS NOT DISTINCT FROM coalesce(p_registry #>> '{source,resolved}',
@@ -219,7 +215,7 @@ BEGIN
     -- Settings. The row is locked for the whole sync, so two syncs never interleave.
     SELECT * INTO STRICT v_old FROM tickq.settings FOR UPDATE;
     v_new := tickq.parse_settings(v_settings, v_old);
-    v_drift := tickq.settings_drift(v_old, v_new, p_now);
+    v_drift := tickq.settings_drift(v_old, v_new);
     -- The rules between keys (a weight at most slots, pools that exist: sql/api/26_pools.sql).
     SELECT w.kind, w.key, w.problem INTO v_problem FROM tickq.weight_problems(p_registry, v_new.slots) AS w LIMIT 1;
     IF FOUND THEN
@@ -249,9 +245,9 @@ BEGIN
     PERFORM tickq.save_settings(v_old, v_new, p_now);
     -- The fingerprint is the registry's content: where the file sits is not part of it.
     v_drift := v_drift || tickq.sync_dispatcher(p_registry - 'source' - 'replace_queue', v_new, p_now);
-    PERFORM tickq.sync_slots(v_new.slots, p_now);
+    PERFORM tickq.sync_slots(v_new.slots);
     v_drift := v_drift || tickq.sync_pools(p_registry -> 'pools', p_now);
-    PERFORM tickq.keep_registry_digest(v_digest, v_drift, v_new.slots, p_now);
+    PERFORM tickq.keep_registry_digest(v_digest, v_drift, v_new.slots);
 
     RETURN QUERY
     WITH found AS (

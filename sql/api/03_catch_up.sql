@@ -16,7 +16,7 @@ AS $$
     -- a claim could take (enabled, armed, not running, not paused) whose scheduled due time is
     -- later than its catch_up; a retry's due time is no slot and never skipped.
     SELECT k.name FROM tickq.job_kind AS k
-    WHERE k.catch_up IS NOT NULL AND k.enabled AND k.run_id IS NULL AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+    WHERE k.catch_up IS NOT NULL AND tickq.kind_claimable(k) AND k.run_id IS NULL
         AND k.due_at < p_now AND k.due_at < p_now - k.catch_up AND k.next_trigger = 'schedule'
         AND (k.paused_until IS NULL OR k.paused_until <= p_now)
 $$;

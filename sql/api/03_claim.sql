@@ -7,8 +7,7 @@
 -- Lock order everywhere: kind row, then run row, then slot row.
 
 CREATE OR REPLACE FUNCTION tickq.slots_left(
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -24,14 +23,90 @@ BEGIN
     RETURN greatest(0, p_slots - (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL));
 END
 $$;
-COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.slots_left(integer) IS
 'Internal: how many free slot rows a claim may take: all of them, or while runs still hold slots '
 'past a lowered limit, the limit less every busy slot (counted under the settings lock).';
 
--- claim_jobs is one function of four statements, not a chain of helpers: it is the hot path of
--- every tick, and each helper call would add an executor start to every claim
--- (bench/claim_instructions.py counts them). That is why it is longer than the API's other
--- functions (about 150 lines against their 100). What its statements do and why:
+-- The claim's writes: a run for each picked kind, in the matching free slot row, and the kind's
+-- lease, in one statement, so one executor start for all the writes.
+CREATE OR REPLACE FUNCTION tickq.claim_open_runs(
+    p_picked text[],
+    p_slots integer[],
+    p_dispatcher text,
+    p_lease interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    run_id bigint, kind text, attempt integer, leased_until timestamptz, run_trigger tickq.run_trigger,
+    slot_at timestamptz, first_slot_at timestamptz, slots_covered integer
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH runs AS (
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+            slot_at, first_slot_at, slots_covered, weight, pools)
+        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
+            p_slots[array_position(p_picked, k.name)],
+            -- The slots covered: from the kind's due time to the last one by now (the due time
+            -- when it is the only one); a retry's are its first try's, kept on the kind row.
+            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
+                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
+                WHEN k.next_trigger = 'retry' THEN k.slot_at END,
+            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
+            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
+        FROM (
+            SELECT k.*, CASE
+                WHEN k.next_trigger <> 'schedule' THEN 0
+                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
+                    k.timezone, k.due_at, p_now)
+            END AS n
+            FROM tickq.job_kind AS k WHERE k.name = ANY(p_picked)
+            OFFSET 0  -- slots_between once per kind, not once per use of n
+        ) AS k
+        RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
+    ),
+    slots AS (
+        -- p_picked[i] goes into slot p_slots[i] (a kind of weight w is w times in p_picked). Slot
+        -- rows are found by primary key (unnested arrays would hash the slot table in a generic plan).
+        UPDATE tickq.slot AS sl SET
+            run_id = (SELECT r.id FROM runs AS r WHERE r.kind = p_picked[array_position(p_slots, sl.n)]),
+            leased_until = p_now + p_lease
+        WHERE sl.n = ANY(p_slots) AND sl.run_id IS NULL
+        RETURNING sl.run_id
+    ),
+    leased AS (
+        UPDATE tickq.job_kind AS k SET
+            run_id = r.id,
+            leased_by = p_dispatcher,
+            leased_until = p_now + p_lease,
+            attempts = r.attempt,
+            slot_at = r.slot_at,
+            first_slot_at = r.first_slot_at,
+            slots_covered = r.slots_covered,
+            updated_at = p_now
+        FROM runs AS r
+        INNER JOIN slots AS sl ON r.id = sl.run_id
+        WHERE k.name = r.kind
+        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger, r.slot_at, r.first_slot_at,
+            r.slots_covered
+    )
+    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger, l.slot_at, l.first_slot_at,
+        l.slots_covered FROM leased AS l
+    ORDER BY array_position(p_picked, l.name);
+END
+$$;
+COMMENT ON FUNCTION tickq.claim_open_runs(text[], integer[], text, interval, timestamptz) IS
+'Internal, for tickq.claim_jobs: opens a run of each kind of p_picked in the slot row of p_slots at '
+'the same place (a kind of weight w is w times in p_picked), leases the kind to p_dispatcher for '
+'p_lease, and returns the leases in p_picked''s order; a kind whose slot row was taken meanwhile '
+'gets no lease (claim_jobs counts them).';
+
+-- claim_jobs: the settings statement, the candidates (tickq.claim_candidates), the pick
+-- (tickq.claim_plain, or tickq.claim_fit once a candidate has a weight or pools), then the
+-- writes (tickq.claim_open_runs) and their count. The hot path of every tick: each helper is
+-- one call (bench/claim_instructions.py counts them).
 --
 -- Settings: one statement reads them with the three rare cases, a lease expired without a report,
 -- runs still holding slots past a lowered limit, and a kind due later than its catch_up (whose
@@ -47,34 +122,14 @@ COMMENT ON FUNCTION tickq.slots_left(integer, timestamptz) IS
 -- nothing to do, while another host syncs a different registry during its tick, takes that
 -- registry's answer for its refills until its next tick.
 --
--- Candidates, in claim order, come from one short range of job_kind_claimable per priority
--- lane, so an empty poll and a million-row backlog cost the same four probes. Each range
--- holds the lane's first p_limit + 4 kinds by due time, and the union is cut to the first
--- p_limit + 4 of the whole order; reading 4 past the limit lets claims running side by
--- side, which skip each other's locked rows, still find enough (two claims of 3 at once, or
--- five refills of 1). Each row read past the limit costs a primary-key probe in the pick
--- that follows: 8 past it made a claim of 3 about 6% dearer. A kind due longer than
--- stale_after goes before fresher kinds of any priority (aging): while the capacity
--- invariant holds nothing waits much past stale_after, and when it does not, every lane is
--- late rather than the lower lanes starving. The stale kinds of a lane are the first of its
--- range, so the oldest stale kinds of all lanes are among the rows read. An irreversible
--- kind nobody has armed by hand is outside the index (each range repeats its predicate): a
--- schedule never runs it, whatever its other columns say.
--- A paused kind (tickq.pause_kind) stays in job_kind_claimable, so that a pause can end by
--- itself without a write; the ranges read past it, which costs a heap probe per paused due kind.
---
--- Free slots, each locked by this claim alone; another claim skips them and takes others. They
--- are locked only once something is due: a claim that finds nothing locks (writes) nothing.
---
 -- Weights and pools: while no kind has a weight or pools (one probe of the empty index
 -- job_kind_weighted, in the settings statement), or none of the candidates has, the claim is
--- the one above (its pick takes only kinds of weight 1 without pools, as a sync may have given
--- one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
+-- the plain one, tickq.claim_plain (its pick takes only kinds of weight 1 without pools, as a
+-- sync may have given one a weight since). When a candidate has, tickq.claim_fit (sql/api/26_pools.sql) picks: kind
 -- rows, their weight in slot rows and a row of each pool, all SKIP LOCKED, with capacity held
 -- for a kind waiting half of stale_after that does not fit (a stale one is always among the
--- candidates: they come first); v_picked then holds a kind once per slot row it takes, and the
--- pool rows are written after the runs. The plain path's statements keep their indentation
--- inside the ELSE, so that they read (and merge) as before.
+-- candidates: they come first); picked then holds a kind once per slot row it takes, and the
+-- pool rows are written after the runs.
 CREATE OR REPLACE FUNCTION tickq.claim_jobs(
     p_limit integer,
     p_dispatcher text DEFAULT 'unnamed',
@@ -120,122 +175,21 @@ BEGIN
     FROM tickq.settings AS s LEFT JOIN tickq.dispatcher AS d ON d.name = p_dispatcher;
     IF v_expired THEN PERFORM tickq.expire_leases(p_now); END IF;
     IF v_catch_up THEN PERFORM tickq.catch_up_kinds(p_dispatcher, p_now); END IF;
-    -- Candidates in claim order: one short index range per lane (see above the function).
-    v_candidates := ARRAY(
-        SELECT c.name
-        FROM (
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-                    AND k.run_id IS NULL AND k.priority = 'urgent' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-                    AND k.run_id IS NULL AND k.priority = 'high' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-                    AND k.run_id IS NULL AND k.priority = 'normal' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-            UNION ALL
-            (SELECT k.name, k.priority, k.due_at FROM tickq.job_kind AS k
-                WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-                    AND k.run_id IS NULL AND k.priority = 'low' AND k.due_at <= p_now
-                    AND (k.paused_until IS NULL OR k.paused_until <= p_now) AND (v_agents OR k.name NOT LIKE 'agent.%')
-                ORDER BY k.due_at, k.name LIMIT p_limit + 4)
-        ) AS c
-        ORDER BY c.due_at <= v_stale DESC, CASE WHEN c.due_at <= v_stale THEN c.due_at END,
-            c.priority, c.due_at, c.name
-        LIMIT p_limit + 4
-    );
+    v_candidates := tickq.claim_candidates(p_limit, v_agents, v_stale, p_now);
     IF cardinality(v_candidates) = 0 THEN
         RETURN;
     ELSIF v_weighted AND EXISTS (SELECT FROM tickq.job_kind AS w WHERE w.name = ANY(v_candidates)
         AND (w.weight > 1 OR w.pools <> '{}')) THEN  -- a candidate has a weight or pools
         v_fit := tickq.claim_fit(v_candidates, p_limit, v_limit, v_over_limit, v_stale, p_now);
-        v_picked := v_fit.picked; v_slots := v_fit.slots; v_kinds := v_fit.kinds; v_pooled := v_fit.pooled;
-    ELSE  -- free slots (see above the function), then the kinds
-    v_slots := ARRAY(
-        SELECT sl.n FROM tickq.slot AS sl
-        WHERE sl.run_id IS NULL AND sl.n <= v_limit
-        ORDER BY sl.n
-        LIMIT CASE WHEN v_over_limit THEN least(p_limit, tickq.slots_left(v_limit, p_now)) ELSE p_limit END
-        FOR UPDATE SKIP LOCKED
-    );
-    IF cardinality(v_slots) = 0 THEN
+    ELSE
+        v_fit := tickq.claim_plain(v_candidates, p_limit, v_limit, v_over_limit, p_now);
+    END IF;
+    v_picked := v_fit.picked; v_slots := v_fit.slots; v_kinds := v_fit.kinds; v_pooled := v_fit.pooled;
+    IF coalesce(cardinality(v_picked), 0) = 0 THEN  -- no free slot row, or every candidate taken
         RETURN;
     END IF;
-    -- Lock in claim order. SKIP LOCKED passes over a row another claim, a report or a sync holds.
-    -- Pause and weight are checked again: pause_kind or a sync may have committed since.
-    v_picked := ARRAY(
-        SELECT k.name FROM tickq.job_kind AS k
-        WHERE k.name = ANY(v_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
-            AND k.run_id IS NULL AND k.due_at <= p_now AND k.weight = 1 AND k.pools = '{}'
-            AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-        ORDER BY array_position(v_candidates, k.name)
-        LIMIT cardinality(v_slots)
-        FOR UPDATE SKIP LOCKED
-    );
-    v_slots := v_slots[1:cardinality(v_picked)];
-    END IF;
-    -- Open a run for each picked kind, put it in the matching free slot row and lease the kind:
-    -- one statement, so one executor start for all the writes.
-    RETURN QUERY
-    WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
-            slot_at, first_slot_at, slots_covered, weight, pools)
-        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
-            v_slots[array_position(v_picked, k.name)],
-            -- The slots covered: from the kind's due time to the last one by now (the due time
-            -- when it is the only one); a retry's are its first try's, kept on the kind row.
-            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
-                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
-                WHEN k.next_trigger = 'retry' THEN k.slot_at END,
-            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
-            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
-        FROM (
-            SELECT k.*, CASE
-                WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, k.due_at, p_now)
-            END AS n
-            FROM tickq.job_kind AS k WHERE k.name = ANY(v_picked)
-            OFFSET 0  -- slots_between once per kind, not once per use of n
-        ) AS k
-        RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
-    ),
-    slots AS (
-        -- v_picked[i] goes into slot v_slots[i] (a kind of weight w is w times in v_picked). Slot
-        -- rows are found by primary key (unnested arrays would hash the slot table in a generic plan).
-        UPDATE tickq.slot AS sl SET
-            run_id = (SELECT r.id FROM runs AS r WHERE r.kind = v_picked[array_position(v_slots, sl.n)]),
-            leased_until = p_now + v_lease
-        WHERE sl.n = ANY(v_slots) AND sl.run_id IS NULL
-        RETURNING sl.run_id
-    ),
-    leased AS (
-        UPDATE tickq.job_kind AS k SET
-            run_id = r.id,
-            leased_by = p_dispatcher,
-            leased_until = p_now + v_lease,
-            attempts = r.attempt,
-            slot_at = r.slot_at,
-            first_slot_at = r.first_slot_at,
-            slots_covered = r.slots_covered,
-            updated_at = p_now
-        FROM runs AS r
-        INNER JOIN slots AS sl ON r.id = sl.run_id
-        WHERE k.name = r.kind
-        RETURNING r.id, k.name, r.attempt, k.leased_until, r.run_trigger, r.slot_at, r.first_slot_at,
-            r.slots_covered
-    )
-    SELECT l.id, l.name, l.attempt::integer, l.leased_until, l.run_trigger, l.slot_at, l.first_slot_at,
-        l.slots_covered FROM leased AS l
-    ORDER BY array_position(v_picked, l.name);
+    -- The runs, their slot rows and the leases (see above the function).
+    RETURN QUERY SELECT * FROM tickq.claim_open_runs(v_picked, v_slots, p_dispatcher, v_lease, p_now);
     GET DIAGNOSTICS v_leased = ROW_COUNT;
     IF v_leased <> coalesce(v_kinds, cardinality(v_picked)) THEN
         -- Never a lease without a slot of its own: undo the whole claim rather than go over.
@@ -307,7 +261,7 @@ BEGIN
     v_slots := ARRAY(SELECT sl.n FROM tickq.slot AS sl
         WHERE sl.run_id IS NULL AND sl.n <= v_settings.slots
         ORDER BY sl.n
-        LIMIT least(v_kind.weight, tickq.slots_left(v_settings.slots, p_now))
+        LIMIT least(v_kind.weight, tickq.slots_left(v_settings.slots))
         FOR UPDATE SKIP LOCKED);
     IF cardinality(v_slots) < v_kind.weight THEN
         RAISE EXCEPTION '%', CASE WHEN v_kind.weight = 1 THEN format('all %s slots are in use', v_settings.slots)
@@ -319,7 +273,7 @@ BEGIN
         v_n := NULL;
         SELECT ps.n INTO v_n FROM tickq.pool_slot AS ps INNER JOIN tickq.pool AS p ON ps.pool = p.name
         WHERE ps.pool = v_pool AND ps.run_id IS NULL AND ps.n <= p.slots
-        ORDER BY ps.n LIMIT least(1, tickq.pool_slots_left(v_pool, p_now))
+        ORDER BY ps.n LIMIT least(1, tickq.pool_slots_left(v_pool))
         FOR UPDATE OF ps SKIP LOCKED;
         IF v_n IS NULL THEN
             RAISE EXCEPTION 'pool "%" is full: all % of its slots are in use', v_pool,
@@ -361,4 +315,5 @@ COMMENT ON FUNCTION tickq.claim_manual(text, text, text, timestamptz) IS
 'and its successful run arms the kind. Raises TQ003 unknown kind, TQ006 already running, TQ005 '
 'no free slot (or a full pool, named), TQ030 unarmed irreversible kind without a person.';
 
-REVOKE ALL ON FUNCTION tickq.slots_left(integer, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.slots_left(integer) FROM public;
+REVOKE ALL ON FUNCTION tickq.claim_open_runs(text[], integer[], text, interval, timestamptz) FROM public;

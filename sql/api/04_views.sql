@@ -6,8 +6,7 @@
 
 -- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
 CREATE OR REPLACE FUNCTION tickq.chain_summary(
-    p_run_id bigint,
-    p_now timestamptz DEFAULT now()
+    p_run_id bigint
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -22,7 +21,7 @@ AS $$
     WHERE r.id = p_run_id AND k.registry ? 'steps'
     GROUP BY k.registry
 $$;
-COMMENT ON FUNCTION tickq.chain_summary(bigint, timestamptz) IS
+COMMENT ON FUNCTION tickq.chain_summary(bigint) IS
 'One line on the steps of a chain''s run: how many of the chain''s steps ended ok, where a '
 'resumed run started, and each step that did not end ok; null for a run of a plain kind.';
 
@@ -74,7 +73,7 @@ AS $$
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        k.enabled AND k.run_id IS NULL AND k.due_at <= p_now AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
             AND NOT coalesce(k.paused_until > p_now, false),
         k.run_id IS NOT NULL,
         k.due_at,
@@ -95,7 +94,7 @@ AS $$
         k.armed_at,
         k.armed_by,
         -- Only chains pay for the summary of their last run's steps.
-        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id, p_now) END,
+        CASE WHEN k.registry ? 'steps' THEN tickq.chain_summary(k.last_run_id) END,
         CASE WHEN k.paused_until > p_now THEN k.paused_until END,
         CASE WHEN k.paused_until > p_now THEN k.paused_reason END,
         CASE WHEN k.paused_until > p_now THEN k.paused_by END,
@@ -145,7 +144,7 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     -- Waiting while paused is on purpose: a pause that ended counts as due since its end.
-    WHERE k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL) AND k.run_id IS NULL
+    WHERE tickq.kind_claimable(k) AND k.run_id IS NULL
         AND greatest(k.due_at, k.paused_until) <= p_now - s.stale_after
         -- A slot later than the kind's catch_up is skipped by the next claim, not waited for.
         AND NOT (k.catch_up IS NOT NULL AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name)))

@@ -2,31 +2,27 @@
 
 CREATE OR REPLACE FUNCTION tickq.simulated_hold(
     p_kind tickq.job_kind,
-    p_durations jsonb,
-    p_now timestamptz DEFAULT now()
+    p_durations jsonb
 ) RETURNS interval
 LANGUAGE sql IMMUTABLE
 AS $$
     -- Each run holds its slot for its given duration, else its timeout (the worst case).
     SELECT coalesce(make_interval(secs => (p_durations ->> p_kind.name)::double precision), p_kind.timeout)
 $$;
-COMMENT ON FUNCTION tickq.simulated_hold(tickq.job_kind, jsonb, timestamptz) IS
-'How long a simulated run of the kind holds its slot: p_durations->kind seconds, else its timeout. '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.simulated_hold(tickq.job_kind, jsonb) IS
+'How long a simulated run of the kind holds its slot: p_durations->kind seconds, else its timeout.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_session(
-    p_now timestamptz DEFAULT now()
-) RETURNS void
+CREATE OR REPLACE FUNCTION tickq.simulation_session() RETURNS void
 LANGUAGE sql
 AS $$
     -- What the simulator's functions may keep for the rest of the session: the calendars of
     -- its cron strings (tickq.cron_calendar).
     SELECT set_config('tickq.simulator', 'on', false)
 $$;
-COMMENT ON FUNCTION tickq.simulation_session(timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_session() IS
 'Marks the session as the simulator''s (setting tickq.simulator = on, for the session): '
 'tickq.cron_calendar then keeps each cron string''s calendar for the session. Scratch databases '
-'only. p_now is unused.';
+'only.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_arm(
     p_now timestamptz DEFAULT now()
@@ -60,9 +56,7 @@ COMMENT ON FUNCTION tickq.simulation_arm(timestamptz) IS
 'run at p_now through the real claim and report (as a person''s first run would), keeping its due '
 'time. Returns how many it armed.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_next_due(
-    p_now timestamptz DEFAULT now()
-) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION tickq.simulation_next_due() RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
     -- The due time a claim could first find something at: the earliest of the enabled kinds no
@@ -77,22 +71,21 @@ AS $$
         (SELECT k.due_at FROM tickq.job_kind AS k WHERE k.enabled AND k.priority = 'low' AND k.run_id IS NULL
             ORDER BY k.due_at LIMIT 1))
 $$;
-COMMENT ON FUNCTION tickq.simulation_next_due(timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_next_due() IS
 'For the simulator: the earliest due time of an enabled kind no run holds (NULL: none), the first '
 'instant a claim could find anything; paused and unarmed kinds count, as the claim the simulator '
-'skips when nothing is due counts them. p_now is unused.';
+'skips when nothing is due counts them.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_holds(
-    p_durations jsonb DEFAULT NULL,
-    p_now timestamptz DEFAULT now()
+    p_durations jsonb DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     SELECT coalesce(jsonb_object_agg(k.name, tickq.simulated_hold(k, p_durations)), '{}') FROM tickq.job_kind AS k
 $$;
-COMMENT ON FUNCTION tickq.simulation_holds(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_holds(jsonb) IS
 'For the simulator: how long each kind''s runs hold their slot (tickq.simulated_hold), by kind name, '
-'read once rather than joined to every claim. p_now is unused.';
+'read once rather than joined to every claim.';
 
 CREATE OR REPLACE FUNCTION tickq.simulate_events(
     p_until timestamptz,

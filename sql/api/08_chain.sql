@@ -3,8 +3,7 @@
 
 CREATE OR REPLACE FUNCTION tickq.parse_chain(
     p_name text,
-    p_entry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_entry jsonb
 ) RETURNS interval
 LANGUAGE plpgsql
 AS $$
@@ -78,15 +77,14 @@ BEGIN
     RETURN v_total;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_chain(text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_chain(text, jsonb) IS
 'Validates the steps (name, command, timeout, cwd, env, continue_on_failure; no name twice) and '
 'resume keys of a registry entry and returns the sum of the step timeouts, or null when the kind '
 'is no chain; raises TQ002 naming the kind and key.';
 
 CREATE OR REPLACE FUNCTION tickq.command_changed(
     p_stored tickq.job_kind,
-    p_incoming tickq.job_kind,
-    p_now timestamptz DEFAULT now()
+    p_incoming tickq.job_kind
 ) RETURNS boolean
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -98,7 +96,7 @@ AS $$
         (p_incoming.registry -> 'command', p_incoming.registry -> 'steps', p_incoming.registry -> 'cwd',
             p_incoming.registry -> 'env', p_incoming.irreversible)
 $$;
-COMMENT ON FUNCTION tickq.command_changed(tickq.job_kind, tickq.job_kind, timestamptz) IS
+COMMENT ON FUNCTION tickq.command_changed(tickq.job_kind, tickq.job_kind) IS
 'Whether a registry entry changes what a kind runs (command, steps, cwd, env) or whether it is '
 'irreversible: tickq.sync_registry then disarms the kind and logs it.';
 
@@ -146,7 +144,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;
     -- Only the dispatcher holding the run's lease reports its steps (TQ001 otherwise).
-    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    PERFORM tickq.live_run(p_run_id, p_dispatcher);
     SELECT k.registry -> 'steps' INTO v_steps
     FROM tickq.job_run AS r
     INNER JOIN tickq.job_kind AS k ON r.kind = k.name
@@ -179,8 +177,7 @@ COMMENT ON FUNCTION tickq.report_step(
 
 CREATE OR REPLACE FUNCTION tickq.chain_start(
     p_run_id bigint,
-    p_dispatcher text,
-    p_now timestamptz DEFAULT now()
+    p_dispatcher text
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -190,7 +187,7 @@ DECLARE
     v_first bigint;
     v_start integer;
 BEGIN
-    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    PERFORM tickq.live_run(p_run_id, p_dispatcher);
     SELECT r.* INTO STRICT v_run FROM tickq.job_run AS r WHERE r.id = p_run_id;
     SELECT k.registry INTO STRICT v_registry FROM tickq.job_kind AS k WHERE k.name = v_run.kind;
     IF v_registry -> 'steps' IS NULL OR v_run.run_trigger <> 'retry' OR v_registry -> 'resume' IS DISTINCT FROM 'true' THEN
@@ -215,7 +212,7 @@ BEGIN
     RETURN coalesce(v_start, 1);
 END
 $$;
-COMMENT ON FUNCTION tickq.chain_start(bigint, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.chain_start(bigint, text) IS
 'The step (from 1) a chain''s live run starts at: for a retry of a kind with resume = true, the '
 'first step no earlier try of the same slot ended ok; otherwise 1 (start over). Raises TQ001 '
 'unless p_dispatcher holds the run''s lease.';

@@ -1,7 +1,7 @@
 -- User-built agents: saved prompts on a schedule, each with exactly one queue row, the job_kind
--- "agent.<name>". The rows are checked by the trigger tickq.check_agent (migration 0015), and
--- the queue row follows the agent row through the trigger tickq.agent_changed, so an edit in
--- psql is held to the same caps and moves the same kind.
+-- "agent.<name>". The rows are checked by the trigger tickq.check_agent (its body in
+-- sql/api/09_agent_rules.sql), and the queue row follows the agent row through the trigger
+-- tickq.agent_changed, so an edit in psql is held to the same caps and moves the same kind.
 --
 -- SQLSTATEs (class TQ, see sql/api/01_schedule.sql):
 --   TQ040 invalid_agent      an agent value the database refuses (names the field and value)
@@ -13,8 +13,7 @@
 CREATE OR REPLACE FUNCTION tickq.agent_error(
     p_name text,
     p_field text,
-    p_message text,
-    p_now timestamptz DEFAULT now()
+    p_message text
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -24,14 +23,13 @@ BEGIN
         HINT = 'Nothing was changed; tickq agent add --help lists the limits.';
 END
 $$;
-COMMENT ON FUNCTION tickq.agent_error(text, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_error(text, text, text) IS
 'Raises TQ040 naming the agent, the field and the refused value.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_json_text(
     p_name text,
     p_field text,
-    p_value jsonb,
-    p_now timestamptz DEFAULT now()
+    p_value jsonb
 ) RETURNS text
 LANGUAGE plpgsql
 AS $$
@@ -45,14 +43,13 @@ BEGIN
     RETURN p_value #>> '{}';
 END
 $$;
-COMMENT ON FUNCTION tickq.agent_json_text(text, text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_json_text(text, text, jsonb) IS
 'Internal: a JSON string field of save_agent as text (null for null), or TQ040 naming the field.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_json_seconds(
     p_name text,
     p_field text,
-    p_value jsonb,
-    p_now timestamptz DEFAULT now()
+    p_value jsonb
 ) RETURNS interval
 LANGUAGE plpgsql
 AS $$
@@ -65,14 +62,13 @@ BEGIN
     RETURN make_interval(secs => (p_value #>> '{}')::double precision);
 END
 $$;
-COMMENT ON FUNCTION tickq.agent_json_seconds(text, text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_json_seconds(text, text, jsonb) IS
 'Internal: a JSON duration field of save_agent (seconds) as an interval, or TQ040 naming the field.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_schedule(
     p_agent tickq.agent,
     p_exists boolean,
-    p_fields jsonb,
-    p_now timestamptz DEFAULT now()
+    p_fields jsonb
 ) RETURNS tickq.agent
 LANGUAGE plpgsql
 AS $$
@@ -117,7 +113,7 @@ BEGIN
     RETURN v_agent;
 END
 $$;
-COMMENT ON FUNCTION tickq.agent_schedule(tickq.agent, boolean, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_schedule(tickq.agent, boolean, jsonb) IS
 'Internal: p_agent with the schedule fields of save_agent (every, at, on, days, months, cron, '
 'timezone) applied over '
 'its own, judged by tickq.parse_schedule; TQ040 naming the field.';
@@ -125,8 +121,7 @@ COMMENT ON FUNCTION tickq.agent_schedule(tickq.agent, boolean, jsonb, timestampt
 CREATE OR REPLACE FUNCTION tickq.agent_with_fields(
     p_agent tickq.agent,
     p_exists boolean,
-    p_fields jsonb,
-    p_now timestamptz DEFAULT now()
+    p_fields jsonb
 ) RETURNS tickq.agent
 LANGUAGE plpgsql
 AS $$
@@ -174,7 +169,7 @@ BEGIN
     RETURN v_agent;
 END
 $$;
-COMMENT ON FUNCTION tickq.agent_with_fields(tickq.agent, boolean, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_with_fields(tickq.agent, boolean, jsonb) IS
 'Internal: p_agent with the JSON fields of save_agent applied (prompt, schedule, max_turns, '
 'timeout, owner, tools, paused), each judged; TQ040 naming the field and the value.';
 
@@ -310,20 +305,18 @@ COMMENT ON FUNCTION tickq.remove_agent(text, timestamptz) IS
 'them); returns its id. TQ041 for an unknown agent.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_for_kind(
-    p_kind text,
-    p_now timestamptz DEFAULT now()
+    p_kind text
 ) RETURNS bigint
 LANGUAGE sql STABLE
 AS $$
     SELECT a.id FROM tickq.agent AS a WHERE 'agent.' || a.name = p_kind;
 $$;
-COMMENT ON FUNCTION tickq.agent_for_kind(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_for_kind(text) IS
 'The id of the agent that owns the kind p_kind ("agent.<name>"), or null. The dispatcher passes '
 'this id, and nothing else of the agent, to the registry''s agent runner.';
 
 CREATE OR REPLACE FUNCTION tickq.load_agent(
-    p_id bigint,
-    p_now timestamptz DEFAULT now()
+    p_id bigint
 ) RETURNS TABLE (
     id bigint, name text, kind text, prompt text, max_turns integer, timeout interval, owner text,
     tools text[], timezone text
@@ -344,7 +337,7 @@ BEGIN
     END IF;
 END
 $$;
-COMMENT ON FUNCTION tickq.load_agent(bigint, timestamptz) IS
+COMMENT ON FUNCTION tickq.load_agent(bigint) IS
 'What the agent runner needs of an agent: its prompt, turn and time limits within the registry''s '
 'current caps, owner and tools. TQ041 when there is no such agent.';
 

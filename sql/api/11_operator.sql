@@ -212,8 +212,7 @@ COMMENT ON FUNCTION tickq.health_problems(timestamptz) IS
 'lease, and no tick ended for two tick lengths (kind NULL).';
 
 CREATE OR REPLACE FUNCTION tickq.registry_mirror(
-    p_kind text,
-    p_now timestamptz DEFAULT now()
+    p_kind text
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
@@ -221,6 +220,5 @@ AS $$
     -- which tells an edit of the registry file from a row changed behind its back.
     SELECT k.registry FROM tickq.job_kind AS k WHERE k.name = p_kind
 $$;
-COMMENT ON FUNCTION tickq.registry_mirror(text, timestamptz) IS
-'A kind''s registry mirror (job_kind.registry) as the calling statement''s snapshot sees it; '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.registry_mirror(text) IS
+'A kind''s registry mirror (job_kind.registry) as the calling statement''s snapshot sees it.';

@@ -3,8 +3,7 @@
 
 CREATE OR REPLACE FUNCTION tickq.env_digests(
     p_kind text,
-    p_env jsonb,
-    p_now timestamptz DEFAULT now()
+    p_env jsonb
 ) RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -18,7 +17,7 @@ AS $$
     END)
     FROM jsonb_each(CASE WHEN jsonb_typeof(p_env) = 'object' THEN p_env END) AS e (name, value)
 $$;
-COMMENT ON FUNCTION tickq.env_digests(text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.env_digests(text, jsonb) IS
 'A kind''s env table with each value replaced by "sha256:" and the hex digest of '
 '"kind:NAME=value" (null for no env): the database never keeps an env value itself.';
 
@@ -116,8 +115,7 @@ COMMENT ON FUNCTION tickq.report_late_run(bigint, text, tickq.outcome, integer, 
 'spool keeps the result for the next try.';
 
 CREATE OR REPLACE FUNCTION tickq.live_leases(
-    p_run_ids bigint[],
-    p_now timestamptz DEFAULT now()
+    p_run_ids bigint[]
 ) RETURNS TABLE (run_id bigint, kind text, leased_by text, leased_until timestamptz)
 LANGUAGE sql STABLE
 AS $$
@@ -127,7 +125,7 @@ AS $$
     INNER JOIN tickq.job_kind AS k ON r.kind = k.name AND k.run_id = r.id
     WHERE r.id = ANY(p_run_ids)
 $$;
-COMMENT ON FUNCTION tickq.live_leases(bigint[], timestamptz) IS
+COMMENT ON FUNCTION tickq.live_leases(bigint[]) IS
 'The runs among p_run_ids that are still live (running, their kind''s lease on them), with the '
 'dispatcher holding each and its lease''s end. A tick asks it of the reports it kept: one whose '
 'run is still live, leased as it was when reported, was lost by an asynchronous failover and is '

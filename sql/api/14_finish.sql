@@ -170,8 +170,7 @@ COMMENT ON FUNCTION tickq.expire_leases(timestamptz) IS
 
 CREATE OR REPLACE FUNCTION tickq.live_run(
     p_run_id bigint,
-    p_dispatcher text,
-    p_now timestamptz DEFAULT now()
+    p_dispatcher text
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -208,7 +207,7 @@ BEGIN
         HINT = 'Nothing was changed.';
 END
 $$;
-COMMENT ON FUNCTION tickq.live_run(bigint, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.live_run(bigint, text) IS
 'Internal: locks the kind leased by a run that is still live and leased to p_dispatcher, or '
 'raises TQ001 saying why not (TQ007 when the database has no such run) and changes nothing.';
 
@@ -220,7 +219,7 @@ CREATE OR REPLACE FUNCTION tickq.start_run(
 LANGUAGE plpgsql
 AS $$
 BEGIN
-    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    PERFORM tickq.live_run(p_run_id, p_dispatcher);
     UPDATE tickq.job_run AS r SET started_at = p_now WHERE r.id = p_run_id;
 END
 $$;
@@ -250,7 +249,7 @@ BEGIN
             coalesce(p_outcome::text, 'null')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
     END IF;
-    PERFORM tickq.live_run(p_run_id, p_dispatcher, p_now);
+    PERFORM tickq.live_run(p_run_id, p_dispatcher);
     v_done := tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail, p_duration, p_now);
     run_id := v_done.run_id;
     kind := v_done.kind;
@@ -269,4 +268,4 @@ COMMENT ON FUNCTION tickq.report_run(bigint, text, tickq.outcome, integer, text,
 
 REVOKE ALL ON FUNCTION tickq.finish_run(bigint, tickq.outcome, integer, text, interval, timestamptz)
 FROM public;
-REVOKE ALL ON FUNCTION tickq.live_run(bigint, text, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.live_run(bigint, text) FROM public;

@@ -134,8 +134,7 @@ COMMENT ON FUNCTION tickq.simulation_replay_window(numeric, timestamptz) IS
 'stale_after, as the first whole-period window of tickq.simulation_windows without its warm-up).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_worst(
-    p_worst jsonb,
-    p_now timestamptz DEFAULT now()
+    p_worst jsonb
 ) RETURNS TABLE (
     kind text,
     lane text,
@@ -155,23 +154,22 @@ AS $$
     )
     ORDER BY array_position(enum_range(NULL::tickq.priority), w.lane::tickq.priority), w.kind
 $$;
-COMMENT ON FUNCTION tickq.simulation_worst(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_worst(jsonb) IS
 'Reads what tickq.simulation_merge gathered: per kind its runs over all windows, its longest wait '
 '(NULL: never due), starved, when that wait began, what it waited behind, and in which window '
-'(1 = the first merged). By lane, then name. p_now is unused.';
+'(1 = the first merged). By lane, then name.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_fold(
     p_worst jsonb,
-    p_more jsonb,
-    p_now timestamptz DEFAULT now()
+    p_more jsonb
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     -- Per kind, the side where it waited longest decides the wait, when it began, what it
     -- waited behind and the window (on a tie p_worst, the earlier windows; never due counts as
     -- shorter than any wait); its runs are those of both sides, and it starved if either did.
-    WITH seen AS (SELECT * FROM tickq.simulation_worst(p_worst, p_now)),
-    more AS (SELECT * FROM tickq.simulation_worst(p_more, p_now)),
+    WITH seen AS (SELECT * FROM tickq.simulation_worst(p_worst)),
+    more AS (SELECT * FROM tickq.simulation_worst(p_more)),
     paired AS (
         SELECT s, t, s.kind IS NULL OR (t.kind IS NOT NULL
             AND coalesce(t.longest_wait, interval '-1 day') > coalesce(s.longest_wait, interval '-1 day'))
@@ -191,12 +189,12 @@ AS $$
     )), '[]'::jsonb)
     FROM paired AS p
 $$;
-COMMENT ON FUNCTION tickq.simulation_fold(jsonb, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_fold(jsonb, jsonb) IS
 'Folds p_more, what later windows gave (as tickq.simulation_merge returns it), into p_worst, what '
 'earlier windows gave (NULL: none): per kind the longest wait of either side (a tie: p_worst''s), '
 'with the runs of both and starved if either starved it. Windows simulated apart (each in a scratch '
 'database of its own) folded in their order give what merging them one after the other in one '
-'database gives. p_now is unused.';
+'database gives.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_merge(
     p_worst jsonb,
@@ -212,7 +210,7 @@ AS $$
             'kind', r.kind, 'lane', r.priority::text, 'runs', r.runs, 'longest_wait', r.longest_wait,
             'starved', r.starved, 'worst_due_at', r.worst_due_at, 'behind', r.behind, 'in_window', p_window))
         FROM tickq.simulation_report(p_until, p_now) AS r
-    ), p_now)
+    ))
 $$;
 COMMENT ON FUNCTION tickq.simulation_merge(jsonb, integer, timestamptz, timestamptz) IS
 'Folds the simulator''s report of window p_window (tickq.simulation_report(p_until, p_now)) into '
@@ -291,17 +289,16 @@ COMMENT ON FUNCTION tickq.held_ticks(timestamptz, interval, integer, interval, i
 CREATE OR REPLACE FUNCTION tickq.ticks_held(
     p_kind tickq.job_kind,
     p_durations jsonb,
-    p_tick interval,
-    p_now timestamptz DEFAULT now()
+    p_tick interval
 ) RETURNS integer
 LANGUAGE sql IMMUTABLE
 AS $$
     SELECT greatest(1,
         ceil(extract(EPOCH FROM tickq.simulated_hold(p_kind, p_durations)) / extract(EPOCH FROM p_tick)))::integer
 $$;
-COMMENT ON FUNCTION tickq.ticks_held(tickq.job_kind, jsonb, interval, timestamptz) IS
+COMMENT ON FUNCTION tickq.ticks_held(tickq.job_kind, jsonb, interval) IS
 'Internal to spread_offsets: how many whole ticks a run of the kind holds its slot (at least one), '
-'as tickq.simulated_hold counts it. p_now is unused.';
+'as tickq.simulated_hold counts it.';
 
 CREATE OR REPLACE FUNCTION tickq.spread_offsets(
     p_durations jsonb DEFAULT NULL,

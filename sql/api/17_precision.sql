@@ -120,8 +120,7 @@ COMMENT ON FUNCTION tickq.tick_lateness(jsonb, timestamptz) IS
 
 CREATE OR REPLACE FUNCTION tickq.on_time_tick(
     p_tick integer,
-    p_grains integer[],
-    p_now timestamptz DEFAULT now()
+    p_grains integer[]
 ) RETURNS interval
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -143,10 +142,10 @@ BEGIN
     RETURN NULL;  -- not reached: 1 divides every grain
 END
 $$;
-COMMENT ON FUNCTION tickq.on_time_tick(integer, integer[], timestamptz) IS
+COMMENT ON FUNCTION tickq.on_time_tick(integer, integer[]) IS
 'The largest tick (an interval) dividing an hour and no longer than p_tick seconds that divides '
 'every one of p_grains (tickq.tick_lateness''s grain per kind): the tick that keeps every slot on '
-'time. NULL when p_tick does not divide an hour. p_now is unused.';
+'time. NULL when p_tick does not divide an hour.';
 
 CREATE OR REPLACE FUNCTION tickq.tick_on_time(
     p_registry jsonb,
@@ -155,7 +154,7 @@ CREATE OR REPLACE FUNCTION tickq.tick_on_time(
 LANGUAGE sql STABLE
 AS $$
     SELECT tickq.on_time_tick(coalesce((p_registry -> 'settings' ->> 'tick')::numeric, 300)::integer,
-        ARRAY(SELECT l.grain FROM tickq.tick_lateness(p_registry, p_now) AS l), p_now)
+        ARRAY(SELECT l.grain FROM tickq.tick_lateness(p_registry, p_now) AS l))
 $$;
 COMMENT ON FUNCTION tickq.tick_on_time(jsonb, timestamptz) IS
 'The tick that keeps every slot of a registry (the JSON sync sends) on time: the largest tick, no '

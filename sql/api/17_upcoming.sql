@@ -35,8 +35,7 @@ AS $$
         CROSS JOIN LATERAL (
             SELECT CASE WHEN k.paused_until > p_now THEN k.paused_until END AS paused_until
         ) AS p
-        WHERE k.enabled AND k.retired_at IS NULL AND k.run_id IS NULL
-            AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        WHERE tickq.kind_claimable(k) AND k.retired_at IS NULL AND k.run_id IS NULL
             AND coalesce(p.paused_until, '-infinity') < 'infinity'
             AND greatest(k.due_at, p.paused_until) <= p_now + p_hours * interval '1 hour'
     ),
@@ -169,7 +168,7 @@ AS $$
     WITH lateness AS MATERIALIZED (SELECT * FROM tickq.tick_lateness(p_registry, p_now)),
     on_time AS MATERIALIZED (
         SELECT tickq.on_time_tick(coalesce((p_registry -> 'settings' ->> 'tick')::numeric, 300)::integer,
-            ARRAY(SELECT l.grain FROM lateness AS l), p_now) AS tick
+            ARRAY(SELECT l.grain FROM lateness AS l)) AS tick
     )
     -- Vixie cron's surprise: a day of the month and a weekday both restricted take a day that
     -- matches either, not both ("0 0 13 * 5" runs on every 13th and every Friday).

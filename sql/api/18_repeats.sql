@@ -21,8 +21,7 @@
 CREATE OR REPLACE FUNCTION tickq.zone_steady(
     p_zone text,
     p_from timestamptz,
-    p_until timestamptz,
-    p_now timestamptz DEFAULT now()
+    p_until timestamptz
 ) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$
@@ -32,13 +31,11 @@ AS $$
         SELECT count(DISTINCT (h.at AT TIME ZONE p_zone) - (h.at AT TIME ZONE 'UTC')) = 1
         FROM generate_series(date_trunc('hour', p_from), p_until + interval '1 hour', interval '1 hour') AS h (at))
 $$;
-COMMENT ON FUNCTION tickq.zone_steady(text, timestamptz, timestamptz, timestamptz) IS
-'True when the IANA zone p_zone keeps one UTC offset from p_from through p_until (UTC always). '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.zone_steady(text, timestamptz, timestamptz) IS
+'True when the IANA zone p_zone keeps one UTC offset from p_from through p_until (UTC always).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_day_rules(
-    p_kind tickq.job_kind,
-    p_now timestamptz DEFAULT now()
+    p_kind tickq.job_kind
 ) RETURNS boolean
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -49,16 +46,15 @@ AS $$
         OR (p_kind.cron IS NOT NULL AND NOT (p_kind.cron ~ '^\s*\S+\s+\S+\s+\*\s+\*\s+\*\s*$'
             OR lower(btrim(p_kind.cron)) IN ('@hourly', '@daily', '@midnight'))))
 $$;
-COMMENT ON FUNCTION tickq.simulation_day_rules(tickq.job_kind, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_day_rules(tickq.job_kind) IS
 'True when a calendar kind takes only some days (weekdays, days of the month, months; a cron '
-'string whose day fields are not all *), so its slots differ between days. p_now is unused.';
+'string whose day fields are not all *), so its slots differ between days.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_walk_until(
     p_kind tickq.job_kind,
     p_from timestamptz,
     p_until timestamptz,
-    p_shift interval,
-    p_now timestamptz DEFAULT now()
+    p_shift interval
 ) RETURNS timestamptz
 LANGUAGE plpgsql STABLE
 AS $$
@@ -91,10 +87,10 @@ BEGIN
     RETURN p_until;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_walk_until(tickq.job_kind, timestamptz, timestamptz, interval, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_walk_until(tickq.job_kind, timestamptz, timestamptz, interval) IS
 'For the simulator: the latest C, at most p_until, such that the kind''s slots from p_from until C '
 'and its first one at or after C come again p_shift later (or it has none in either stretch), '
-'found by walking both stretches slot by slot. p_now is unused.';
+'found by walking both stretches slot by slot.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_breaks(
     p_from timestamptz,
@@ -159,7 +155,7 @@ COMMENT ON FUNCTION tickq.simulation_breaks(timestamptz, timestamptz, interval, 
 'about p_from to about p_until on which they take a day and not the day p_shift later (or the '
 'reverse), with the slots that differ (first_at, last_at) and the kind''s last slot before that '
 'day (back_to); and a last row per kind at the end of the days read. Exact where the kind''s zone '
-'keeps one offset. p_now is unused.';
+'keeps one offset.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,
@@ -218,7 +214,7 @@ COMMENT ON FUNCTION tickq.simulation_repeats_until(
 'comes again p_shift later for every enabled kind (the same slots, and the first one at or after C, '
 'p_shift later; or no slot in either stretch); p_from or earlier when none; NULL when a kind is '
 'paused past p_from. p_zones .. p_backs are tickq.simulation_breaks'' rows for p_shift over the '
-'stretch (read once per window). p_now is unused.';
+'stretch (read once per window).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,

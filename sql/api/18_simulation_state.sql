@@ -50,25 +50,22 @@ COMMENT ON FUNCTION tickq.simulation_state(timestamptz) IS
 'time, tries, trigger, lease and run), and the slot and pool rows held, by kind. Two instants with '
 'the same state go on the same way where the kinds'' slots repeat.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_running(
-    p_now timestamptz DEFAULT now()
-) RETURNS jsonb
+CREATE OR REPLACE FUNCTION tickq.simulation_running() RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     SELECT coalesce(jsonb_object_agg(k.name, k.run_id), '{}')
     FROM tickq.job_kind AS k
     WHERE k.run_id IS NOT NULL
 $$;
-COMMENT ON FUNCTION tickq.simulation_running(timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_running() IS
 'For the simulator: the run each leased kind holds, by kind name (the ids tickq.simulation_state '
-'leaves out). p_now is unused.';
+'leaves out).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_remap(
     p_ids jsonb,
     p_first bigint,
     p_offset bigint,
-    p_going jsonb,
-    p_now timestamptz DEFAULT now()
+    p_going jsonb
 ) RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -78,7 +75,7 @@ AS $$
         ELSE p_going -> r.key END), '{}')
     FROM jsonb_each_text(p_ids) AS r
 $$;
-COMMENT ON FUNCTION tickq.simulation_remap(jsonb, bigint, bigint, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_remap(jsonb, bigint, bigint, jsonb) IS
 'For the simulator''s copies: run ids by kind (tickq.simulation_running) as they are in the copy of '
 'a stretch whose first run is p_first, copied p_offset ids on, begun where p_going ran. p_now is '
 'unused.';
@@ -133,13 +130,12 @@ COMMENT ON FUNCTION tickq.simulation_copy_runs(
 'For the simulator''s copies: the runs claimed from p_from until p_until (ids p_first until p_end) '
 'inserted p_shift later with ids p_offset on, those still going on at p_until as going on; and the '
 'runs going on now (p_going, by kind) ended as those going on at p_from (p_was) ended before '
-'p_until. p_now is unused.';
+'p_until.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_restore(
     p_at timestamptz,
     p_state jsonb,
-    p_ids jsonb,
-    p_now timestamptz DEFAULT now()
+    p_ids jsonb
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -181,10 +177,10 @@ BEGIN
     WHERE ps.pool = e.value ->> 0 AND ps.n = (e.value ->> 1)::integer;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb) IS
 'For the simulator''s copies: puts the queue in the state p_state (tickq.simulation_state, relative to '
 'p_at) with the runs p_ids names (by kind): every other kind waiting for its next slot at or after '
-'p_at. p_now is unused.';
+'p_at.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy(
     p_from timestamptz,
@@ -214,5 +210,4 @@ COMMENT ON FUNCTION tickq.simulation_copy(
 ) IS
 'For tickq.simulate_window: copies the stretch from p_from until p_until p_shift later '
 '(tickq.simulation_copy_runs) and restores the state p_state, relative to p_until, p_shift later '
-'(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap). '
-'p_now is unused.';
+'(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap).';

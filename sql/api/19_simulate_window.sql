@@ -107,7 +107,7 @@ COMMENT ON FUNCTION tickq.simulation_copy_until(
 'p_top] with a known state such that the stretch from part p_j to part c repeats p_shift later '
 '(tickq.simulation_repeats_until, p_shifts .. p_backs: tickq.simulation_breaks'' rows of every '
 'shift); NULL when none. Parts are numbered from 1, the window''s start; part 2 starts at p_grid, '
-'each p_len after the one before. p_now is unused.';
+'each p_len after the one before.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT state jsonb,
@@ -133,7 +133,7 @@ COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
 'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
 'its md5 digest, the runs going on by kind (tickq.simulation_running), the id the next run will '
 'get, and when no run holds a slot the next due time (tickq.simulation_next_due; ''infinity'' when '
-'none). p_now is unused.';
+'none).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
     p_since bigint,
@@ -230,7 +230,7 @@ COMMENT ON FUNCTION tickq.simulation_best_copy(
 'For tickq.simulate_window standing at part p_n: of the shifts p_shifts, the copy that reaches '
 'furthest (tickq.simulation_copy_until): the last part c of the stretch it copies and the shift in '
 'parts (steps); NULLs when none. p_count parts in all; p_rows_shifts .. p_backs the day rules'' '
-'breaks (tickq.simulation_window_breaks). p_now is unused.';
+'breaks (tickq.simulation_window_breaks).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy_parts(
     INOUT p_states jsonb[],
@@ -239,8 +239,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy_parts(
     INOUT p_firsts bigint[],
     p_n integer,
     p_c integer,
-    p_steps integer,
-    p_now timestamptz DEFAULT now()
+    p_steps integer
 )
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -258,12 +257,10 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_copy_parts(
-    jsonb[], text[], jsonb[], bigint[], integer, integer, integer, timestamptz
-) IS
+COMMENT ON FUNCTION tickq.simulation_copy_parts(jsonb[], text[], jsonb[], bigint[], integer, integer, integer) IS
 'For tickq.simulate_window: the states, digests, runs by kind and first ids it keeps by part, with '
 'those of the parts a copy made (parts p_n - p_steps + 1 through p_c, p_steps parts on, their runs '
-'remapped to the copies: tickq.simulation_remap). p_now is unused.';
+'remapped to the copies: tickq.simulation_remap).';
 
 CREATE OR REPLACE PROCEDURE tickq.simulate_window(
     p_until timestamptz,

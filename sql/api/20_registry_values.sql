@@ -3,9 +3,7 @@
 
 -- The one table of bounds. Migrations 0012-0027 each wrote a whole copy of it; from here on a
 -- new bound is one row of this definition, applied with the API like every other function.
-CREATE OR REPLACE FUNCTION tickq.registry_limits(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (key text, low numeric, high numeric, unit text)
+CREATE OR REPLACE FUNCTION tickq.registry_limits() RETURNS TABLE (key text, low numeric, high numeric, unit text)
 LANGUAGE sql IMMUTABLE
 AS $$
     -- Durations in seconds (unit 's'); counts and fractions as they are; the length of a
@@ -15,7 +13,10 @@ AS $$
     -- calendar fields (a day 0 is refused apart: -31..-1 count from the month's end), on.nth the
     -- n of an nth weekday ("5th mon"). A pool's key stands for every pool ("pools.slots" bounds
     -- pools.NAME.slots); a kind's weight and [agents] weight are also at most settings.slots
-    -- (tickq.weight_problems).
+    -- (tickq.weight_problems). The keys agent.* bound an agent row's own fields (tickq.check_agent:
+    -- `tickq agent add`, or an edit in psql), not a key of the registry file; an agent differs
+    -- from a kind on purpose: every run of it is a model's turns, paid for, so it runs at most
+    -- once a minute (a kind every second), with up to 48 at times, 32 tools and a 32 KiB prompt.
     VALUES
         ('slots', 1, 1000, ''),
         ('weight', 1, 1000, ''),
@@ -51,16 +52,19 @@ AS $$
         ('agents.request_timeout', 1, 600, 's'),
         ('agents.http_attempts', 1, 10, ''),
         ('agents.tools.timeout', 1, 300, 's'),
+        ('agent.every', 60, 366 * 86400, 's'),
+        ('agent.at', 1, 48, ''),
+        ('agent.tools', 0, 32, ''),
+        ('agent.prompt', 1, 32768, 'chars'),
         ('project', 1, 63, 'chars')
 $$;
-COMMENT ON FUNCTION tickq.registry_limits(timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_limits() IS
 'The bounds of every number in the registry (durations in seconds): the one place they are '
-'written (here, not in a migration: a new bound is one more row). p_now is unused.';
+'written (here, not in a migration: a new bound is one more row).';
 
 CREATE OR REPLACE FUNCTION tickq.registry_where(
     p_kind text,
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -70,15 +74,14 @@ AS $$
             WHEN p_key ~ '^(agents|pools)(\.|$)' THEN '' ELSE 'settings, ' END
         || 'key "' || p_key || '": '
 $$;
-COMMENT ON FUNCTION tickq.registry_where(text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_where(text, text) IS
 'The start of a registry refusal''s message, naming the kind (or settings) and the key; '
-'tickq.registry_problem takes it off again. p_now is unused.';
+'tickq.registry_problem takes it off again.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_error(
     p_kind text,
     p_key text,
-    p_message text,
-    p_now timestamptz DEFAULT now()
+    p_message text
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -90,28 +93,26 @@ BEGIN
         HINT = 'Fix the registry file; nothing was changed.';
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_error(text, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_error(text, text, text) IS
 'Raises TQ002 naming the kind (or settings, or the agents or pools key) and the key of a refused '
 'registry value.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_problem(
     p_message text,
     p_kind text,
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
     SELECT CASE WHEN starts_with(p_message, tickq.registry_where(p_kind, p_key))
         THEN substr(p_message, length(tickq.registry_where(p_kind, p_key)) + 1) ELSE p_message END
 $$;
-COMMENT ON FUNCTION tickq.registry_problem(text, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_problem(text, text, text) IS
 'A registry refusal''s message (tickq.registry_error) without its "where" start: what is wrong '
-'with the value. p_now is unused.';
+'with the value.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_limit(
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS TABLE (low numeric, high numeric)
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -126,15 +127,14 @@ AS $$
         ELSE substring(p_key FROM '[^.]*$')
     END
 $$;
-COMMENT ON FUNCTION tickq.registry_limit(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_limit(text) IS
 'The bounds tickq.registry_limits gives the registry key p_key as the file spells it (steps[2].timeout, '
-'agents.tools.search.timeout). p_now is unused.';
+'agents.tools.search.timeout).';
 
 CREATE OR REPLACE FUNCTION tickq.registry_seconds(
     p_value jsonb,
     p_kind text,
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS interval
 LANGUAGE plpgsql
 AS $$
@@ -158,15 +158,14 @@ BEGIN
     RETURN make_interval(secs => (p_value #>> '{}')::double precision);
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text) IS
 'A registry duration (whole seconds within the bounds tickq.registry_limits gives p_key) as an '
 'interval, or TQ002 naming kind, key and bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_count(
     p_value jsonb,
     p_kind text,
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -185,15 +184,14 @@ BEGIN
     RETURN (p_value #>> '{}')::integer;
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_count(jsonb, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_count(jsonb, text, text) IS
 'A registry whole number within the bounds tickq.registry_limits gives p_key, or TQ002 naming '
 'kind, key and bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_fraction(
     p_value jsonb,
     p_kind text,
-    p_key text,
-    p_now timestamptz DEFAULT now()
+    p_key text
 ) RETURNS numeric
 LANGUAGE plpgsql
 AS $$
@@ -211,13 +209,12 @@ BEGIN
     RETURN (p_value #>> '{}')::numeric;
 END
 $$;
-COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text) IS
 'A registry number within the bounds tickq.registry_limits gives p_key, or TQ002 naming kind, '
 'key and bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_settings(
-    p_settings tickq.settings,
-    p_now timestamptz DEFAULT now()
+    p_settings tickq.settings
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
@@ -238,14 +235,13 @@ AS $$
         'keep_runs', p_settings.keep_runs
     )
 $$;
-COMMENT ON FUNCTION tickq.registry_settings(tickq.settings, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_settings(tickq.settings) IS
 'The settings row in the registry''s terms (durations in seconds), as tickq.sync_registry compares '
 'them for drift.';
 
 CREATE OR REPLACE FUNCTION tickq.parse_settings(
     p_settings jsonb,
-    p_old tickq.settings,
-    p_now timestamptz DEFAULT now()
+    p_old tickq.settings
 ) RETURNS tickq.settings
 LANGUAGE plpgsql
 AS $$
@@ -315,6 +311,6 @@ BEGIN
     RETURN v_new;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_settings(jsonb, tickq.settings, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_settings(jsonb, tickq.settings) IS
 'Validates the registry''s settings (durations in seconds) and returns p_old with them applied; '
 'raises TQ002 naming the key and the bound. Keys it does not know are left to the runner.';

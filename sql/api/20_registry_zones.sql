@@ -8,8 +8,7 @@
 -- rules without the places' history. A registry value that names one is refused with the IANA
 -- name to use; the Etc/GMT+5 style stays for a fixed offset on purpose.
 CREATE OR REPLACE FUNCTION tickq.legacy_zone_problem(
-    p_zone text,
-    p_now timestamptz DEFAULT now()
+    p_zone text
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -27,18 +26,17 @@ AS $$
     ) AS l (zone, what, use)
     WHERE l.zone = p_zone
 $$;
-COMMENT ON FUNCTION tickq.legacy_zone_problem(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.legacy_zone_problem(text) IS
 'The registry''s message for a legacy zone name that is a zone but not what a user means (EST, '
 'MST, HST, EST5EDT, CST6CDT, MST7MDT, PST8PDT): what it is and the IANA name to use; NULL for any '
-'other name. p_now is unused.';
+'other name.';
 
 -- A zone name with a typo ("Europe/Berln", or the place alone: "Berlin") is answered with the
 -- nearest name the zone database has: the most letter pairs in common with the whole name or its
 -- place (Dice), at least 0.6 of them. Offsets ("UTC+3") are not typos and get the rule instead.
 -- Read only when a value is refused.
 CREATE OR REPLACE FUNCTION tickq.unknown_zone(
-    p_value jsonb,
-    p_now timestamptz DEFAULT now()
+    p_value jsonb
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -71,6 +69,6 @@ AS $$
             ORDER BY s.score DESC, s.name LIMIT 1),
         ' (use an IANA name spelled as in the zone database, such as Europe/London)')
 $$;
-COMMENT ON FUNCTION tickq.unknown_zone(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.unknown_zone(jsonb) IS
 'The registry''s message for a zone value PostgreSQL does not know: the nearest zone name when '
-'one is close (a typo), else how a zone is spelled. p_now is unused.';
+'one is close (a typo), else how a zone is spelled.';

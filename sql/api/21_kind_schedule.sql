@@ -4,8 +4,7 @@
 
 CREATE OR REPLACE FUNCTION tickq.parse_days(
     p_name text,
-    p_entry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_entry jsonb
 ) RETURNS tickq.job_kind
 LANGUAGE plpgsql
 AS $$
@@ -88,7 +87,7 @@ BEGIN
     RETURN v_kind;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_days(text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_days(text, jsonb) IS
 'The day filters of a calendar entry: on (weekdays, ranges "mon-fri" and "fri-mon", "1st mon" .. "5th sun", '
 '"last fri"), days (1..31, '
 '-1..-31 from the month''s end), months (names or 1..12); no repeats. Returns a job_kind row holding '
@@ -97,8 +96,7 @@ COMMENT ON FUNCTION tickq.parse_days(text, jsonb, timestamptz) IS
 CREATE OR REPLACE FUNCTION tickq.parse_zone(
     p_name text,
     p_entry jsonb,
-    p_default_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_default_timezone text
 ) RETURNS text
 LANGUAGE plpgsql
 AS $$
@@ -117,15 +115,14 @@ BEGIN
     RETURN v_zone;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_zone(text, jsonb, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_zone(text, jsonb, text) IS
 'The zone of a calendar or cron entry (p_default_timezone when it names none), or TQ002 naming '
 'the key timezone.';
 
 CREATE OR REPLACE FUNCTION tickq.parse_schedule(
     p_name text,
     p_entry jsonb,
-    p_default_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_default_timezone text
 ) RETURNS tickq.job_kind
 LANGUAGE plpgsql
 AS $$
@@ -227,7 +224,7 @@ BEGIN
     RETURN v_kind;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text) IS
 'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
 'optional offset; or at ("HH:MM" or a list, no repeats) with on, days and months (tickq.parse_days) '
 'and timezone (p_default_timezone when absent); or cron (five fields or an @ form, tickq.cron_calendar) '

@@ -2,8 +2,7 @@
 -- and the sync of every kind (new, changed, retired) with its drift classified.
 
 CREATE OR REPLACE FUNCTION tickq.registry_entry(
-    p_kind tickq.job_kind,
-    p_now timestamptz DEFAULT now()
+    p_kind tickq.job_kind
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
@@ -38,14 +37,13 @@ AS $$
         'pools', CASE WHEN cardinality(p_kind.pools) > 0 THEN to_jsonb(p_kind.pools) END
     ))
 $$;
-COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind) IS
 'A kind row in the canonical registry-entry form that tickq.sync_registry compares for drift.';
 
 CREATE OR REPLACE FUNCTION tickq.parse_kind(
     p_name text,
     p_entry jsonb,
-    p_default_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_default_timezone text
 ) RETURNS tickq.job_kind
 LANGUAGE plpgsql
 AS $$
@@ -150,15 +148,14 @@ BEGIN
     RETURN v_kind;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_kind(text, jsonb, text) IS
 'Validates one registry entry and returns it as a job_kind row (schedule, timeout, priority, '
 'retries, catch_up, enabled, weight, pools, and the command/cwd/env mirror); raises TQ002 naming the kind and key.';
 
 CREATE OR REPLACE FUNCTION tickq.kind_problems(
     p_name text,
     p_entry jsonb,
-    p_default_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_default_timezone text
 ) RETURNS TABLE (key text, problem text)
 LANGUAGE plpgsql
 AS $$
@@ -235,7 +232,7 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION tickq.kind_problems(text, jsonb, text, timestamptz) IS
+COMMENT ON FUNCTION tickq.kind_problems(text, jsonb, text) IS
 'Every value tickq.parse_kind refuses in one registry entry, one row per key (the message without '
 'its "where" start), found by parsing again with each refused value replaced; changes nothing.';
 

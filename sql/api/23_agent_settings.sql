@@ -2,8 +2,7 @@
 -- queue row each agent owns, written by the same writer as a registry kind (tickq.write_kind).
 
 CREATE OR REPLACE FUNCTION tickq.parse_agents(
-    p_agents jsonb,
-    p_now timestamptz DEFAULT now()
+    p_agents jsonb
 ) RETURNS tickq.agent_settings
 LANGUAGE plpgsql
 AS $$
@@ -73,15 +72,14 @@ BEGIN
     RETURN v_new;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_agents(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_agents(jsonb) IS
 'The registry''s "agents" object as a tickq.agent_settings row (priority, max_turns, timeout, '
 'retries and weight within tickq.registry_limits, tool names; absent keys take the defaults), the runner''s '
 'own bounds (deliver_timeout, request_timeout, http_attempts, tool_timeouts) judged too. TQ002 '
 'naming the key as the file spells it (agents.max_turns, agents.tools.NAME.timeout).';
 
 CREATE OR REPLACE FUNCTION tickq.agents_problems(
-    p_agents jsonb,
-    p_now timestamptz DEFAULT now()
+    p_agents jsonb
 ) RETURNS TABLE (key text, problem text)
 LANGUAGE plpgsql
 AS $$
@@ -106,7 +104,7 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION tickq.agents_problems(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.agents_problems(jsonb) IS
 'Every key of the registry''s "agents" object that tickq.parse_agents refuses, with what is wrong '
 '(for tickq.registry_problems); changes nothing.';
 

@@ -93,8 +93,7 @@ COMMENT ON FUNCTION tickq.agent_transcript(bigint, timestamptz) IS
 'The transcript of one agent run, turn by turn (tickq agent history NAME --run ID).';
 
 CREATE OR REPLACE FUNCTION tickq.agent_entry(
-    p_agent tickq.agent,
-    p_now timestamptz DEFAULT now()
+    p_agent tickq.agent
 ) RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
@@ -114,13 +113,11 @@ AS $$
         'paused', p_agent.paused
     ))
 $$;
-COMMENT ON FUNCTION tickq.agent_entry(tickq.agent, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_entry(tickq.agent) IS
 'An agent as the JSON fields tickq.save_agent takes: prompt, every, or at with on, days and months, '
 'or cron, with timezone; max_turns, timeout, paused.';
 
-CREATE OR REPLACE FUNCTION tickq.agents_export(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (name text, fields jsonb)
+CREATE OR REPLACE FUNCTION tickq.agents_export() RETURNS TABLE (name text, fields jsonb)
 LANGUAGE sql STABLE
 AS $$
     -- What tickq.save_agent takes, per agent: `check` and `simulate` load the queue's agents
@@ -129,7 +126,7 @@ AS $$
     FROM tickq.agent AS a
     ORDER BY a.name
 $$;
-COMMENT ON FUNCTION tickq.agents_export(timestamptz) IS
+COMMENT ON FUNCTION tickq.agents_export() IS
 'Every agent''s saved fields as tickq.save_agent takes them (for the simulator''s scratch queue).';
 
 CREATE OR REPLACE FUNCTION tickq.agent_detail(

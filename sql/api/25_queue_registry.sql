@@ -12,8 +12,7 @@
 -- folder reached through a link, and queues recorded before the path as given was).
 CREATE OR REPLACE FUNCTION tickq.same_project(
     p_stored tickq.queue_registry,
-    p_source jsonb,
-    p_now timestamptz DEFAULT now()
+    p_source jsonb
 ) RETURNS boolean
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -21,14 +20,13 @@ AS $$
         OR coalesce(p_stored.path IN (p_source ->> 'path', p_source ->> 'resolved'), false)
         OR coalesce(p_stored.resolved IN (p_source ->> 'path', p_source ->> 'resolved'), false)
 $$;
-COMMENT ON FUNCTION tickq.same_project(tickq.queue_registry, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.same_project(tickq.queue_registry, jsonb) IS
 'Whether the registry p_source names ({path, resolved, project}: the file as given, with links '
 'followed, its settings.project) is the project p_stored recorded: the same project name, or '
-'the same file by either path. p_now is unused.';
+'the same file by either path.';
 
 CREATE OR REPLACE FUNCTION tickq.project_problem(
-    p_value jsonb,
-    p_now timestamptz DEFAULT now()
+    p_value jsonb
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -41,14 +39,13 @@ AS $$
         OR NOT (p_value #>> '{}') ~ '^[a-z0-9][a-z0-9_.-]*$'
         OR NOT char_length(p_value #>> '{}') BETWEEN l.low AND l.high
 $$;
-COMMENT ON FUNCTION tickq.project_problem(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.project_problem(jsonb) IS
 'What is wrong with a registry''s settings.project (for tickq.parse_settings), or NULL: a name of '
 'a-z, 0-9, _ . - starting with a letter or digit, its length within registry_limits'' project '
-'row. p_now is unused.';
+'row.';
 
 CREATE OR REPLACE FUNCTION tickq.queue_registry_at(
-    p_source jsonb,
-    p_now timestamptz DEFAULT now()
+    p_source jsonb
 ) RETURNS TABLE (
     path text, host text, project text, synced_at timestamptz, synced boolean, this_project boolean
 )
@@ -57,19 +54,18 @@ AS $$
     -- Whose queue this is, for `tickq status`: the registry of record, and whether p_source
     -- is that project (never synced: no registry of record, and nothing to mistake).
     SELECT q.path, nullif(q.host, ''), q.project, q.synced_at, q.path IS NOT NULL,
-        q.path IS NULL OR tickq.same_project(q, p_source, p_now)
+        q.path IS NULL OR tickq.same_project(q, p_source)
     FROM (SELECT 1) AS one
     LEFT JOIN tickq.queue_registry AS q ON true
 $$;
-COMMENT ON FUNCTION tickq.queue_registry_at(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.queue_registry_at(jsonb) IS
 'The registry this queue was last synced by (path as given, host, project, when; synced false '
 'when no sync named one) and whether the registry p_source names ({path, resolved, project}) is '
 'that project (tickq.same_project).';
 
 CREATE OR REPLACE FUNCTION tickq.queue_registry_problem(
     p_registry jsonb,
-    p_kinds jsonb,
-    p_now timestamptz DEFAULT now()
+    p_kinds jsonb
 ) RETURNS text
 LANGUAGE plpgsql STABLE
 AS $$
@@ -89,7 +85,7 @@ BEGIN
     WHERE k.retired_at IS NULL AND NOT p_kinds ? k.name AND k.name NOT LIKE 'agent.%';
     -- Another registry: another project than the one of record, or, in a queue synced before
     -- registries were recorded, one that shares no kind with the queue's live ones.
-    v_same := CASE WHEN v_stored.path IS NOT NULL THEN tickq.same_project(v_stored, v_source, p_now)
+    v_same := CASE WHEN v_stored.path IS NOT NULL THEN tickq.same_project(v_stored, v_source)
         ELSE EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.retired_at IS NULL
             AND p_kinds ? k.name AND k.name NOT LIKE 'tickq.%' AND k.name NOT LIKE 'agent.%') END;
     IF v_gone IS NULL OR v_same THEN
@@ -106,15 +102,14 @@ BEGIN
             || CASE WHEN cardinality(v_gone) > 5 THEN ', ...' ELSE '' END);
 END
 $$;
-COMMENT ON FUNCTION tickq.queue_registry_problem(jsonb, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.queue_registry_problem(jsonb, jsonb) IS
 'Why a sync of p_registry may not retire kinds of this queue (it comes from another project than '
 'the registry of record: tickq.same_project; in a queue synced before any path was recorded, one '
 'sharing no kind with it), naming both and the ways on; NULL when it may (its own project, nothing '
 'to retire, no source, or "replace_queue": true). p_kinds: the kinds it keeps.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_source(
-    p_registry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_registry jsonb
 ) RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -123,9 +118,9 @@ AS $$
         'host', coalesce(p_registry #>> '{source,host}', ''))
     WHERE jsonb_typeof(p_registry -> 'source') = 'object' AND jsonb_typeof(p_registry #> '{source,path}') = 'string'
 $$;
-COMMENT ON FUNCTION tickq.registry_source(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.registry_source(jsonb) IS
 'Where p_registry comes from, as tickq.same_project reads it: its "source" ({path, resolved, host}) '
-'with its settings.project; NULL for a JSON that names no source (a script''s). p_now is unused.';
+'with its settings.project; NULL for a JSON that names no source (a script''s).';
 
 CREATE OR REPLACE FUNCTION tickq.sync_queue_registry(
     p_registry jsonb,
@@ -147,7 +142,7 @@ BEGIN
     -- locked for the rest of the sync.
     INSERT INTO tickq.queue_registry DEFAULT VALUES ON CONFLICT DO NOTHING;
     SELECT q.* INTO STRICT v_stored FROM tickq.queue_registry AS q FOR UPDATE;
-    v_problem := tickq.queue_registry_problem(p_registry, p_kinds, p_now);
+    v_problem := tickq.queue_registry_problem(p_registry, p_kinds);
     IF v_problem IS NOT NULL THEN
         RAISE EXCEPTION '%', v_problem USING ERRCODE = 'TQ090', DETAIL = 'Nothing was changed.',
             HINT = 'Without DATABASE_URL each project has a database of its own.';
@@ -182,8 +177,7 @@ COMMENT ON FUNCTION tickq.retired_kinds_at(timestamptz) IS
 'when each was retired, how many runs it keeps, when the last one finished.';
 
 CREATE OR REPLACE FUNCTION tickq.forget_kind(
-    p_kind text,
-    p_now timestamptz DEFAULT now()
+    p_kind text
 ) RETURNS bigint
 LANGUAGE plpgsql
 AS $$
@@ -213,7 +207,7 @@ BEGIN
     RETURN v_runs;
 END
 $$;
-COMMENT ON FUNCTION tickq.forget_kind(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.forget_kind(text) IS
 'Deletes a retired kind: its row, its runs (with their steps and turns), its alerts and drift; '
 'returns how many runs went. Refuses a kind that is not retired or still has a leased run '
 '(TQ091) and an unknown one (TQ003).';

@@ -7,8 +7,7 @@
 -- then deletes it. No live kind can name it: the registry that dropped it would be refused.
 
 CREATE OR REPLACE FUNCTION tickq.parse_pools(
-    p_pools jsonb,
-    p_now timestamptz DEFAULT now()
+    p_pools jsonb
 ) RETURNS TABLE (name text, slots integer)
 LANGUAGE plpgsql
 AS $$
@@ -41,15 +40,14 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_pools(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_pools(jsonb) IS
 'The registry''s "pools" object ({NAME: {"slots": N}}; absent: none) as rows (name, slots), slots '
 'within tickq.registry_limits (pools.slots); TQ002 naming the key as the file spells it '
 '(pools.NAME.slots).';
 
 CREATE OR REPLACE FUNCTION tickq.parse_weight(
     p_name text,
-    p_entry jsonb,
-    p_now timestamptz DEFAULT now()
+    p_entry jsonb
 ) RETURNS tickq.job_kind
 LANGUAGE plpgsql
 AS $$
@@ -72,14 +70,13 @@ BEGIN
     RETURN v_kind;
 END
 $$;
-COMMENT ON FUNCTION tickq.parse_weight(text, jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.parse_weight(text, jsonb) IS
 'A registry entry''s weight (default 1, within tickq.registry_limits) and pools (a list of pool '
 'names, no repeats; kept sorted), as a job_kind row holding only those two; TQ002 naming the key.';
 
 CREATE OR REPLACE FUNCTION tickq.weight_problems(
     p_registry jsonb,
-    p_slots integer,
-    p_now timestamptz DEFAULT now()
+    p_slots integer
 ) RETURNS TABLE (kind text, key text, problem text)
 LANGUAGE sql STABLE
 AS $$
@@ -102,14 +99,13 @@ AS $$
     WHERE jsonb_typeof(p_registry -> 'agents' -> 'weight') = 'number' AND (p_registry -> 'agents' ->> 'weight')::numeric > p_slots
     ORDER BY 1, 2, 3
 $$;
-COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer, timestamptz) IS
+COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer) IS
 'The rules between keys of p_registry: a kind''s weight (key weight) and [agents] weight at most '
 'p_slots (settings.slots), and each pool a kind names (key pools) one of the registry''s [pools]. '
 'One row per problem; changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.pools_problems(
-    p_pools jsonb,
-    p_now timestamptz DEFAULT now()
+    p_pools jsonb
 ) RETURNS TABLE (key text, problem text)
 LANGUAGE plpgsql
 AS $$
@@ -133,7 +129,7 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION tickq.pools_problems(jsonb, timestamptz) IS
+COMMENT ON FUNCTION tickq.pools_problems(jsonb) IS
 'Every pool of the registry''s "pools" object that tickq.parse_pools refuses, with the key and what '
 'is wrong (for tickq.registry_problems); changes nothing.';
 
@@ -178,8 +174,7 @@ COMMENT ON FUNCTION tickq.sync_pools(jsonb, timestamptz) IS
 'deleted once no run holds its rows. Returns the drift items (field "pools.NAME.slots").';
 
 CREATE OR REPLACE FUNCTION tickq.pool_slots_left(
-    p_pool text,
-    p_now timestamptz DEFAULT now()
+    p_pool text
 ) RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -195,11 +190,11 @@ BEGIN
         - (SELECT count(*) FROM tickq.pool_slot AS ps WHERE ps.pool = p_pool AND ps.run_id IS NOT NULL));
 END
 $$;
-COMMENT ON FUNCTION tickq.pool_slots_left(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.pool_slots_left(text) IS
 'Internal: how many runs a claim may still put in pool p_pool: its slots, or while runs hold rows '
 'past a lowered limit, the limit less every busy row (counted under the pool row''s lock).';
 
-REVOKE ALL ON FUNCTION tickq.pool_slots_left(text, timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.pool_slots_left(text) FROM public;
 
 CREATE OR REPLACE FUNCTION tickq.hold_from(
     p_stale_after interval,
@@ -257,7 +252,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     -- How many slot rows this claim may take (fewer while runs hold slots past a lowered limit).
-    v_budget integer := CASE WHEN p_over_limit THEN tickq.slots_left(p_slots, p_now) ELSE p_slots END;
+    v_budget integer := CASE WHEN p_over_limit THEN tickq.slots_left(p_slots) ELSE p_slots END;
     v_free integer[];  -- slot rows locked by this claim and given to no kind yet
     v_held integer := 0;  -- how many of them are held for waiting kinds that did not fit
     v_held_pools text[] := '{}'::text[];  -- pools held for waiting kinds: no later candidate takes them
@@ -273,7 +268,7 @@ DECLARE
     c_kinds CURSOR FOR
         SELECT k.name, k.weight, k.pools, k.due_at <= tickq.hold_from(p_now - p_stale, p_now) AS held
         FROM tickq.job_kind AS k
-        WHERE k.name = ANY(p_candidates) AND k.enabled AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+        WHERE k.name = ANY(p_candidates) AND tickq.kind_claimable(k)
             AND k.run_id IS NULL AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY array_position(p_candidates, k.name)
         FOR UPDATE SKIP LOCKED;
@@ -317,7 +312,7 @@ BEGIN
                 ORDER BY ps.n
                 LIMIT CASE WHEN NOT EXISTS (SELECT FROM tickq.pool_slot AS b
                         WHERE b.pool = p.name AND b.n > p.slots AND b.run_id IS NOT NULL) THEN 1
-                    ELSE least(1, tickq.pool_slots_left(v_pool, p_now) - cardinality(array_positions(v_taken_pools, v_pool)))
+                    ELSE least(1, tickq.pool_slots_left(v_pool) - cardinality(array_positions(v_taken_pools, v_pool)))
                     END
                 FOR UPDATE SKIP LOCKED) AS ps
             WHERE p.name = v_pool AND NOT v_pool = ANY(v_held_pools);

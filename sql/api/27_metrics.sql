@@ -8,35 +8,29 @@
 -- pools, hosts and settings), and tickq.metrics_text puts each family's HELP and TYPE before
 -- its lines, in name order.
 
-CREATE OR REPLACE FUNCTION tickq.metrics_buckets(
-    p_now timestamptz DEFAULT now()
-) RETURNS double precision[]
+CREATE OR REPLACE FUNCTION tickq.metrics_buckets() RETURNS double precision[]
 LANGUAGE sql IMMUTABLE
 AS $$
     -- Seconds: a second, five, fifteen, a minute, five, fifteen, an hour, four, a day.
     SELECT '{1,5,15,60,300,900,3600,14400,86400}'::double precision[]
 $$;
-COMMENT ON FUNCTION tickq.metrics_buckets(timestamptz) IS
+COMMENT ON FUNCTION tickq.metrics_buckets() IS
 'The upper bounds (le, in seconds) of the run duration histogram of tickq.metrics_text, in order; '
 'tickq.run_count.buckets (and run_total.buckets) count runs against the same bounds. p_now is '
 'unused.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_label(
-    p_value text,
-    p_now timestamptz DEFAULT now()
+    p_value text
 ) RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
     -- A label value as the exposition format quotes it: backslash, double quote, newline.
     SELECT '"' || replace(replace(replace(p_value, '\', '\\'), '"', '\"'), E'\n', '\n') || '"'
 $$;
-COMMENT ON FUNCTION tickq.metrics_label(text, timestamptz) IS
-'p_value as a quoted Prometheus label value (backslash, double quote and newline escaped). p_now '
-'is unused.';
+COMMENT ON FUNCTION tickq.metrics_label(text) IS
+'p_value as a quoted Prometheus label value (backslash, double quote and newline escaped).';
 
-CREATE OR REPLACE FUNCTION tickq.metrics_families(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (family text, ord integer, kind text, help text)
+CREATE OR REPLACE FUNCTION tickq.metrics_families() RETURNS TABLE (family text, ord integer, kind text, help text)
 LANGUAGE sql IMMUTABLE
 AS $$
     VALUES
@@ -66,9 +60,8 @@ AS $$
         ('tickq_stale_after_seconds', 20, 'gauge', 'How long a due kind may wait before it is stale.'),
         ('tickq_alert_after', 21, 'gauge', 'The failure streak at which a kind is alerted as failing.')
 $$;
-COMMENT ON FUNCTION tickq.metrics_families(timestamptz) IS
-'The metric families of tickq.metrics_text, in the order it writes them: name, type and help. '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.metrics_families() IS
+'The metric families of tickq.metrics_text, in the order it writes them: name, type and help.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_kinds_at(
     p_now timestamptz DEFAULT now()
@@ -81,7 +74,7 @@ AS $$
     SELECT k.name, tickq.metrics_label(k.name), coalesce(c.runs[2:], '{0,0,0,0,0,0,0}'), coalesce(c.merged_slots, 0),
         coalesce(c.timed_runs, 0), coalesce(c.seconds, 0), coalesce(c.buckets, '{0,0,0,0,0,0,0,0,0}'), c.last_ok,
         CASE
-            WHEN k.enabled AND k.run_id IS NULL AND (NOT k.irreversible OR k.armed_at IS NOT NULL)
+            WHEN tickq.kind_claimable(k) AND k.run_id IS NULL
                 AND NOT coalesce(k.paused_until > p_now, false)
                 AND greatest(k.due_at, k.paused_until) <= p_now
                 THEN extract(EPOCH FROM p_now - greatest(k.due_at, k.paused_until))
@@ -101,8 +94,7 @@ COMMENT ON FUNCTION tickq.metrics_kinds_at(timestamptz) IS
 'pruned); and as of p_now its lateness, stale, failure streak, running, paused and weight.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_runs_total(
-    p_kinds tickq.metrics_kind[],
-    p_now timestamptz DEFAULT now()
+    p_kinds tickq.metrics_kind[]
 ) RETURNS TABLE (who text, lines text)
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -117,25 +109,22 @@ AS $$
         'tickq_runs_total{kind=', k.label, ',outcome="skipped"} ', k.outcomes[7], E'\n')
     FROM unnest(p_kinds) AS k
 $$;
-COMMENT ON FUNCTION tickq.metrics_runs_total(tickq.metrics_kind[], timestamptz) IS
-'tickq_runs_total (counter): per kind of p_kinds (who) its lines, its runs that ended by outcome. '
-'p_now is unused.';
+COMMENT ON FUNCTION tickq.metrics_runs_total(tickq.metrics_kind[]) IS
+'tickq_runs_total (counter): per kind of p_kinds (who) its lines, its runs that ended by outcome.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_merged_slots(
-    p_kinds tickq.metrics_kind[],
-    p_now timestamptz DEFAULT now()
+    p_kinds tickq.metrics_kind[]
 ) RETURNS TABLE (who text, lines text)
 LANGUAGE sql IMMUTABLE
 AS $$
     SELECT k.name, concat('tickq_merged_slots_total{kind=', k.label, '} ', k.merged, E'\n') FROM unnest(p_kinds) AS k
 $$;
-COMMENT ON FUNCTION tickq.metrics_merged_slots(tickq.metrics_kind[], timestamptz) IS
+COMMENT ON FUNCTION tickq.metrics_merged_slots(tickq.metrics_kind[]) IS
 'tickq_merged_slots_total (counter): per kind of p_kinds (who) its line, the slots merged into its '
-'runs. p_now is unused.';
+'runs.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_run_duration(
-    p_kinds tickq.metrics_kind[],
-    p_now timestamptz DEFAULT now()
+    p_kinds tickq.metrics_kind[]
 ) RETURNS TABLE (who text, lines text)
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -156,14 +145,13 @@ AS $$
     FROM unnest(p_kinds) AS k
     CROSS JOIN (SELECT tickq.metrics_buckets() AS b) AS x
 $$;
-COMMENT ON FUNCTION tickq.metrics_run_duration(tickq.metrics_kind[], timestamptz) IS
+COMMENT ON FUNCTION tickq.metrics_run_duration(tickq.metrics_kind[]) IS
 'tickq_run_duration_seconds (histogram): per kind of p_kinds (who) its lines: the runs at most '
 'each bound of tickq.metrics_buckets long (cumulative), +Inf and the count (the runs with a '
-'duration), the sum of their seconds. p_now is unused.';
+'duration), the sum of their seconds.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_last_success(
-    p_kinds tickq.metrics_kind[],
-    p_now timestamptz DEFAULT now()
+    p_kinds tickq.metrics_kind[]
 ) RETURNS TABLE (who text, lines text)
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -173,14 +161,13 @@ AS $$
     FROM unnest(p_kinds) AS k
     WHERE k.last_ok IS NOT NULL
 $$;
-COMMENT ON FUNCTION tickq.metrics_last_success(tickq.metrics_kind[], timestamptz) IS
+COMMENT ON FUNCTION tickq.metrics_last_success(tickq.metrics_kind[]) IS
 'tickq_last_success_timestamp_seconds (gauge): per kind of p_kinds that ever ended ok (who) its '
-'line, when the last such run finished (Unix time). p_now is unused.';
+'line, when the last such run finished (Unix time).';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_kind_gauge(
     p_kinds tickq.metrics_kind[],
-    p_family text,
-    p_now timestamptz DEFAULT now()
+    p_family text
 ) RETURNS TABLE (who text, lines text)
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -194,9 +181,9 @@ AS $$
     END, E'\n')
     FROM unnest(p_kinds) AS k
 $$;
-COMMENT ON FUNCTION tickq.metrics_kind_gauge(tickq.metrics_kind[], text, timestamptz) IS
+COMMENT ON FUNCTION tickq.metrics_kind_gauge(tickq.metrics_kind[], text) IS
 'A gauge of a kind with one value, p_family (tickq_kind_lateness_seconds, _stale, _failure_streak, '
-'_running, _paused, _weight): per kind of p_kinds (who) its line. p_now is unused.';
+'_running, _paused, _weight): per kind of p_kinds (who) its line.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_queue(
     p_now timestamptz DEFAULT now()
@@ -265,9 +252,9 @@ AS $$
     FROM (
         SELECT f.ord, false AS sample, '' AS who,
             concat('# HELP ', f.family, ' ', f.help, E'\n# TYPE ', f.family, ' ', f.kind, E'\n') AS line
-        FROM tickq.metrics_families(p_now) AS f
+        FROM tickq.metrics_families() AS f
         UNION ALL
-        SELECT f.ord, true, l.who, l.lines FROM lines AS l INNER JOIN tickq.metrics_families(p_now) AS f ON l.family = f.family
+        SELECT f.ord, true, l.who, l.lines FROM lines AS l INNER JOIN tickq.metrics_families() AS f ON l.family = f.family
     ) AS x
 $$;
 COMMENT ON FUNCTION tickq.metrics_text(timestamptz) IS

@@ -7,8 +7,7 @@
 -- sql/api/01_schedule.sql.
 
 CREATE OR REPLACE FUNCTION tickq.asked_by(
-    p_claimed text,
-    p_now timestamptz DEFAULT now()
+    p_claimed text
 ) RETURNS text
 LANGUAGE plpgsql STABLE
 AS $$
@@ -31,7 +30,7 @@ BEGIN
         || coalesce(', claiming to be ' || nullif(v_claim, ''), '');
 END
 $$;
-COMMENT ON FUNCTION tickq.asked_by(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.asked_by(text) IS
 'Internal: who is asking, as the database knows it: the session''s role (session_user, which '
 'neither SET ROLE nor a SECURITY DEFINER function changes), how the server authenticated it '
 'when that names someone else (PostgreSQL 16 and later), then p_claimed (what the client says: '
@@ -91,7 +90,7 @@ BEGIN
             USING ERRCODE = 'TQ101', HINT = 'Nothing was changed.';
     END IF;
     UPDATE tickq.job_run AS r SET
-        cancel_requested_at = p_now, cancel_by = tickq.asked_by(p_claimed_by, p_now),
+        cancel_requested_at = p_now, cancel_by = tickq.asked_by(p_claimed_by),
         cancel_role = session_user,
         cancel_reason = p_reason
     WHERE r.id = v_run_id

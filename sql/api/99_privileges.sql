@@ -10,129 +10,68 @@
 -- Nothing in the schema is callable by every role; grants below name roles one by one.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM public;
 
-CREATE OR REPLACE FUNCTION tickq.access_privileges(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (access text, privilege text, object_name text)
+CREATE OR REPLACE FUNCTION tickq.access_privileges() RETURNS TABLE (access text, privilege text, object_name text)
 LANGUAGE sql IMMUTABLE
 AS $$
     -- Functions are named without arguments: every signature of the name is granted, so a
     -- change of arguments (with its DROP of the old signature) needs no change here.
-    VALUES
-        -- what `tickq tick`, `run`, `sync` and `status` call (python_runner/tickq/db/queries)
-        ('dispatcher', 'EXECUTE', 'sync_registry'),
-        ('dispatcher', 'EXECUTE', 'claim_jobs'),
-        ('dispatcher', 'EXECUTE', 'start_run'),
-        ('dispatcher', 'EXECUTE', 'report_run'),
-        ('dispatcher', 'EXECUTE', 'take_alerts'),
-        ('dispatcher', 'EXECUTE', 'housekeeping'),
-        ('dispatcher', 'EXECUTE', 'capacity_total_at'),
-        ('dispatcher', 'EXECUTE', 'capacity_verdict_at'),
-        ('dispatcher', 'EXECUTE', 'queue_status_at'),
-        ('dispatcher', 'EXECUTE', 'stale_due_at'),
-        ('dispatcher', 'EXECUTE', 'capacity_at'),
-        ('dispatcher', 'EXECUTE', 'registry_problems'),
-        ('dispatcher', 'EXECUTE', 'claim_manual'),
-        ('dispatcher', 'EXECUTE', 'report_late_run'),
-        ('dispatcher', 'EXECUTE', 'live_leases'),
-        -- an operator's everyday (sql/api/11_operator.sql)
-        ('dispatcher', 'EXECUTE', 'pause_kind'),
-        ('dispatcher', 'EXECUTE', 'resume_kind'),
-        ('dispatcher', 'EXECUTE', 'health_problems'),
-        ('dispatcher', 'EXECUTE', 'record_tick'),
-        ('dispatcher', 'EXECUTE', 'next_due_at'),
-        ('dispatcher', 'EXECUTE', 'release_dead_lease'),
-        -- cancel (sql/api/28_cancel.sql)
-        ('dispatcher', 'EXECUTE', 'request_cancel'),
-        ('dispatcher', 'EXECUTE', 'cancels_requested'),
-        ('dispatcher', 'EXECUTE', 'registry_mirror'),
-        -- retired kinds, listed and forgotten (sql/api/25_queue_registry.sql)
-        ('dispatcher', 'EXECUTE', 'retired_kinds_at'),
-        ('dispatcher', 'EXECUTE', 'forget_kind'),
-        ('dispatcher', 'EXECUTE', 'queue_registry_at'),
-        -- chains (sql/api/08_chain.sql)
-        ('dispatcher', 'EXECUTE', 'chain_start'),
-        ('dispatcher', 'EXECUTE', 'report_step'),
-        -- agents: the dispatcher starts them, the agent runner (given the dispatcher's URL)
-        -- reads and records them, and `tickq agent` manages them
-        ('dispatcher', 'EXECUTE', 'agent_for_kind'),
-        ('dispatcher', 'EXECUTE', 'load_agent'),
-        ('dispatcher', 'EXECUTE', 'record_agent_turn'),
-        ('dispatcher', 'EXECUTE', 'save_agent'),
-        ('dispatcher', 'EXECUTE', 'pause_agent'),
-        ('dispatcher', 'EXECUTE', 'resume_agent'),
-        ('dispatcher', 'EXECUTE', 'remove_agent'),
-        ('dispatcher', 'EXECUTE', 'agents_at'),
-        ('dispatcher', 'EXECUTE', 'agent_next_runs'),
-        ('dispatcher', 'EXECUTE', 'agent_runs'),
-        ('dispatcher', 'EXECUTE', 'agent_transcript'),
-        ('dispatcher', 'EXECUTE', 'agent_run_transcript'),
-        ('dispatcher', 'EXECUTE', 'agent_detail'),
-        ('dispatcher', 'EXECUTE', 'agents_export'),
-        -- the status page (written after a tick when the registry asks), history, upcoming
-        ('dispatcher', 'EXECUTE', 'report_header_at'),
-        ('dispatcher', 'EXECUTE', 'report_dispatchers_at'),
-        ('dispatcher', 'EXECUTE', 'report_timeline_at'),
-        ('dispatcher', 'EXECUTE', 'report_waiting_at'),
-        ('dispatcher', 'EXECUTE', 'report_slots_at'),
-        ('dispatcher', 'EXECUTE', 'report_kinds_at'),
-        ('dispatcher', 'EXECUTE', 'upcoming_at'),
-        ('dispatcher', 'EXECUTE', 'schedule_slots'),
-        ('dispatcher', 'EXECUTE', 'schedule_warnings'),
-        -- `tickq legacy import`: how late the tick runs each kind's slots, the tick that does not
-        ('dispatcher', 'EXECUTE', 'tick_lateness'),
-        ('dispatcher', 'EXECUTE', 'tick_on_time'),
-        ('dispatcher', 'EXECUTE', 'on_time_tick'),
-        ('dispatcher', 'EXECUTE', 'kind_history'),
-        ('dispatcher', 'EXECUTE', 'run_detail'),
-        -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
-        ('dispatcher', 'EXECUTE', 'metrics_text'),
-        ('dispatcher', 'EXECUTE', 'explain_kind'),
-        -- weights and pools seen (sql/api/26_pools_seen.sql): status, the page
-        ('dispatcher', 'EXECUTE', 'slot_occupancy_at'),
-        ('dispatcher', 'EXECUTE', 'pool_occupancy_at'),
-        ('dispatcher', 'EXECUTE', 'report_pools_at'),
-        ('dispatcher', 'SELECT', 'pool_occupancy'),
-        ('dispatcher', 'SELECT', 'queue_status'),
-        ('dispatcher', 'SELECT', 'stale_due'),
-        ('dispatcher', 'SELECT', 'capacity'),
-        -- the migrator's bookkeeping: read to see that the schema is current, without DDL
-        ('dispatcher', 'SELECT', 'migration'),
-        ('dispatcher', 'SELECT', 'api_checksum'),
-        -- a view calls its function with the privileges of the role that selects from it
-        ('reader', 'EXECUTE', 'queue_status_at'),
-        ('reader', 'EXECUTE', 'stale_due_at'),
-        ('reader', 'EXECUTE', 'capacity_at'),
-        -- the status page, history and upcoming (`tickq report`, `serve`, `history`, `upcoming`)
-        ('reader', 'EXECUTE', 'capacity_total_at'),
-        ('reader', 'EXECUTE', 'capacity_verdict_at'),
-        ('reader', 'EXECUTE', 'report_header_at'),
-        ('reader', 'EXECUTE', 'report_dispatchers_at'),
-        ('reader', 'EXECUTE', 'report_timeline_at'),
-        ('reader', 'EXECUTE', 'report_waiting_at'),
-        ('reader', 'EXECUTE', 'report_slots_at'),
-        ('reader', 'EXECUTE', 'report_kinds_at'),
-        ('reader', 'EXECUTE', 'upcoming_at'),
-        ('reader', 'EXECUTE', 'kind_history'),
-        ('reader', 'EXECUTE', 'run_detail'),
-        ('reader', 'EXECUTE', 'metrics_text'),
-        ('reader', 'EXECUTE', 'explain_kind'),
-        ('reader', 'EXECUTE', 'slot_occupancy_at'),
-        ('reader', 'EXECUTE', 'pool_occupancy_at'),
-        ('reader', 'EXECUTE', 'report_pools_at'),
-        ('reader', 'SELECT', 'pool_occupancy'),
-        ('reader', 'EXECUTE', 'agents_at'),
-        ('reader', 'EXECUTE', 'health_problems'),
-        ('reader', 'EXECUTE', 'retired_kinds_at'),
-        ('reader', 'EXECUTE', 'queue_registry_at'),
-        -- `tickq check` and `simulate` read the queue's agents to simulate beside the registry
-        ('reader', 'EXECUTE', 'agents_export'),
-        ('reader', 'SELECT', 'queue_status'),
-        ('reader', 'SELECT', 'stale_due'),
-        ('reader', 'SELECT', 'capacity'),
-        ('reader', 'SELECT', 'migration'),
-        ('reader', 'SELECT', 'api_checksum')
+    SELECT g.access, g.privilege, o.name
+    FROM (VALUES
+        ('dispatcher', 'EXECUTE', ARRAY[
+            -- what `tickq tick`, `run`, `sync` and `status` call (python_runner/tickq/db/queries)
+            'sync_registry', 'claim_jobs', 'start_run', 'report_run', 'take_alerts',
+            'housekeeping', 'capacity_total_at', 'capacity_verdict_at', 'queue_status_at',
+            'stale_due_at', 'capacity_at', 'registry_problems', 'claim_manual', 'report_late_run',
+            'live_leases',
+            -- an operator's everyday (sql/api/11_operator.sql)
+            'pause_kind', 'resume_kind', 'health_problems', 'record_tick', 'next_due_at',
+            'release_dead_lease',
+            -- cancel (sql/api/28_cancel.sql)
+            'request_cancel', 'cancels_requested', 'registry_mirror',
+            -- retired kinds, listed and forgotten (sql/api/25_queue_registry.sql)
+            'retired_kinds_at', 'forget_kind', 'queue_registry_at',
+            -- chains (sql/api/08_chain.sql)
+            'chain_start', 'report_step',
+            -- agents: the dispatcher starts them, the agent runner (given the dispatcher's URL)
+            -- reads and records them, and `tickq agent` manages them
+            'agent_for_kind', 'load_agent', 'record_agent_turn', 'save_agent', 'pause_agent',
+            'resume_agent', 'remove_agent', 'agents_at', 'agent_next_runs', 'agent_runs',
+            'agent_transcript', 'agent_run_transcript', 'agent_detail', 'agents_export',
+            -- the status page (written after a tick when the registry asks), history, upcoming
+            'report_header_at', 'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at',
+            'report_slots_at', 'report_kinds_at', 'upcoming_at', 'schedule_slots',
+            'schedule_warnings',
+            -- `tickq legacy import`: how late the tick runs each kind's slots, the tick that does not
+            'tick_lateness', 'tick_on_time', 'on_time_tick', 'kind_history', 'run_detail',
+            -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, serve's /metrics)
+            'metrics_text', 'explain_kind',
+            -- weights and pools seen (sql/api/26_pools_seen.sql): status, the page
+            'slot_occupancy_at', 'pool_occupancy_at', 'report_pools_at'
+        ]),
+        ('dispatcher', 'SELECT', ARRAY[
+            'pool_occupancy', 'queue_status', 'stale_due', 'capacity',
+            -- the migrator's bookkeeping: read to see that the schema is current, without DDL
+            'migration', 'api_checksum'
+        ]),
+        ('reader', 'EXECUTE', ARRAY[
+            -- a view calls its function with the privileges of the role that selects from it
+            'queue_status_at', 'stale_due_at', 'capacity_at',
+            -- the status page, history and upcoming (`tickq report`, `serve`, `history`, `upcoming`)
+            'capacity_total_at', 'capacity_verdict_at', 'report_header_at',
+            'report_dispatchers_at', 'report_timeline_at', 'report_waiting_at', 'report_slots_at',
+            'report_kinds_at', 'upcoming_at', 'kind_history', 'run_detail', 'metrics_text',
+            'explain_kind', 'slot_occupancy_at', 'pool_occupancy_at', 'report_pools_at',
+            'agents_at', 'health_problems', 'retired_kinds_at', 'queue_registry_at',
+            -- `tickq check` and `simulate` read the queue's agents to simulate beside the registry
+            'agents_export'
+        ]),
+        ('reader', 'SELECT', ARRAY[
+            'pool_occupancy', 'queue_status', 'stale_due', 'capacity', 'migration', 'api_checksum'
+        ])
+    ) AS g (access, privilege, names)
+    CROSS JOIN LATERAL unnest(g.names) AS o (name)
 $$;
-COMMENT ON FUNCTION tickq.access_privileges(timestamptz) IS
+COMMENT ON FUNCTION tickq.access_privileges() IS
 'What each access (dispatcher, reader) is granted: EXECUTE on functions of schema tickq (by name, '
 'every signature) and SELECT on its views and the migrator''s bookkeeping tables. Nothing else.';
 
@@ -227,7 +166,7 @@ COMMENT ON FUNCTION tickq.grant_access(timestamptz) IS
 'privileges tickq.access_privileges lists for it (and takes away any other right in the schema). '
 'Run by the migrator each time the API is applied, and by sql/roles.sql. Returns the roles.';
 
-REVOKE ALL ON FUNCTION tickq.access_privileges(timestamptz) FROM public;
+REVOKE ALL ON FUNCTION tickq.access_privileges() FROM public;
 REVOKE ALL ON FUNCTION tickq.grant_access(timestamptz) FROM public;
 
 SELECT count(*) FROM tickq.grant_access();

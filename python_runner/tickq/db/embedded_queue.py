@@ -171,7 +171,7 @@ def _is_ours(url: str, registry: str | Path) -> bool:
               "project": _project_name(registry)}
     with reach(url) as conn:
         asks, recorded, kinds = conn.execute(
-            "SELECT to_regprocedure('tickq.queue_registry_at(jsonb,timestamptz)') IS NOT NULL,"
+            "SELECT to_regproc('tickq.queue_registry_at') IS NOT NULL,"
             " to_regclass('tickq.queue_registry') IS NOT NULL,"
             " to_regclass('tickq.job_kind') IS NOT NULL").fetchone() or (False, False, False)
         if asks:
