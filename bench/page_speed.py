@@ -10,10 +10,10 @@ ANALYZE execution times of each query the page runs), the whole collect() on the
 render() to HTML. Reference in the same invocation: `SELECT * FROM tickq.queue_status`, the
 status view people already use. Target: the page's server time under 1 s. --quick: 200,000 runs.
 
-With --against DIR (a checkout, e.g. `git archive main | tar -x -C DIR`), a copy of the loaded
-database (CREATE DATABASE ... TEMPLATE) gets DIR's `sql/` applied with this checkout's migrator
-(the same migrations, DIR's functions), and each rep measures its page queries' server time
-right after this checkout's: the ratio of each pair, under the same load, is printed.
+With --against DIR (a checkout with this one's migrations, e.g. `git archive main sql | tar -x
+-C DIR`), a copy of the loaded database (CREATE DATABASE ... TEMPLATE) gets DIR's `sql/` applied
+with this checkout's migrator (DIR's functions), and each rep measures its page queries' server
+time right after this checkout's: the ratio of each pair, under the same load, is printed.
 """
 
 from __future__ import annotations
