@@ -14,12 +14,15 @@ AS $$
     SELECT r.* FROM tickq.job_run AS r
     WHERE r.finished_at >= p_since AND r.finished_at IS NOT NULL AND r.claimed_at <= p_now
     UNION ALL
-    SELECT r.* FROM tickq.job_run AS r
-    WHERE r.outcome = 'running' AND r.claimed_at <= p_now
+    -- A live run is the one its kind's lease points at (job_kind.run_id; migration 0007
+    -- dropped the index of running runs): the kinds, never a scan of the history.
+    SELECT r.* FROM tickq.job_kind AS k
+    INNER JOIN tickq.job_run AS r ON k.run_id = r.id
+    WHERE k.run_id IS NOT NULL AND r.outcome = 'running' AND r.claimed_at <= p_now
 $$;
 COMMENT ON FUNCTION tickq.window_runs(timestamptz, timestamptz) IS
-'The runs that overlap (p_since, p_now]: finished in it, or still running. Two index '
-'ranges, never a scan of the history.';
+'The runs that overlap (p_since, p_now]: finished in it (an index range), or still running '
+'(the runs the kinds'' leases point at). Never a scan of the history.';
 
 CREATE OR REPLACE FUNCTION tickq.report_window_start_at(
     p_hours numeric DEFAULT 24,
@@ -30,9 +33,12 @@ AS $$
     -- A queue younger than the window: the page's timeline begins when the queue began (its
     -- first kind, or an earlier run or the time it was due), so a new install uses the
     -- timeline's whole width instead of a few pixels at its right edge; never later than a
-    -- second before p_now. A queue older than the window (the usual case) reads no run.
+    -- second before p_now. A queue older than the window (the usual case: a kind created, or
+    -- a run finished, before it; one probe of job_run_finished_at) reads no run of the window.
     SELECT CASE
         WHEN (SELECT min(k.created_at) FROM tickq.job_kind AS k) <= p_now - p_hours * interval '1 hour'
+            OR EXISTS (SELECT FROM tickq.job_run AS r
+                WHERE r.finished_at < p_now - p_hours * interval '1 hour' AND r.finished_at IS NOT NULL)
             THEN p_now - p_hours * interval '1 hour'
         ELSE greatest(
             p_now - p_hours * interval '1 hour',
@@ -49,7 +55,8 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.report_window_start_at(numeric, timestamptz) IS
 'Where the status page''s window begins: p_hours before p_now, or when the queue began (its '
-'first kind, or a run or its due time in the window if earlier) if that is later; at least a second before p_now.';
+'first kind, or a run or its due time in the window if earlier) if that is later and no run '
+'finished before the window; at least a second before p_now.';
 
 CREATE OR REPLACE FUNCTION tickq.report_header_at(
     p_hours numeric DEFAULT 24,
@@ -160,17 +167,15 @@ AS $$
         FROM (SELECT tickq.report_window_start_at(p_hours, p_now) AS since) AS w
     ),
     runs AS (
+        -- Only what the bars need, as narrow as it goes (the sort below holds every run of
+        -- the window): a run's wait and length are its claim's distance to due_at and bar_end.
         SELECT
             -- A run due during the kind's last pause waited on purpose until the pause ended:
             -- its wait for a slot starts there (as stale_due_at counts it).
-            r.id, r.kind, r.outcome, greatest(r.due_at, w.pause_end) AS due_at,
+            r.id, r.kind, k.priority, r.outcome, r.claimed_at,
+            greatest(r.due_at, w.pause_end) AS due_at,
             greatest(r.claimed_at, f.since) AS bar_start,
-            coalesce(r.finished_at, p_now) AS bar_end,
-            coalesce(r.finished_at, p_now) - r.claimed_at AS ran,
-            greatest(coalesce(r.finished_at, p_now), greatest(r.claimed_at, f.since) + 2 * f.px)
-                AS drawn_end,
-            f.px,
-            r.claimed_at - coalesce(greatest(r.due_at, w.pause_end), r.claimed_at) AS waited
+            coalesce(r.finished_at, p_now) AS bar_end
         FROM tickq.window_runs(p_now - p_hours * interval '1 hour', p_now) AS r
         CROSS JOIN frame AS f
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
@@ -181,37 +186,43 @@ AS $$
         WHERE r.dispatcher NOT LIKE 'simulator%'
     ),
     marked AS (
+        -- One sort of the window's runs, in the order the page lists them (lane, kind, time):
+        -- the bars are numbered in it, grouped in it and come out in it. A run starts a bar
+        -- unless it follows one of its kind and outcome by less than a pixel after its drawn
+        -- end (at least 2 px after its start).
         SELECT
             runs.*,
-            CASE WHEN lag(runs.outcome) OVER w = runs.outcome
-                AND runs.bar_start - lag(runs.drawn_end) OVER w < runs.px
+            CASE WHEN lag(runs.kind) OVER w = runs.kind AND lag(runs.outcome) OVER w = runs.outcome
+                AND runs.bar_start
+                    - lag(greatest(runs.bar_end, runs.bar_start + 2 * f.px)) OVER w < f.px
                 THEN 0 ELSE 1 END AS starts_bar
         FROM runs
-        WINDOW w AS (PARTITION BY runs.kind ORDER BY runs.bar_start, runs.id)
+        CROSS JOIN frame AS f
+        WINDOW w AS (ORDER BY runs.priority, runs.kind, runs.bar_start, runs.id)
     ),
     grouped AS (
-        SELECT marked.*, sum(marked.starts_bar) OVER (PARTITION BY marked.kind
-            ORDER BY marked.bar_start, marked.id) AS bar_no
+        SELECT marked.*, sum(marked.starts_bar) OVER (
+            ORDER BY marked.priority, marked.kind, marked.bar_start, marked.id) AS bar_no
         FROM marked
     )
     SELECT
         g.kind,
-        k.priority,
+        g.priority,
         min(g.bar_start),
         max(g.bar_end),
         min(g.outcome::text)::tickq.outcome,
         count(*)::integer,
         min(g.id),
-        (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1],
-        max(g.waited),
-        CASE WHEN max(g.waited) > s.stale_after
-            THEN (array_agg(g.due_at ORDER BY g.waited DESC, g.id))[1] + s.stale_after END,
-        max(g.ran)
+        (array_agg(g.due_at ORDER BY w.waited DESC, g.id))[1],
+        max(w.waited),
+        CASE WHEN max(w.waited) > s.stale_after
+            THEN (array_agg(g.due_at ORDER BY w.waited DESC, g.id))[1] + s.stale_after END,
+        max(g.bar_end - g.claimed_at)
     FROM grouped AS g
-    INNER JOIN tickq.job_kind AS k ON g.kind = k.name
+    CROSS JOIN LATERAL (SELECT g.claimed_at - coalesce(g.due_at, g.claimed_at) AS waited) AS w
     CROSS JOIN tickq.settings AS s
-    GROUP BY g.kind, k.priority, g.bar_no, s.stale_after
-    ORDER BY k.priority, g.kind, 3
+    GROUP BY g.priority, g.kind, g.bar_no, s.stale_after
+    ORDER BY g.priority, g.kind, g.bar_no
 $$;
 COMMENT ON FUNCTION tickq.report_timeline_at(numeric, timestamptz) IS
 'The status page''s timeline over its window (report_window_start_at): a bar per run at its real '

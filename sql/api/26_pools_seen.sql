@@ -152,12 +152,13 @@ AS $$
     ),
     per_step AS (
         -- Each event falls in one step (those before the window in step -1): the most held in
-        -- the step, and the level its last event left behind.
+        -- the step, and the level its last event left behind (the greatest [seq, level] pair:
+        -- an aggregate without an order, so the steps are hashed, not the events sorted again).
         SELECT
             greatest(-1, floor(extract(EPOCH FROM l.at - b.since) / extract(EPOCH FROM b.width)))::integer
                 AS n,
             max(l.in_use) AS peak,
-            (array_agg(l.in_use ORDER BY l.seq DESC))[1] AS level_after
+            (max(ARRAY[l.seq, l.in_use]))[2] AS level_after
         FROM level AS l
         CROSS JOIN bounds AS b
         GROUP BY 1

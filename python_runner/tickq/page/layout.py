@@ -18,6 +18,11 @@ MIN_BAR = 2.0  # px: a run of 0.1 s stays visible (sql/api/13_page.sql merges wh
 CHAR_WIDTH = 6.2  # px of an 11 px label character, to keep labels apart
 MARK_LABEL_HALF_WIDTH = 17  # px: half of "23:00"
 MAX_MARKS = 12
+# Bars the timeline draws one by one, each with its own hover text. Past this (a thousand kinds
+# running every hour hold 24,000), each kind's bars of one outcome are one shape with the same
+# bars in it, at the same places and lengths, and one hover text counting them: the picture is
+# the same, the page a tenth of the size (bench/page_speed.py).
+DETAILED_BARS = 2000
 MARK_STEPS = [timedelta(seconds=s) for s in (
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)]
 
@@ -66,6 +71,8 @@ class Row:
     bars: list[dict[str, Any]] = field(default_factory=list)
     waits: list[dict[str, Any]] = field(default_factory=list)
     stale_marks: list[dict[str, Any]] = field(default_factory=list)
+    shapes: list[dict[str, Any]] = field(default_factory=list)  # a summarised timeline's
+    marks: dict[str, Any] = field(default_factory=dict)  # its closed waits and stale marks
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class Timeline:
     rows: list[Row]
     height: float
     width: float = LABEL_WIDTH + PLOT_WIDTH + 10
+    summarised: bool = False  # more than DETAILED_BARS bars: drawn as shapes (summarise)
+    bars: int = 0
 
 
 def timeline(
@@ -122,7 +131,29 @@ def timeline(
             row.stale_marks.append({"x": frame.x(stale_at), "at": stale_at})
     for row in rows.values():
         _label_merged(row.bars)
-    return Timeline(frame, lanes, list(rows.values()), y + 4)
+    many = len(bars) > DETAILED_BARS
+    if many:
+        for row in rows.values():
+            row.shapes, row.marks = summarise(row), summarise_marks(row)
+    return Timeline(frame, lanes, list(rows.values()), y + 4, summarised=many, bars=len(bars))
+
+
+def summarise(row: Row) -> list[dict[str, Any]]:
+    """A row's bars as one shape per outcome (and per merged or not, merged ones outlined):
+    an SVG path of the same rectangles, with what its hover text says of them, the runs it
+    holds, the first start, last end, longest run and longest wait."""
+    groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+    for bar in row.bars:
+        groups.setdefault((bar["outcome"], bar["runs"] > 1), []).append(bar)
+    top = round(row.y + 3, 2)
+    return [{
+        "outcome": outcome, "merged": merged, "bars": len(group),
+        "runs": sum(b["runs"] for b in group),
+        "d": _rects(group, top),
+        "first": min(b["bar_start"] for b in group), "last": max(b["bar_end"] for b in group),
+        "longest_run": max(b["longest_run"] for b in group),
+        "longest_wait": max((b["longest_wait"] for b in group if b["longest_wait"]), default=None),
+    } for (outcome, merged), group in groups.items()]
 
 
 def _label_merged(bars: list[dict[str, Any]]) -> None:
@@ -141,6 +172,35 @@ def _label_merged(bars: list[dict[str, Any]]) -> None:
             bar["label"] = {"x": round(after, 2), "anchor": "start"}
         elif bar["x"] - 2 - width >= before:
             bar["label"] = {"x": round(bar["x"] - 2, 2), "anchor": "end"}
+
+
+def _rects(bars: list[dict[str, Any]], top: float) -> str:
+    """SVG path data of the bars' rectangles: the first placed, each next one moved from the
+    last one's corner (a closed subpath ends where it began), so a bar costs ~16 characters."""
+    parts, last = [], None
+    for b in bars:
+        w = f"{b['w']:g}"
+        move = f"M{b['x']:g} {top:g}" if last is None else f"m{round(b['x'] - last, 2):g} 0"
+        parts.append(f"{move}h{w}v12h-{w}z")
+        last = b["x"]
+    return "".join(parts)
+
+
+def summarise_marks(row: Row) -> dict[str, Any]:
+    """A summarised row's closed waits as one path of the same lines and its stale marks as one
+    path of the same triangles, each with what its hover text says (how many, the longest wait,
+    the first time stale); open waits (one per kind at most) stay drawn one by one."""
+    closed = [w for w in row.waits if not w["open"]]
+    y = round(row.y + 9, 2)
+    return {
+        "waits": "".join(f"M{w['x0']:g} {y:g}H{w['x1']:g}" for w in closed),
+        "wait_count": len(closed),
+        "longest_wait": max((w["wait"] for w in closed), default=None),
+        "open": [w for w in row.waits if w["open"]],
+        "stale": "".join(f"M{m['x']:g} {round(row.y + 1, 2):g}l4 7h-8z" for m in row.stale_marks),
+        "stale_count": len(row.stale_marks),
+        "first_stale": min((m["at"] for m in row.stale_marks), default=None),
+    }
 
 
 @dataclass(frozen=True)

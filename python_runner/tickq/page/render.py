@@ -92,7 +92,8 @@ def render(data: PageData) -> str:
     timed = [u for u in data.upcoming if u["due_at"] is not None]
     failing = list(data.header["failing_kinds"] or [])
     return _ENV.get_template("page.html").render(
-        data=data, timeline=timeline, slots=slots, zone=str(tz.key), local=local,
+        data=data, timeline=timeline, detailed_bars=layout.DETAILED_BARS, slots=slots,
+        zone=str(tz.key), local=local,
         pool_plots=pool_plots, pools_listed=data.pools[:POOLS_LISTED],
         pools_more=len(data.pools) - POOLS_LISTED, holders_named=HOLDERS_NAMED,
         pools_full=sum(1 for p in data.pools if p["slots"] and not p["free"]),
