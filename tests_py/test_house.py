@@ -5,8 +5,7 @@ lines, no function of the package over 60, no import circle (imports inside func
 TYPE_CHECKING count: they are arrows all the same),
 psycopg imported and connected only under tickq/db/, argparse only under tickq/cli/, nothing
 imports tickq.cli but tickq/__main__.py and cli itself, and registry/ and host/ import nothing
-above them. SQL: no file under sql/ over 400 lines, no plpgsql function body over 100 lines
-(tickq.claim_jobs included: the hot path asks helpers, each one call).
+above them. The SQL files' shape is test_house_sql.py's.
 
 Every assertion names each offender as file:line, so a failure is a to-do list.
 """
@@ -14,7 +13,6 @@ Every assertion names each offender as file:line, so a failure is a to-do list.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -25,13 +23,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "python_runner"
 PACKAGE = SOURCE / "tickq"
-SQL = REPO / "sql"
 
 MAX_MODULE_LINES = 350  # well under it, not at it: split by responsibility, never by packing
 MAX_FUNCTION_LINES = 60
-MAX_SQL_FILE_LINES = 400
-MAX_PLPGSQL_LINES = 100
-PLPGSQL_EXCEPTIONS: dict[str, int] = {}
 
 # What registry/ and host/ may import of tickq (the root package, which imports nothing, aside).
 MAY_IMPORT = {
@@ -343,77 +337,4 @@ def test_the_checks_see_what_they_look_for() -> None:
         ["a", "b", "c"]]
     assert _cycles({"a": {"b": 1}, "b": {}}) == []
     assert _resolve("tickq.db.connect.connect") == "tickq.db.connect"
-    functions = [f for f in plpgsql_functions() if f.name == "tickq.claim_jobs"]
-    assert functions and all(f.lines > 10 for f in functions)
-    assert any(f.path.parent.name == "migrations" for f in plpgsql_functions())
 
-
-# ---------------------------------------------------------------- SQL
-
-
-@dataclass(frozen=True)
-class Function:
-    name: str
-    path: Path
-    line: int  # of CREATE
-    lines: int  # of the body, between its dollar quotes
-
-
-_CREATE = re.compile(
-    r"\bCREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+((?:\"?\w+\"?\.)?\"?\w+\"?)\s*\(", re.IGNORECASE)
-_DOLLAR = re.compile(r"\$([A-Za-z_]\w*)?\$")
-
-
-def _without_comments(text: str) -> str:
-    """`text` with `--` comments blanked (same length, same line numbers), so a comment that
-    mentions CREATE FUNCTION or a dollar sign is not read as code. Quoted strings outside the
-    bodies are short and hold neither here."""
-    return re.sub(r"--[^\n]*", lambda m: " " * len(m.group()), text)
-
-
-@cache
-def plpgsql_functions() -> tuple[Function, ...]:
-    found = []
-    for path in sorted(SQL.rglob("*.sql")):
-        text = path.read_text()
-        code = _without_comments(text)
-        position = 0
-        while match := _CREATE.search(code, position):
-            opening = _DOLLAR.search(code, match.end())
-            if opening is None:
-                break
-            closing = text.find(opening.group(), opening.end())
-            if closing < 0:
-                break
-            after = closing + len(opening.group())
-            end = code.find(";", after)
-            outside = code[match.start():opening.start()] + code[after:end if end >= 0 else None]
-            if re.search(r"\bLANGUAGE\s+'?plpgsql", outside, re.IGNORECASE):
-                body = text[opening.end():closing].strip("\n")
-                found.append(Function(
-                    name=match.group(1).replace('"', "").lower(),
-                    path=path,
-                    line=text.count("\n", 0, match.start()) + 1,
-                    lines=len(body.splitlines()),
-                ))
-            position = after
-    return tuple(found)
-
-
-def test_no_sql_file_is_over_400_lines() -> None:
-    offenders = []
-    for path in sorted(SQL.rglob("*.sql")):
-        lines = len(path.read_text().splitlines())
-        if lines > MAX_SQL_FILE_LINES:
-            offenders.append(f"{_relative(path)}:1: {lines} lines")
-    _fail(f"SQL files over {MAX_SQL_FILE_LINES} lines", offenders)
-
-
-def test_no_plpgsql_function_is_over_100_lines() -> None:
-    offenders = []
-    for function in plpgsql_functions():
-        limit = PLPGSQL_EXCEPTIONS.get(function.name, MAX_PLPGSQL_LINES)
-        if function.lines > limit:
-            offenders.append(f"{_relative(function.path)}:{function.line}: {function.name} "
-                             f"{function.lines} lines (at most {limit})")
-    _fail("plpgsql functions over their bound", offenders)
