@@ -60,8 +60,11 @@ promtool:
 systemd-tools:
 	scripts/systemd-tools.sh install
 
+# Tests marked `alone` (live ticks measured against the simulator) run after the workers, when
+# the other stages have ended too: four workers on two cores would make their timing noise.
 test-py: venv packages
-	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not alone"
+	$(VPY) -m pytest -q -m alone
 
 # One private PostgreSQL 15 cluster for the whole run (test-sql-15 and the pytest modules that
 # ask scripts/pg15.sh for its URL), stopped and removed however the run ends: no test touches a

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 from psycopg.types.json import Jsonb
 
 from tickq.db.api.check import scratch
@@ -21,6 +22,9 @@ from tickq.registry import load_registry
 
 TICK = 2.0
 WINDOW = 12.0  # seconds of live ticks
+
+# Live ticks against the model: run with the machine to itself (the Makefile runs these last).
+pytestmark = pytest.mark.alone
 
 # Two slots; every 4 seconds two kinds are due at once, every 8 seconds a third (low) one too:
 # bursts at aligned instants that the low kind waits through.
