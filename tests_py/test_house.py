@@ -5,8 +5,7 @@ lines, no function of the package over 60, no import circle (imports inside func
 TYPE_CHECKING count: they are arrows all the same),
 psycopg imported and connected only under tickq/db/, argparse only under tickq/cli/, nothing
 imports tickq.cli but tickq/__main__.py and cli itself, and registry/ and host/ import nothing
-above them. SQL: no file under sql/ over 400 lines, no plpgsql function body over 100 lines
-(tickq.claim_jobs included: the hot path asks helpers, each one call).
+above them. The SQL files' shape is test_house_sql.py's.
 
 Every assertion names each offender as file:line, so a failure is a to-do list.
 """
@@ -14,7 +13,6 @@ Every assertion names each offender as file:line, so a failure is a to-do list.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -22,22 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from tickq.db import baseline
-
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "python_runner"
 PACKAGE = SOURCE / "tickq"
-SQL = REPO / "sql"
 
 MAX_MODULE_LINES = 350  # well under it, not at it: split by responsibility, never by packing
 MAX_FUNCTION_LINES = 60
-MAX_SQL_FILE_LINES = 400
-# The baseline is every table of the schema in one file, declarations only (the issue it settles
-# asked for one readable file); the bound keeps it from growing: a later change of a table is a
-# migration of its own.
-SQL_FILE_EXCEPTIONS = {"migrations/0100_baseline.sql": 700}
-MAX_PLPGSQL_LINES = 100
-PLPGSQL_EXCEPTIONS: dict[str, int] = {}
 
 # What registry/ and host/ may import of tickq (the root package, which imports nothing, aside).
 MAY_IMPORT = {
@@ -349,107 +337,4 @@ def test_the_checks_see_what_they_look_for() -> None:
         ["a", "b", "c"]]
     assert _cycles({"a": {"b": 1}, "b": {}}) == []
     assert _resolve("tickq.db.connect.connect") == "tickq.db.connect"
-    functions = [f for f in plpgsql_functions() if f.name == "tickq.claim_jobs"]
-    assert functions and all(f.lines > 10 for f in functions)
-    assert any(f.path.parent.name == "chain" for f in plpgsql_functions())
-    declared = ("CREATE FUNCTION tickq.f(p_a text DEFAULT now()) RETURNS trigger\n"
-                "LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';\n"
-                "CREATE FUNCTION tickq.g() RETURNS int LANGUAGE sql AS 'SELECT 1';\n"
-                "CREATE OR REPLACE FUNCTION tickq.h() RETURNS int AS $$ $$;\n")
-    assert _migration_functions(declared, stubs=True) == [(3, "tickq.g"), (4, "tickq.h")]
-    assert len(_migration_functions(declared, stubs=False)) == 3
 
-
-# ---------------------------------------------------------------- SQL
-
-
-@dataclass(frozen=True)
-class Function:
-    name: str
-    path: Path
-    line: int  # of CREATE
-    lines: int  # of the body, between its dollar quotes
-
-
-_CREATE = re.compile(
-    r"\bCREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+((?:\"?\w+\"?\.)?\"?\w+\"?)\s*\(", re.IGNORECASE)
-_DOLLAR = re.compile(r"\$([A-Za-z_]\w*)?\$")
-
-
-def _without_comments(text: str) -> str:
-    """`text` with `--` comments blanked (same length, same line numbers), so a comment that
-    mentions CREATE FUNCTION or a dollar sign is not read as code. Quoted strings outside the
-    bodies are short and hold neither here."""
-    return re.sub(r"--[^\n]*", lambda m: " " * len(m.group()), text)
-
-
-@cache
-def plpgsql_functions() -> tuple[Function, ...]:
-    found = []
-    for path in sorted(SQL.rglob("*.sql")):
-        text = path.read_text()
-        code = _without_comments(text)
-        position = 0
-        while match := _CREATE.search(code, position):
-            opening = _DOLLAR.search(code, match.end())
-            if opening is None:
-                break
-            closing = text.find(opening.group(), opening.end())
-            if closing < 0:
-                break
-            after = closing + len(opening.group())
-            end = code.find(";", after)
-            outside = code[match.start():opening.start()] + code[after:end if end >= 0 else None]
-            if re.search(r"\bLANGUAGE\s+'?plpgsql", outside, re.IGNORECASE):
-                body = text[opening.end():closing].strip("\n")
-                found.append(Function(
-                    name=match.group(1).replace('"', "").lower(),
-                    path=path,
-                    line=text.count("\n", 0, match.start()) + 1,
-                    lines=len(body.splitlines()),
-                ))
-            position = after
-    return tuple(found)
-
-
-# What the baseline may say of a function a constraint or trigger names: that it exists (its body
-# is an API file's).
-_STUB = re.compile(
-    r"[^;]*?\)\s*RETURNS \w+\s+LANGUAGE \w+ AS '(BEGIN RETURN NEW; END|SELECT NULL::boolean)';")
-
-
-def _migration_functions(text: str, stubs: bool) -> list[tuple[int, str]]:
-    """(line, name) of each function `text` defines, but for declarations when `stubs`."""
-    code = _without_comments(text)
-    return [(code.count("\n", 0, m.start()) + 1, m.group(1))
-            for m in _CREATE.finditer(code)
-            if not (stubs and _STUB.match(code, m.end()))]
-
-
-def test_migrations_change_tables_only() -> None:
-    """Every function body is in sql/api, re-applied by checksum: a migration defines none, and
-    the baseline only declares the functions its constraints and triggers name."""
-    offenders = [f"{_relative(path)}:{line}: {name}"
-                 for path in sorted((SQL / "migrations").glob("*.sql"))
-                 for line, name in _migration_functions(
-                     path.read_text(), stubs=path.name == baseline.BASELINE)]
-    _fail("functions defined in a migration (their bodies belong in sql/api)", offenders)
-
-
-def test_no_sql_file_is_over_400_lines() -> None:
-    offenders = []
-    for path in sorted(SQL.rglob("*.sql")):
-        lines = len(path.read_text().splitlines())
-        if lines > SQL_FILE_EXCEPTIONS.get(path.relative_to(SQL).as_posix(), MAX_SQL_FILE_LINES):
-            offenders.append(f"{_relative(path)}:1: {lines} lines")
-    _fail(f"SQL files over {MAX_SQL_FILE_LINES} lines", offenders)
-
-
-def test_no_plpgsql_function_is_over_100_lines() -> None:
-    offenders = []
-    for function in plpgsql_functions():
-        limit = PLPGSQL_EXCEPTIONS.get(function.name, MAX_PLPGSQL_LINES)
-        if function.lines > limit:
-            offenders.append(f"{_relative(function.path)}:{function.line}: {function.name} "
-                             f"{function.lines} lines (at most {limit})")
-    _fail("plpgsql functions over their bound", offenders)

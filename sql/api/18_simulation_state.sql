@@ -77,8 +77,7 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.simulation_remap(jsonb, bigint, bigint, jsonb) IS
 'For the simulator''s copies: run ids by kind (tickq.simulation_running) as they are in the copy of '
-'a stretch whose first run is p_first, copied p_offset ids on, begun where p_going ran. p_now is '
-'unused.';
+'a stretch whose first run is p_first, copied p_offset ids on, begun where p_going ran.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy_runs(
     p_until timestamptz,

@@ -16,8 +16,7 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.metrics_buckets() IS
 'The upper bounds (le, in seconds) of the run duration histogram of tickq.metrics_text, in order; '
-'tickq.run_count.buckets (and run_total.buckets) count runs against the same bounds. p_now is '
-'unused.';
+'tickq.run_count.buckets (and run_total.buckets) count runs against the same bounds.';
 
 CREATE OR REPLACE FUNCTION tickq.metrics_label(
     p_value text

@@ -113,27 +113,27 @@ COMMENT ON DOMAIN tickq.agent_turn_entry IS
 -- after the migrations, in the same `tickq migrate`. Until then each lets every row pass (a
 -- check answers "unknown"; a trigger returns the row unchanged).
 CREATE FUNCTION tickq.is_timezone(p_zone text, p_now timestamptz DEFAULT now())
-RETURNS boolean LANGUAGE sql AS 'SELECT NULL::boolean';
+RETURNS boolean LANGUAGE sql AS $$ SELECT NULL::boolean $$;
 CREATE FUNCTION tickq.within_limit(p_key text, p_value numeric, p_now timestamptz DEFAULT now())
-RETURNS boolean LANGUAGE sql AS 'SELECT NULL::boolean';
+RETURNS boolean LANGUAGE sql AS $$ SELECT NULL::boolean $$;
 CREATE FUNCTION tickq.check_lease_covers_timeouts() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.forget_registry_digest() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.check_kind() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.check_kind_offset() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.check_kind_armed() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.refuse_deleting_running_runs() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.check_agent() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.agent_changed() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE FUNCTION tickq.count_run() RETURNS trigger
-LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 
 -- ---------------------------------------------------------------- settings and slots
 
