@@ -107,3 +107,22 @@ def test_the_earlier_queue_keeps_its_rows(empty_db_url: str, dump: Path) -> None
         after = conn.execute(KINDS).fetchall()
     assert after == before and len(after) >= 4
     assert any(run_id is not None for _, _, run_id in after), "the claim's lease is kept"
+
+
+LEFTOVER = ("CREATE FUNCTION tickq.claim_kind(p_kind text) RETURNS integer"
+            " LANGUAGE sql AS $$ SELECT 1 $$")
+HAS_LEFTOVER = "SELECT to_regprocedure('tickq.claim_kind(text)') IS NOT NULL"
+
+
+def test_a_function_no_api_file_defines_goes_when_the_api_is_applied(db_url: str) -> None:
+    """A function left by an earlier tickq (a signature since changed, one since removed) goes
+    when the migrator applies the API files; sql/api/99_privileges.sql run alone drops nothing."""
+    before = catalog(db_url)["functions"]
+    with db.connect(db_url) as conn:
+        conn.execute(LEFTOVER)
+        conn.execute((db.sql_root() / "api" / "99_privileges.sql").read_text())
+        assert conn.execute(HAS_LEFTOVER).fetchone() == (True,)
+        conn.execute("UPDATE tickq.api_checksum SET checksum = 'earlier'")
+        assert any(step.startswith("api ") for step in db.migrate(conn))
+        assert conn.execute(HAS_LEFTOVER).fetchone() == (False,)
+    assert catalog(db_url)["functions"] == before
