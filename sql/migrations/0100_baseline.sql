@@ -4,9 +4,9 @@
 -- whenever those files change.
 --
 -- This file replaced the chain 0001_queue.sql .. 0090_no_dead_clock_parameters.sql. A database
--- that recorded that chain up to 0073_metrics_kind.sql, its last change of a table, has exactly
--- these tables: tickq.db.migrate records it as at this baseline without running it
--- (python_runner/tickq/db/baseline.py); tests_py/test_schema_upgrade*.py hold the two equal. A
+-- that recorded that chain up to 0040 is recorded as at this baseline without running it, after
+-- the chain's later files it lacks (sql/chain/), and then has exactly these tables
+-- (python_runner/tickq/db/baseline.py; tests_py/test_schema_upgrade*.py hold the two equal). A
 -- later change of a table is a migration numbered after this one, and changes tables only.
 
 -- ---------------------------------------------------------------- types
