@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parent.parent
 BEFORE = (REPO / "tests_py" / "data" / "metrics_text_5ef5668.sql").read_text()
-MIGRATION = (REPO / "sql" / "migrations" / "0072_run_counts.sql").read_text()
+MIGRATION = (REPO / "sql" / "chain" / "0072_run_counts.sql").read_text()
 NOW = "2026-06-03 12:00Z"
 
 REGISTRY = """{

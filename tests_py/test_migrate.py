@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tickq import db
+from tickq.db import baseline
 
 
 def _write_sql_dir(root: Path, migrations: dict[str, str], api: dict[str, str]) -> Path:
@@ -130,3 +131,24 @@ def test_with_dbname_keeps_a_socket_host() -> None:
     assert (params["host"], params["dbname"], params["user"]) == ("/tmp/x", "t_1", "postgres")
     env = db.libpq_env(url)
     assert env == {"PGHOST": "/tmp/x", "PGUSER": "postgres", "PGDATABASE": "t_1"}
+
+
+def test_a_queue_of_the_old_chain_is_adopted_after_the_files_it_lacks() -> None:
+    """A queue made before some of the chain's later files merged (0070-0073 came after 0085)
+    runs them, from sql/chain/, before it is recorded as at the baseline."""
+    shipped = {baseline.BASELINE_VERSION}
+    recorded = {v: name for v, name in baseline.REPLACED.items() if v <= 65 or v == 85}
+    adopt = baseline.adoption(recorded, shipped)
+    assert adopt == baseline.Adoption(sorted(recorded), True, [
+        "0070_simulation_from_states.sql", "0071_simulate_window_stops_stale.sql",
+        "0072_run_counts.sql", "0073_metrics_kind.sql", "0090_no_dead_clock_parameters.sql"])
+    assert all((db.sql_root() / "chain" / name).is_file() for name in adopt.catch_up)
+    assert baseline.adoption(recorded, {1, 2}) == baseline.Adoption([], False, [])
+
+
+def test_a_chain_file_recorded_under_another_name_is_refused() -> None:
+    recorded = dict(baseline.REPLACED)
+    recorded[72] = "0072_other.sql"
+    expected = r"0072_other\.sql \(expected 0072_run_counts\.sql\)"
+    with pytest.raises(db.MigrationError, match=expected):
+        baseline.adoption(recorded, {baseline.BASELINE_VERSION})

@@ -230,7 +230,7 @@ def test_the_roles_are_the_guides_and_none_may_create_a_database(world: World) -
 
 
 def test_the_owner_migrated(world: World) -> None:
-    assert "migration 0001_queue.sql" in world.ran["migrate"].stdout
+    assert "migration 0100_baseline.sql" in world.ran["migrate"].stdout
 
 
 def test_the_dispatchers_check_passed_and_left_the_servers_databases_alone(

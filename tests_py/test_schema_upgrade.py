@@ -16,10 +16,13 @@ import pytest
 
 from tickq import db
 from tickq.db import embedded
+from tickq.db.errors import MigrationError
 
 REPO = Path(__file__).resolve().parent.parent
-# The first commit with the SQL core, and the one before slot rows replaced the settings lock.
-STEPS = ("2387920", "c74c10c")
+# The first commit with the SQL core, the one before slot rows replaced the settings lock, and
+# the last before sql/migrations/0100_baseline.sql replaced the chain (a database of the chain is
+# recorded as at the baseline, not made again).
+STEPS = ("2387920", "c74c10c", "412a04b")
 
 
 def _sql_at(commit: str, into: Path) -> Path:
@@ -61,3 +64,21 @@ def test_an_upgraded_database_has_the_schema_of_a_fresh_one(
     fresh, upgraded = _schema(db_url), _schema(empty_db_url)
     assert "CREATE TABLE tickq.slot" in fresh
     assert upgraded == fresh
+
+
+def test_a_database_short_of_the_baseline_is_refused_as_it_is(
+    tmp_path: Path, empty_db_url: str
+) -> None:
+    """A database the old chain left before its 0040 is not taken for the baseline: the refusal
+    names the file it lacks and the commit that brings it to the chain's end, and changes
+    nothing."""
+    if not (REPO / ".git").exists():
+        pytest.fail("this test reads earlier sql/ folders from git: run it in a clone")
+    query = "SELECT array_agg(name ORDER BY version) FROM tickq.migration"
+    with db.connect(empty_db_url) as conn:
+        db.migrate(conn, _sql_at(STEPS[1], tmp_path))
+        before = conn.execute(query).fetchone()
+        with pytest.raises(MigrationError) as refused:
+            db.migrate(conn)
+        assert conn.execute(query).fetchone() == before
+    assert "lacks 0" in str(refused.value) and "412a04b" in str(refused.value), refused.value

@@ -3,9 +3,12 @@ makes: the same tables, columns, constraints, indexes, triggers, views, types an
 (each signature, body, comment, settings and grants), and its rows are kept.
 test_schema_upgrade.py walks from the first commits' sql/ instead.
 
-The earlier queue is tests_py/data/schema/tickq_main_0085.sql: a pg_dump of a database the
-migration chain up to 0085 made, with the API files of that time (which took a p_now in every
-function), after a sync, an agent and a claim. A migration that forgets to drop an old signature
+The earlier queues are pg_dumps in tests_py/data/schema/, each after a sync, an agent and a claim:
+tickq_main_0085.sql, of a database the migration chain up to 0085 made (without 0070-0073, which
+merged later), with the API files of that time (which took a p_now in every function); and
+tickq_main_0090.sql, the same queue migrated with the whole chain 0001..0090 that
+sql/migrations/0100_baseline.sql replaced (git commit 412a04b). Each is recorded as at the
+baseline without running it. A migration that forgets to drop an old signature
 leaves a function a fresh queue does not have (and a call without the dropped parameter
 ambiguous); one that rewrites a table differently from the chain leaves a column or a constraint
 apart. Either fails here, named.
@@ -16,10 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from tickq import db
 
-DUMP = Path(__file__).parent / "data" / "schema" / "tickq_main_0085.sql"
+DUMPS = [Path(__file__).parent / "data" / "schema" / f"tickq_main_{version}.sql"
+         for version in ("0085", "0090")]
 
 # What a queue is made of, one row per object, as text a difference can name.
 CATALOG = {
@@ -67,16 +72,22 @@ def catalog(url: str) -> dict[str, set[tuple[str, ...]]]:
         return {part: set(conn.execute(query).fetchall()) for part, query in CATALOG.items()}
 
 
-def restore_earlier_queue(url: str) -> None:
+def restore_earlier_queue(url: str, dump: Path) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(DUMP.read_text())  # no parameters: one simple query of many statements
+        conn.execute(dump.read_text())  # no parameters: one simple query of many statements
 
 
-def test_an_earlier_queue_migrated_today_is_a_fresh_one(empty_db_url: str, db_url: str) -> None:
-    restore_earlier_queue(empty_db_url)
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.stem)
+def test_an_earlier_queue_migrated_today_is_a_fresh_one(
+    empty_db_url: str, db_url: str, dump: Path
+) -> None:
+    restore_earlier_queue(empty_db_url, dump)
     with db.connect(empty_db_url) as conn:
         applied = db.migrate(conn)
-        assert any("0090" in step for step in applied), applied
+        assert any("0100_baseline.sql recorded" in step for step in applied), applied
+        assert not any(step == "migration 0100_baseline.sql" for step in applied), applied
+        migrations = conn.execute("SELECT name FROM tickq.migration").fetchall()
+    assert migrations == [("0100_baseline.sql",)]
     upgraded, fresh = catalog(empty_db_url), catalog(db_url)
     for part in CATALOG:
         only_upgraded = sorted(row[:2] for row in upgraded[part] - fresh[part])
@@ -87,11 +98,31 @@ def test_an_earlier_queue_migrated_today_is_a_fresh_one(empty_db_url: str, db_ur
 KINDS = "SELECT name, due_at, run_id FROM tickq.job_kind ORDER BY 1"
 
 
-def test_the_earlier_queue_keeps_its_rows(empty_db_url: str) -> None:
-    restore_earlier_queue(empty_db_url)
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.stem)
+def test_the_earlier_queue_keeps_its_rows(empty_db_url: str, dump: Path) -> None:
+    restore_earlier_queue(empty_db_url, dump)
     with db.connect(empty_db_url) as conn:
         before = conn.execute(KINDS).fetchall()
         db.migrate(conn)
         after = conn.execute(KINDS).fetchall()
     assert after == before and len(after) >= 4
     assert any(run_id is not None for _, _, run_id in after), "the claim's lease is kept"
+
+
+LEFTOVER = ("CREATE FUNCTION tickq.claim_kind(p_kind text) RETURNS integer"
+            " LANGUAGE sql AS $$ SELECT 1 $$")
+HAS_LEFTOVER = "SELECT to_regprocedure('tickq.claim_kind(text)') IS NOT NULL"
+
+
+def test_a_function_no_api_file_defines_goes_when_the_api_is_applied(db_url: str) -> None:
+    """A function left by an earlier tickq (a signature since changed, one since removed) goes
+    when the migrator applies the API files; sql/api/99_privileges.sql run alone drops nothing."""
+    before = catalog(db_url)["functions"]
+    with db.connect(db_url) as conn:
+        conn.execute(LEFTOVER)
+        conn.execute((db.sql_root() / "api" / "99_privileges.sql").read_text())
+        assert conn.execute(HAS_LEFTOVER).fetchone() == (True,)
+        conn.execute("UPDATE tickq.api_checksum SET checksum = 'earlier'")
+        assert any(step.startswith("api ") for step in db.migrate(conn))
+        assert conn.execute(HAS_LEFTOVER).fetchone() == (False,)
+    assert catalog(db_url)["functions"] == before

@@ -113,7 +113,7 @@ def installed() -> Iterator[Installed]:
         found = Installed(install(build_wheel(root / "build"), root), root)
         first = found.run("migrate")  # the embedded default: starts the server in TICKQ_DATA_DIR
         assert first.result.returncode == 0, first.result.stderr
-        assert first.touched(found.venv.package / "sql" / "migrations" / "0001_queue.sql")
+        assert first.touched(found.venv.package / "sql" / "migrations" / "0100_baseline.sql")
         with psycopg.connect(found.superuser_url, autocommit=True) as admin:
             # This test's own server: nothing it writes must survive a crash of the machine.
             admin.execute("ALTER SYSTEM SET fsync = off")

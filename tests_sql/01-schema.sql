@@ -117,8 +117,9 @@ SELECT is_empty(
     'every function that reads the clock takes the time as an optional last parameter p_now defaulting to now()'
 );
 -- The functions still to lose their dead p_now: is_timezone and within_limit (constraints use them),
--- kind_name_ok (a migration defines it), grant_access, one simulation_repeats_until of two, and
--- describe_schedule (an overload pair, which a schedule as one value will fold into one).
+-- kind_name_ok (its signature kept from the old migrations), grant_access, one
+-- simulation_repeats_until of two, and describe_schedule (an overload pair, which a schedule as
+-- one value will fold into one).
 SELECT is_empty(
     $$SELECT routine FROM clock_use WHERE takes_now AND NOT reads
         AND routine !~ '^tickq\.(is_timezone|within_limit|kind_name_ok|grant_access|simulation_repeats_until|describe_schedule)\('$$,

@@ -137,6 +137,7 @@ FUNCTIONS_TEXT = """
 ## Functions
 
 Grouped by the file that defines them (`sql/api/NN_concern.sql`, re-applied whole when their
-checksum changes; trigger functions live in `sql/migrations/`). "granted to" names the roles of
-[a role per job](../how-to/roles.md) that may call a function; they run as the owner.
+checksum changes), the triggers' functions too (the triggers are in `sql/migrations/`).
+"granted to" names the roles of [a role per job](../how-to/roles.md) that may call a function;
+they run as the owner.
 """

@@ -199,7 +199,7 @@ BEGIN
         PERFORM tickq.registry_error(NULL, '*', '"settings" and "kinds" must be objects');
     END IF;
     -- The registry the queue last synced, from the file it was synced from, and nothing written
-    -- behind its back since (the triggers of migration 0024 forget the digest): nothing to do,
+    -- behind its back since (tickq.forget_registry_digest's triggers forget it): nothing to do,
     -- nothing written. A source that is not the one recorded is recorded (sync_queue_registry).
     v_digest := tickq.registry_digest(p_registry);
     IF EXISTS (SELECT FROM tickq.queue_registry AS q WHERE q.digest = v_digest

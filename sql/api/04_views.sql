@@ -1,8 +1,8 @@
 -- Views for people in psql and for `tickq status`. Each view is its function at now(); the
 -- functions take the time so tests and the simulator can move the clock.
 
--- A change of a function's columns drops it and its view in a migration (as 0019 does): CREATE OR
--- REPLACE can only add columns at a view's end.
+-- A change of a function's columns drops it and its view first: CREATE OR REPLACE can only add
+-- columns at a view's end.
 
 -- A chain's steps (tickq.job_step, sql/api/08_chain.sql) in one line for queue_status.
 CREATE OR REPLACE FUNCTION tickq.chain_summary(

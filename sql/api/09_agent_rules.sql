@@ -1,8 +1,8 @@
--- What an agent's row must be: the body of the trigger tickq.check_agent on tickq.agent (the
--- trigger itself is migration 0015's). An edit in psql is held to the same rules as
--- `tickq agent add`. The bounds it checks are rows of tickq.registry_limits: agent.* for the
--- agent row's own fields, and the [agents] caps (agents.max_turns, agents.timeout) through
--- tickq.agent_settings.
+-- What an agent's row must be: the bodies of the triggers on tickq.agent, tickq.check_agent and
+-- tickq.agent_changed (the triggers themselves are the baseline migration's). An edit in psql
+-- is held to the same rules as `tickq agent add`. The bounds it checks are rows of
+-- tickq.registry_limits: agent.* for the agent row's own fields, and the [agents] caps
+-- (agents.max_turns, agents.timeout) through tickq.agent_settings.
 
 CREATE OR REPLACE FUNCTION tickq.check_agent() RETURNS trigger
 LANGUAGE plpgsql
@@ -102,3 +102,26 @@ COMMENT ON FUNCTION tickq.check_agent() IS
 'time zone, turns and timeout within the registry''s caps, owner label, tools the registry offers; '
 'every, the count of at times and of tools and the prompt''s length within the rows agent.* of '
 'tickq.registry_limits, the caps within agents.*) with TQ040 (TQ043 for a tool) naming the field and the value.';
+
+CREATE OR REPLACE FUNCTION tickq.agent_changed() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_now timestamptz;
+BEGIN
+    -- The agent functions pass their p_now down in tickq.agent_now (transaction-local); an edit
+    -- in psql uses the clock.
+    v_now := coalesce(nullif(current_setting('tickq.agent_now', true), '')::timestamptz, now());
+    IF TG_OP = 'DELETE' THEN
+        PERFORM tickq.retire_agent_kind(OLD.name, v_now);
+        RETURN OLD;
+    END IF;
+    PERFORM tickq.apply_agent_kind(NEW, TG_OP = 'INSERT'
+        OR (NEW.every, NEW.at_times, NEW.on_days, NEW.timezone, NEW.paused)
+            IS DISTINCT FROM (OLD.every, OLD.at_times, OLD.on_days, OLD.timezone, OLD.paused), v_now);
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION tickq.agent_changed() IS
+'Trigger: keeps the agent''s job_kind "agent.<name>" in step with the agent row (created, '
+'rescheduled, paused, retired when the agent is deleted).';

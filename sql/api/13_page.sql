@@ -14,8 +14,8 @@ AS $$
     SELECT r.* FROM tickq.job_run AS r
     WHERE r.finished_at >= p_since AND r.finished_at IS NOT NULL AND r.claimed_at <= p_now
     UNION ALL
-    -- A live run is the one its kind's lease points at (job_kind.run_id; migration 0007
-    -- dropped the index of running runs): the kinds, never a scan of the history.
+    -- A live run is the one its kind's lease points at (job_kind.run_id; there is no index of
+    -- running runs): the kinds, never a scan of the history.
     SELECT r.* FROM tickq.job_kind AS k
     INNER JOIN tickq.job_run AS r ON k.run_id = r.id
     WHERE k.run_id IS NOT NULL AND r.outcome = 'running' AND r.claimed_at <= p_now

@@ -62,6 +62,19 @@ COMMENT ON FUNCTION tickq.registry_limits() IS
 'The bounds of every number in the registry (durations in seconds): the one place they are '
 'written (here, not in a migration: a new bound is one more row).';
 
+CREATE OR REPLACE FUNCTION tickq.within_limit(
+    p_key text,
+    p_value numeric,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT EXISTS (SELECT FROM tickq.registry_limits() AS l
+        WHERE l.key = p_key AND p_value BETWEEN l.low AND l.high)
+$$;
+COMMENT ON FUNCTION tickq.within_limit(text, numeric, timestamptz) IS
+'True when p_value lies within the bounds tickq.registry_limits gives p_key. p_now is unused.';
+
 CREATE OR REPLACE FUNCTION tickq.registry_where(
     p_kind text,
     p_key text

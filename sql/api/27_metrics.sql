@@ -1,7 +1,7 @@
 -- Prometheus metrics (`tickq metrics`, the registry's metrics_file, `tickq serve`'s /metrics):
 -- the text exposition format, written whole here so every reader gets the same lines.
 -- tickq.metrics_kinds_at reads every live kind once (its counters from tickq.run_count, kept as
--- runs end: migration 0072, so a scrape reads no history and the counters never fall when
+-- runs end by tickq.count_run, so a scrape reads no history and the counters never fall when
 -- housekeeping prunes); one set-returning function per metric family gives each kind's lines
 -- of it (metrics_runs_total, metrics_merged_slots, metrics_run_duration, metrics_last_success;
 -- metrics_kind_gauges for the six one-value gauges of a kind; metrics_queue for the slots,

@@ -7,6 +7,30 @@
 -- a reader, who selects from the views. Functions a dispatcher or reader calls run as their owner
 -- (SECURITY DEFINER) with a pinned search_path, so they are the only way to the tables.
 
+-- The schema's functions are exactly those the API files define. A function no file defined in
+-- this application is left from an earlier tickq (an old signature, a function since removed):
+-- it is dropped, so an upgraded database has the functions of a fresh one, and a file that
+-- changes a signature needs no DROP of the old one. CREATE OR REPLACE writes a function's
+-- catalog row, so the ones defined now are those whose row this transaction wrote; hence this
+-- runs before the grants below, which write every row. Only when the migrator applies the files
+-- (tickq.applying_api is set for its transaction): a file run alone drops nothing.
+DO $$
+DECLARE
+    v_routine regprocedure;
+BEGIN
+    IF coalesce(current_setting('tickq.applying_api', true), '') = '' THEN
+        RETURN;
+    END IF;
+    FOR v_routine IN
+        SELECT p.oid::regprocedure FROM pg_catalog.pg_proc AS p
+        WHERE p.pronamespace = 'tickq'::regnamespace AND p.xmin <> pg_catalog.pg_current_xact_id()::xid
+        ORDER BY p.oid
+    LOOP
+        EXECUTE format('DROP ROUTINE %s', v_routine);
+    END LOOP;
+END
+$$;
+
 -- Nothing in the schema is callable by every role; grants below name roles one by one.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM public;
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import psycopg
 from psycopg import sql
 
-from tickq.db import schema_cache
+from tickq.db import baseline, schema_cache
 from tickq.db.errors import MigrationError
 
 if TYPE_CHECKING:
@@ -188,7 +188,8 @@ def _is_current(conn: psycopg.Connection, expected: Schema) -> bool:
             f"({exc.diag.message_primary}): give it an access with sql/roles.sql "
             "(tickq roles print)"
         ) from None
-    _unknown_migrations(dict(zip(versions, names, strict=True)), set(expected.migrations))
+    _unknown_migrations(dict(zip(versions, names, strict=True)),
+                        baseline.known(set(expected.migrations)))
     return set(versions) == set(expected.migrations) and stored == expected.checksum
 
 
@@ -217,9 +218,13 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
         with _step(conn, owner):
             conn.execute(_BOOKKEEPING)  # type: ignore[arg-type]
             recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
-        _unknown_migrations(recorded, {m.version for m in migrations})
-        applied = [f"migration {m.name}" for m in migrations
-                   if m.version not in recorded and _apply(conn, owner, m)]
+        shipped = {m.version for m in migrations}
+        _unknown_migrations(recorded, baseline.known(shipped))
+        adopted = _adopt_chain(conn, owner, shipped, sql_dir or sql_root())
+        if adopted:
+            recorded = {baseline.BASELINE_VERSION: baseline.BASELINE}  # the chain's rows went
+        applied = [*adopted, *(f"migration {m.name}" for m in migrations
+                               if m.version not in recorded and _apply(conn, owner, m))]
         if api and _apply_api(conn, owner, api):
             applied.append(f"api {len(api)} files, checksum {api_checksum(api)[:12]}")
     except psycopg.errors.InsufficientPrivilege as exc:
@@ -253,6 +258,27 @@ def _step(conn: psycopg.Connection, owner: str | None) -> Iterator[None]:
         yield
 
 
+def _adopt_chain(conn: psycopg.Connection, owner: str | None, shipped: set[int],
+                 root: Traversable | Path) -> list[str]:
+    """A database the chain the baseline replaced made, recorded as at the baseline without
+    running it, after the chain's files it lacks from ``root/chain`` (db/baseline.py); what was
+    done, or nothing."""
+    with _step(conn, owner):
+        recorded = dict(conn.execute("SELECT version, name FROM tickq.migration").fetchall())
+        adopt = baseline.adoption(recorded, shipped)
+        if not adopt.replaced:
+            return []
+        for name in adopt.catch_up:
+            _execute_file(conn, name, (root / "chain" / name).read_text(encoding="utf-8"))
+        conn.execute("DELETE FROM tickq.migration WHERE version = ANY(%s)", (adopt.replaced,))
+        if adopt.record_baseline:
+            conn.execute("INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                         (baseline.BASELINE_VERSION, baseline.BASELINE))
+    return [*(f"migration {name}" for name in adopt.catch_up),
+            f"migration {baseline.BASELINE} recorded: the database has the tables of the "
+            f"{len(adopt.replaced) + len(adopt.catch_up)} migrations it replaced"]
+
+
 def _apply(conn: psycopg.Connection, owner: str | None, m: Migration) -> bool:
     """Migration `m` with its row, unless another migrator applied it meanwhile."""
     with _step(conn, owner):
@@ -273,6 +299,8 @@ def _apply_api(conn: psycopg.Connection, owner: str | None, api: list[tuple[str,
         row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
         if row is not None and row[0] == checksum:
             return False
+        # Tells sql/api/99_privileges.sql that every API file runs in this transaction.
+        conn.execute("SELECT set_config('tickq.applying_api', %s, true)", (checksum,))
         for name, text in api:
             _execute_file(conn, name, text)
         conn.execute(

@@ -1,3 +1,7 @@
+-- Migration 0073_metrics_kind.sql of the chain that sql/migrations/0100_baseline.sql
+-- replaced, as it was: run, before the baseline is recorded, on a database of that chain that
+-- lacks it (python_runner/tickq/db/baseline.py). A fresh database never runs it.
+--
 -- tickq.metrics_text reads every live kind once (tickq.metrics_kinds_at) and hands the rows to
 -- one function per metric family: the row's type.
 CREATE TYPE tickq.metrics_kind AS (

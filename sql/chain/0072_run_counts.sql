@@ -1,3 +1,7 @@
+-- Migration 0072_run_counts.sql of the chain that sql/migrations/0100_baseline.sql
+-- replaced, as it was: run, before the baseline is recorded, on a database of that chain that
+-- lacks it (python_runner/tickq/db/baseline.py). A fresh database never runs it.
+--
 -- 0072: the metrics' counters kept as runs end, not computed from the whole history at every
 -- scrape. tickq.metrics_text counted every kept run per kind and outcome and, per kind and
 -- bucket, the runs at most that long: past the statement timeout at 5,000 kinds and 200,000

@@ -1,3 +1,7 @@
+-- Migration 0065_cancel_who_asked.sql of the chain that sql/migrations/0100_baseline.sql
+-- replaced, as it was: run, before the baseline is recorded, on a database of that chain that
+-- lacks it (python_runner/tickq/db/baseline.py). A fresh database never runs it.
+--
 -- Who asked for a cancel is recorded from the session (tickq.asked_by), not taken from the
 -- caller: request_cancel's third parameter is now the client's claim (OS user and host), so it
 -- is renamed, which CREATE OR REPLACE cannot do. The API file creates it again.

@@ -1,3 +1,7 @@
+-- Migration 0090_no_dead_clock_parameters.sql of the chain that sql/migrations/0100_baseline.sql
+-- replaced, as it was: run, before the baseline is recorded, on a database of that chain that
+-- lacks it (python_runner/tickq/db/baseline.py). A fresh database never runs it.
+--
 -- A function takes p_now only when it reads the clock (directly or through a function it
 -- calls): these never did, so their last parameter goes. CREATE OR REPLACE cannot drop a
 -- parameter, and the old signature beside the new one would make a call without it ambiguous;

@@ -1,3 +1,7 @@
+-- Migration 0060_project_identity.sql of the chain that sql/migrations/0100_baseline.sql
+-- replaced, as it was: run, before the baseline is recorded, on a database of that chain that
+-- lacks it (python_runner/tickq/db/baseline.py). A fresh database never runs it.
+--
 -- A project's identity survives a deploy: the queue records the registry of record as given
 -- (a `current` link not followed, so every release behind it is the same file), the file with
 -- links followed, and the registry's project name (settings.project) when it has one. Until now
