@@ -150,6 +150,8 @@ def test_the_upgrade_replaces_env_values_stored_before_by_digests(
                               " || (SELECT registry::text FROM tickq.job_kind WHERE name = 'k')"
                               ).fetchone()[0]
         assert "old-secret-1" in before and "old-secret-2" in before
+        # As docs/how-to/upgrade.md says: to the end of the old chain first, then the baseline.
+        db.migrate(conn, _sql_at("412a04b", tmp_path / "last-chain"))
         db.migrate(conn)
         after = conn.execute("SELECT (SELECT string_agg(d::text, ' ') FROM tickq.drift AS d)"
                              " || (SELECT registry::text FROM tickq.job_kind WHERE name = 'k')"
