@@ -16,15 +16,17 @@ def build(add: Add, sub: Subparsers, common: argparse.ArgumentParser) -> None:
         "--registry", default=os.environ.get("TICKQ_REGISTRY", "registry.toml"),
         help="the registry file (default: $TICKQ_REGISTRY or ./registry.toml)",
     )
-    text = "move old schedulers' jobs (crontabs, an orchestrator's script) into the registry"
+    text = ("move old schedulers' jobs (crontabs, cron.d files, systemd timers, launchd agents, "
+            "an orchestrator's script) into the registry")
     group = sub.add_parser("legacy", help=text, description=text)
     actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
     imp = actions.add_parser(
         "import", parents=[files],
         help="print (or --write) the kinds that replace old files' jobs",
         description="Print the kinds that replace the jobs of each FILE (a crontab, /etc/crontab, "
-        "a cron.d file, a script of one command per line), naming in one line each what cannot "
-        "move. --write appends them and comments the moved lines as `#tickq:KIND# <old line>`.",
+        "a cron.d file, a systemd .timer with its .service beside it, a launchd .plist, a script "
+        "of one command per line), naming in one line each what cannot move. --write appends "
+        "them and comments the moved lines of crontabs and scripts as `#tickq:KIND# <old line>`.",
     )
     imp.add_argument("files", metavar="FILE", nargs="+")
     imp.add_argument("--write", action="store_true",
