@@ -3,11 +3,11 @@ makes: the same tables, columns, constraints, indexes, triggers, views, types an
 (each signature, body, comment, settings and grants), and its rows are kept.
 test_schema_upgrade.py walks from the first commits' sql/ instead.
 
-The earlier queues are pg_dumps in tests_py/data/schema/, each after a sync, an agent and a claim:
-tickq_main_0085.sql, of a database the migration chain up to 0085 made (without 0070-0073, which
-merged later), with the API files of that time (which took a p_now in every function); and
-tickq_main_0090.sql, the same queue migrated with the whole chain 0001..0090 that
-sql/migrations/0100_baseline.sql replaced (git commit 412a04b). Each is recorded as at the
+The earlier queues are pg_dumps in tests_py/data/schema/ (gzipped: data, not source), each after a
+sync, an agent and a claim: tickq_main_0085, of a database the migration chain up to 0085 made
+(without 0070-0073, which merged later), with the API files of that time (which took a p_now in
+every function); and tickq_main_0090, the same queue migrated with the whole chain 0001..0090
+that sql/migrations/0100_baseline.sql replaced (git commit 412a04b). Each is recorded as at the
 baseline without running it. A migration that forgets to drop an old signature
 leaves a function a fresh queue does not have (and a call without the dropped parameter
 ambiguous); one that rewrites a table differently from the chain leaves a column or a constraint
@@ -16,6 +16,7 @@ apart. Either fails here, named.
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import psycopg
@@ -23,7 +24,7 @@ import pytest
 
 from tickq import db
 
-DUMPS = [Path(__file__).parent / "data" / "schema" / f"tickq_main_{version}.sql"
+DUMPS = [Path(__file__).parent / "data" / "schema" / f"tickq_main_{version}.sql.gz"
          for version in ("0085", "0090")]
 
 # What a queue is made of, one row per object, as text a difference can name.
@@ -74,10 +75,10 @@ def catalog(url: str) -> dict[str, set[tuple[str, ...]]]:
 
 def restore_earlier_queue(url: str, dump: Path) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(dump.read_text())  # no parameters: one simple query of many statements
+        conn.execute(gzip.decompress(dump.read_bytes()).decode())  # one simple query, many statements
 
 
-@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name.split(".")[0])
 def test_an_earlier_queue_migrated_today_is_a_fresh_one(
     empty_db_url: str, db_url: str, dump: Path
 ) -> None:
@@ -98,7 +99,7 @@ def test_an_earlier_queue_migrated_today_is_a_fresh_one(
 KINDS = "SELECT name, due_at, run_id FROM tickq.job_kind ORDER BY 1"
 
 
-@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name.split(".")[0])
 def test_the_earlier_queue_keeps_its_rows(empty_db_url: str, dump: Path) -> None:
     restore_earlier_queue(empty_db_url, dump)
     with db.connect(empty_db_url) as conn:
