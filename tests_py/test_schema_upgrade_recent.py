@@ -75,7 +75,7 @@ def catalog(url: str) -> dict[str, set[tuple[str, ...]]]:
 
 def restore_earlier_queue(url: str, dump: Path) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(gzip.decompress(dump.read_bytes()).decode())  # one simple query, many statements
+        conn.execute(gzip.decompress(dump.read_bytes()).decode())  # one query, many statements
 
 
 @pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name.split(".")[0])
