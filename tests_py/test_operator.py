@@ -13,8 +13,7 @@ import tempfile
 from pathlib import Path
 
 import psycopg
-from processes import is_alive
-from test_dispatcher import (
+from dispatcher_cli import (
     cli_env,
     run_tickq,
     runs,
@@ -23,6 +22,7 @@ from test_dispatcher import (
     wait_for,
     write_registry,
 )
+from processes import is_alive
 
 # ---------------------------------------------------------------- a closed stdout
 
