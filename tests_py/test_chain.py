@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from processes import is_alive
-from test_dispatcher import (
+from dispatcher_cli import (
     cli_env,
     run_tickq,
     start_tickq,
@@ -22,6 +21,7 @@ from test_dispatcher import (
     wait_for,
     write_script,
 )
+from processes import is_alive
 
 # Each step appends "NAME" to steps.log; FAIL_<NAME>=1 in its env makes it fail once (a marker
 # file remembers it failed), FAIL_<NAME>=always makes it fail every time.

@@ -3,7 +3,7 @@ reported (in its ledger folder, for as long as a lease), and a later tick on the
 finds such a run still `running`, leased as it was to the dispatcher that reported it and held
 by no process of the host, reports it again (as the spool replays a result: `report_late_run`).
 
-The failover is real (test_failover.py's primary and asynchronous standby of Debian's PostgreSQL
+The failover is real (failover_pair.py's primary and asynchronous standby of Debian's PostgreSQL
 15); the guards are tested on the embedded server with kept reports written where a tick keeps
 them: a run a live process of the host holds, and a run whose id a new claim reissued, are
 left alone."""
@@ -17,8 +17,7 @@ from hashlib import sha256
 from pathlib import Path
 
 import psycopg
-from processes import tickq
-from test_failover import (
+from failover_pair import (
     build_pair,
     cut_replication,
     folder,
@@ -28,6 +27,7 @@ from test_failover import (
     wait_for,
     write_registry,
 )
+from processes import tickq
 
 from tickq.db.api.tick import RunReport
 from tickq.host.ledger import Ledger, start_time

@@ -1,5 +1,5 @@
 """A dispatcher host cut off from the database mid-run, for real: two hosts in network
-namespaces (tests_py/test_hosts.py builds them), one PostgreSQL on the bridge. While host 1's
+namespaces (tests_py/hosts_net.py builds them), one PostgreSQL on the bridge. While host 1's
 command runs, its link goes down (`ip link set eth0 down` inside its namespace) for longer than
 the kind's lease, then comes back.
 
@@ -23,8 +23,8 @@ from typing import Any
 
 import psycopg
 import pytest
+from hosts_net import DBNAME, Host, Network, free_subnet, ip, start_server, stop_server
 from psycopg import sql
-from test_hosts import DBNAME, Host, Network, free_subnet, ip, start_server, stop_server
 
 from tickq import db
 from tickq.cli.roles import roles_script

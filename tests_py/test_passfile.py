@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+from hosts_net import start_server, stop_server
 from psycopg import sql
-from test_hosts import start_server, stop_server
 from test_secrets import tickq
 
 from tickq.timers.environment import keep_password_out
