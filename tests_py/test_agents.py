@@ -4,151 +4,29 @@ scripted conversations.
 
 Each test writes a registry with an [agents] section into tmp_path, saves an agent through SQL
 (the CLI has its own test), runs a tick and checks the run, its transcript, what the server
-received and what the tools received.
+received and what the tools received. The watchdogs: test_agents_watchdogs.py; the argv that
+runs: test_agents_runner_argv.py; the harness: agent_harness.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import uuid
 from pathlib import Path
-from typing import Any
 
-import psycopg
-import pytest
-from chat_server import ChatServer, answer, error, raw, stall, tool_call
-from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
-
-from tickq.registry import load_registry
-
-REPO = Path(__file__).resolve().parent.parent
-KEY_ENV = "TEST_AGENT_KEY"
-KEY = "sk-test-7f3a9c2e5b1d-DO-NOT-LEAK"
-
-# A tool: records its argv, its stdin and whether secrets reached its environment, then
-# answers with a line the model can read.
-SEARCH_TOOL = f"""#!{sys.executable}
-import json, os, sys
-data = sys.stdin.read()
-with open("tool-calls.jsonl", "a") as f:
-    f.write(json.dumps({{"argv": sys.argv, "stdin": data,
-        "key_in_env": "{KEY_ENV}" in os.environ,
-        "key_anywhere": any("{KEY}" in v for v in os.environ.values()),
-        "db_url_in_env": "TICKQ_AGENT_DATABASE_URL" in os.environ}}) + "\\n")
-print("3 open deals for " + json.loads(data).get("query", "?"))
-"""
-
-SLOW_TOOL = """#!/bin/sh
-echo "looking..."
-exec sleep 60
-"""
-
-DELIVER = f"""#!{sys.executable}
-import sys
-open("delivered.json", "w").write(sys.stdin.read())
-"""
-
-
-def write_registry(folder: Path, base_url: str, **agents: Any) -> Path:
-    for name, text in (("search", SEARCH_TOOL), ("slow", SLOW_TOOL), ("deliver", DELIVER)):
-        path = folder / name
-        path.write_text(text)
-        path.chmod(0o755)
-    settings = {"base_url": base_url, "model": "test-model", "api_key_env": KEY_ENV,
-                "timeout": "1m", "request_timeout": "30s", "http_attempts": 3,
-                "deliver": ["./deliver"], **agents}
-    lines = ["[settings]", "slots = 2", 'lease_margin = "1m"', "", "[agents]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
-    lines += [
-        "", "[agents.tools.search_crm]", 'command = ["./search"]',
-        'description = "Search the CRM for open deals"',
-        'parameters = { type = "object", properties = { query = { type = "string" } } }',
-        "", "[agents.tools.slow]", 'command = ["./slow"]', 'description = "Takes forever"',
-        'timeout = "1s"',
-        "", "[agents.tools.patient]", 'command = ["./slow"]', 'description = "Takes its time"',
-        'timeout = "5m"',
-    ]
-    path = folder / "registry.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def save_agent(db_url: str, registry: Path, name: str, **fields: Any) -> int:
-    """Sync the registry's [agents] bounds, then save the agent (every agent is due at once)."""
-    doc = load_registry(registry).to_sync_json()
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute("SELECT count(*) FROM tickq.sync_registry(%s)", (Jsonb(doc),))
-        fields = {"prompt": "Summarise the open deals.", "every": 3600, **fields}
-        return conn.execute("SELECT (tickq.save_agent(%s, %s, true)).id",
-                            (name, Jsonb(fields))).fetchone()[0]
-
-
-def tick(
-    registry: Path, db_url: str, marker: str, timeout: float = 60,
-    env: dict[str, str | None] | None = None,
-) -> subprocess.CompletedProcess:
-    """`tickq tick` of `registry`; `env` sets (or, given None, unsets) variables of its own."""
-    more = env or {}
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "TICKQ_REGISTRY") and more.get(k, "") is not None}
-    env |= {KEY_ENV: KEY, "TEST_MARKER": marker,
-            "PYTHONPATH": str(REPO / "python_runner")}
-    env |= {k: v for k, v in more.items() if v is not None}
-    return subprocess.run(
-        [sys.executable, "-m", "tickq", "tick", "--registry", str(registry),
-         "--database-url", db_url],
-        cwd=registry.parent, env=env, capture_output=True, text=True, timeout=timeout,
-    )
-
-
-def last_run(db_url: str, name: str) -> dict[str, Any]:
-    with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
-        run = conn.execute(
-            "SELECT id, outcome::text, exit_code, output_tail, extract(epoch FROM duration) AS secs"
-            " FROM tickq.job_run WHERE kind = %s ORDER BY id DESC LIMIT 1", ("agent." + name,)
-        ).fetchone()
-        assert run is not None, "the agent did not run"
-        run["turns"] = [r["entry"] for r in conn.execute(
-            "SELECT entry FROM tickq.agent_transcript(%s)", (run["id"],))]
-    return run
-
-
-def marked_processes(marker: str) -> list[int]:
-    """Processes (not zombies) whose environment carries this test's marker."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            if f"TEST_MARKER={marker}".encode() not in (proc / "environ").read_bytes():
-                continue
-            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if state not in ("Z", "X"):
-            found.append(int(proc.name))
-    return found
-
-
-def everything_stored(db_url: str) -> str:
-    """Every row of every tickq table as text."""
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'tickq'")]
-        return "\n".join(
-            str(conn.execute(f"SELECT coalesce(string_agg(to_jsonb(t)::text, ''), '') "  # noqa: S608
-                             f"FROM tickq.{table} AS t").fetchone()[0])
-            for table in tables)
-
-
-@pytest.fixture
-def marker() -> str:
-    return uuid.uuid4().hex
-
+# KEY_ENV, REPO and marked_processes: other test modules import the harness from here too.
+from agent_harness import (
+    KEY,
+    KEY_ENV,  # noqa: F401
+    REPO,  # noqa: F401
+    a_marker,  # noqa: F401 (the marker fixture)
+    everything_stored,
+    last_run,
+    marked_processes,  # noqa: F401
+    save_agent,
+    tick,
+    write_registry,
+)
+from chat_server import ChatServer, answer, error, raw, tool_call
 
 # ---------------------------------------------------------------- conversations
 
@@ -243,21 +121,6 @@ def test_a_model_that_keeps_calling_tools_stops_at_turn_six(tmp_path: Path, db_u
     assert len((tmp_path / "tool-calls.jsonl").read_text().splitlines()) == 5
 
 
-def test_a_stalled_server_meets_the_agents_watchdog(tmp_path: Path, db_url: str, marker: str):
-    with ChatServer([stall(30)]) as server:
-        registry = write_registry(tmp_path, server.base_url)
-        save_agent(db_url, registry, "stuck", timeout=3)
-        # Without the watchdog the run would wait out the stall (30 s) and end otherwise.
-        done = tick(registry, db_url, marker)
-    assert done.returncode == 0, done.stderr
-    run = last_run(db_url, "stuck")
-    assert run["outcome"] == "timeout", run["output_tail"]
-    assert "timed out after 3s" in run["output_tail"]
-    [turn] = run["turns"]
-    assert turn["error"] == "stopped by SIGTERM (the agent's watchdog) during this turn"
-    assert marked_processes(marker) == []
-
-
 def test_500_then_success_is_retried_within_the_run(tmp_path: Path, db_url: str, marker: str):
     script = [error(500, "overloaded"), error(429, f"slow down, key {KEY}"), answer("fine")]
     with ChatServer(script) as server:
@@ -301,41 +164,6 @@ def test_a_refused_request_fails_at_once_with_the_servers_message(tmp_path: Path
     assert len(server.requests) == 1
 
 
-def test_a_tool_that_hangs_is_stopped_by_its_own_watchdog(tmp_path: Path, db_url: str,
-                                                          marker: str):
-    script = [tool_call("slow", {}), answer("The search timed out; try later.")]
-    with ChatServer(script) as server:
-        registry = write_registry(tmp_path, server.base_url)
-        save_agent(db_url, registry, "patient", tools=["slow"], timeout=30)
-        done = tick(registry, db_url, marker)
-    assert done.returncode == 0, done.stderr
-    run = last_run(db_url, "patient")
-    assert run["outcome"] == "ok", run["output_tail"]
-    call = run["turns"][0]["tool_calls"][0]
-    assert call["outcome"] == "timeout" and "looking..." in call["output_tail"]
-    assert call["duration_s"] < 5
-    assert server.requests[1]["body"]["messages"][-1]["content"].startswith(
-        "error: the tool timed out after 1s")
-    assert run["secs"] < 15
-    assert marked_processes(marker) == []
-
-
-def test_the_agents_watchdog_stops_the_tool_it_is_running(tmp_path: Path, db_url: str,
-                                                          marker: str):
-    with ChatServer([tool_call("patient", {})]) as server:
-        registry = write_registry(tmp_path, server.base_url)
-        save_agent(db_url, registry, "overrun", tools=["patient"], timeout=3)
-        done = tick(registry, db_url, marker)
-    assert done.returncode == 0, done.stderr
-    run = last_run(db_url, "overrun")
-    assert run["outcome"] == "timeout", run["output_tail"]
-    assert run["secs"] < 10
-    [turn] = run["turns"]
-    assert turn["error"].startswith("stopped by SIGTERM")
-    assert [(c["name"], c["outcome"]) for c in turn["tool_calls"]] == [("patient", "running")]
-    assert marked_processes(marker) == []
-
-
 def test_a_missing_key_fails_the_run_without_calling_the_server(tmp_path: Path, db_url: str,
                                                                 marker: str):
     with ChatServer([answer("x")]) as server:
@@ -346,53 +174,3 @@ def test_a_missing_key_fails_the_run_without_calling_the_server(tmp_path: Path, 
     assert run["outcome"] == "failed"
     assert "NOT_SET_ANYWHERE (agents.api_key_env) is not set" in run["output_tail"]
     assert server.requests == []
-
-
-# ---------------------------------------------------------------- the security rule
-
-ARGV_DUMP = f"""#!{sys.executable}
-import json, os, sys
-with open("runner-argv.jsonl", "a") as f:
-    f.write(json.dumps({{"argv": sys.argv, "env": dict(os.environ)}}) + "\\n")
-print("runner ran")
-"""
-
-
-def test_edits_in_psql_never_change_the_argv_that_runs(tmp_path: Path, db_url: str, marker: str):
-    runner = tmp_path / "argv-dump"
-    runner.write_text(ARGV_DUMP)
-    runner.chmod(0o755)
-    with ChatServer([]) as server:
-        registry = write_registry(tmp_path, server.base_url, runner=["./argv-dump"])
-        agent_id = save_agent(db_url, registry, "target", tools=["search_crm"])
-        hostile = "$(touch pwned); `touch pwned` && rm -rf ~ ; ../../../../bin/sh -c id"
-        with psycopg.connect(db_url, autocommit=True) as conn:
-            conn.execute("UPDATE tickq.agent SET prompt = %s, owner = %s WHERE name = 'target'",
-                         (hostile, "../../../etc/passwd; touch pwned"))
-            # The kind's mirror is for people reading psql; nothing in it is ever run.
-            conn.execute("""UPDATE tickq.job_kind SET registry = '{"agent": "1; touch pwned",
-                "command": ["sh", "-c", "touch pwned"]}' WHERE name = 'agent.target'""")
-            with pytest.raises(psycopg.Error) as refused:
-                conn.execute("UPDATE tickq.agent SET name = '$(touch pwned)' WHERE name = 'target'")
-            assert refused.value.sqlstate == "TQ040"
-        done = tick(registry, db_url, marker)
-    assert done.returncode == 0, done.stderr
-    lines = (tmp_path / "runner-argv.jsonl").read_text().splitlines()
-    [seen] = [json.loads(line) for line in lines]
-    assert seen["argv"] == ["./argv-dump", str(agent_id)]
-    assert not any(hostile in v or "passwd" in v for v in seen["env"].values())
-    assert seen["env"]["TICKQ_KIND"] == "agent.target"
-    assert seen["env"]["TICKQ_AGENT_DATABASE_URL"] == db_url
-    assert not (tmp_path / "pwned").exists()
-    assert last_run(db_url, "target")["output_tail"] == "runner ran\n"
-
-
-def test_the_runner_takes_only_a_numeric_agent_id(tmp_path: Path):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python_runner")}
-    for bad in ("1; touch pwned", "-1", "../1", "1 2"):
-        done = subprocess.run([sys.executable, "-m", "tickq", "agent", "exec", bad],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
-        assert done.returncode == 2, (bad, done.stderr)
-        assert ("an agent id is a positive whole number" in done.stderr
-                or "unrecognized" in done.stderr)
-    assert not (tmp_path / "pwned").exists()

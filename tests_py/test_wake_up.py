@@ -1,189 +1,22 @@
-"""What a wake-up costs: the modules a command imports, the connections an idle tick opens and
-the rows it writes, and a sync of an unchanged registry that writes nothing."""
+"""What a wake-up costs: the connections an idle tick opens and the rows it writes, a sync of
+an unchanged registry that writes nothing and judges nothing again, the schema's checksum, and
+a run's round trips (the modules a command imports: test_wake_up_imports.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
+from wake_up_costs import counting_calls, env, judged, registry, rows, sessions, tick, written
 
 from tickq.db import migrator
-
-REPO = Path(__file__).resolve().parent.parent
-
-# Modules only other commands need: the page and its templates, agents, legacy, timers, check.
-NOT_FOR_A_TICK = ("jinja2", "tickq.page", "tickq.agents", "tickq.legacy",
-                  "tickq.timers", "tickq.check", "tickq.cli.status", "tickq.cli.check",
-                  "tickq.cli.agents", "tickq.cli.legacy", "tickq.cli.timers", "tickq.cli.page",
-                  "httpx")
-
-
-def env() -> dict[str, str]:
-    found = {k: v for k, v in os.environ.items()
-             if k not in ("DATABASE_URL", "TICKQ_REGISTRY", "TICKQ_LOG_FORMAT", "COLUMNS")}
-    found["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "python_runner"), os.environ.get("PYTHONPATH")) if p)
-    found["PYTHONDONTWRITEBYTECODE"] = "1"
-    return found
-
-
-def imported(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """The command run with -X importtime, and every module it imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "tickq.cli", *args],
-                          env=env(), capture_output=True, text=True, timeout=60)
-    modules = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
-               if line.startswith("import time:")}
-    return done, modules
-
-
-def registry(folder: Path, kinds: int = 3) -> Path:
-    """Kinds due once a day, twelve hours from now: a tick after the first runs nothing."""
-    at = (datetime.now(UTC) + timedelta(hours=12)).strftime("%H:%M")
-    text = "[settings]\nslots = 2\n" + "".join(
-        f'\n[kinds.k{i}]\ncommand = ["true"]\nat = ["{at}"]\ntimeout = "30s"\n'
-        for i in range(kinds))
-    path = folder / "registry.toml"
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def tick(path: Path, db_url: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tickq.cli", "tick", "--registry", str(path), "--database-url",
-         db_url], env=env(), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-
-
-def rows(conn: psycopg.Connection) -> dict[str, set[tuple[str, str, str]]]:
-    """Every row of every tickq table by its place and the transactions that wrote or locked
-    it: a row written, deleted or locked changes its table's set."""
-    tables = [t for (t,) in conn.execute(
-        "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace"
-        " WHERE n.nspname = 'tickq' AND c.relkind = 'r' ORDER BY 1").fetchall()]
-    return {t: set(conn.execute(
-        f"SELECT ctid::text, xmin::text, xmax::text FROM tickq.{t}").fetchall())  # noqa: S608
-        for t in tables}
-
-
-def written(before: dict[str, set], after: dict[str, set]) -> list[str]:
-    return sorted(t for t in after if before.get(t) != after[t])
-
-
-def sessions(conn: psycopg.Connection, server: bool = False) -> int:
-    """Sessions ever started on this database (or on every database of the server), once every
-    other client backend has ended (a backend's counts reach the statistics before it leaves
-    the list of backends)."""
-    where = "true" if server else "datname = current_database()"
-    for _ in range(400):
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        others = conn.execute(
-            f"SELECT count(*) FROM pg_stat_activity WHERE {where}"  # noqa: S608
-            " AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchone()[0]
-        if others == 0:
-            conn.execute("SELECT pg_stat_clear_snapshot()")
-            return conn.execute(f"SELECT sum(sessions)::int FROM pg_stat_database"  # noqa: S608
-                                f" WHERE {where}").fetchone()[0]
-        conn.execute("SELECT pg_sleep(0.05)")
-    raise AssertionError("other sessions stayed on the server")
-
-
-# ---------------------------------------------------------------- imports
-
-
-def test_version_imports_neither_the_database_nor_other_commands() -> None:
-    done, modules = imported("--version")
-    assert done.returncode == 0 and done.stdout.startswith("tickq ")
-    assert not {m for m in modules if m.startswith(("psycopg", *NOT_FOR_A_TICK))}
-    assert "tickq.cli.options" not in modules  # no command's parser is built
-
-
-def test_a_tick_imports_only_what_a_tick_uses(db_url: str, tmp_path: Path) -> None:
-    done, modules = imported("tick", "--registry", str(registry(tmp_path)),
-                             "--database-url", db_url)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "tickq.dispatch.tick" in modules
-    assert sorted(m for m in modules if m.startswith(NOT_FOR_A_TICK)) == []
-
-
-def test_a_tick_of_a_registry_that_passed_before_loads_no_toml_parser_or_checker(
-    db_url: str, tmp_path: Path
-) -> None:
-    path = registry(tmp_path)
-    tick(path, db_url)
-    done, modules = imported("tick", "--registry", str(path), "--database-url", db_url)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert sorted(m for m in modules if m.startswith(("tomllib", "jsonschema"))) == []
-
-
-def test_a_command_loads_the_options_of_its_group_only() -> None:
-    """The groups' modules are imported by name (-X importtime does not see those imports)."""
-    code = ("import sys; from tickq.cli import main; main.build_parser(sys.argv[1:]); "
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('tickq.cli.options'))))")
-    loaded = {words[0]: subprocess.run([sys.executable, "-c", code, *words], env=env(), text=True,
-                                       capture_output=True, check=True, timeout=60).stdout.split()
-              for words in (["tick"], ["agent", "add", "x"], ["--help"])}
-    assert loaded["tick"] == ["tickq.cli.options", "tickq.cli.options.queue"]
-    assert loaded["agent"] == ["tickq.cli.options", "tickq.cli.options.agent",
-                               "tickq.cli.options.values"]
-    assert len(loaded["--help"]) == 10, loaded["--help"]  # the package, 8 groups, the values
-
-
-def test_the_parser_of_one_command_holds_that_command_s_group_only() -> None:
-    from tickq.cli import main, options
-
-    parser = main.build_parser(["tick", "--registry", "x.toml"])
-    queue = {name for name, group in options.GROUPS.items() if group == "queue"}
-    assert "tick" in queue and "check" not in queue
-    assert set(main.subcommands(parser)) == queue
-    assert {"tick", "check", "agent", "legacy", "systemd"} <= set(
-        main.subcommands(main.build_parser(["--help"])))
-    # An unknown word gets the whole parser: argparse names the commands it knows.
-    assert len(main.subcommands(main.build_parser(["tik"]))) > 10
-
-
-# What a tick leaves the cyclic collector: its passes while nothing is frozen yet (the start-up:
-# psycopg and the command's imports, none of it garbage) and once the start-up is frozen (what
-# the command makes).
-COLLECTOR = """
-import gc, json, sys
-passes = []
-gc.callbacks.append(lambda phase, info: passes.append(gc.get_freeze_count() > 0)
-                    if phase == "start" else None)
-from tickq.cli.main import main
-status = main(sys.argv[1:])
-print(json.dumps({"status": status, "starting": passes.count(False),
-                  "running": passes.count(True), "frozen": gc.get_freeze_count()}))
-"""
-
-
-def test_a_tick_starts_without_collecting_and_collects_what_it_makes(
-    db_url: str, tmp_path: Path
-) -> None:
-    """Before, the collector passed 70-odd times over a tick's start-up objects (about 12 ms of
-    an idle tick, bench/README.md); now they are frozen once the command is imported, and the
-    collector, back on, passes over what the tick makes (without gc.enable after the freeze it
-    passed 0 times)."""
-    path = registry(tmp_path)  # a first tick: it syncs the kinds and runs the housekeeping
-    done = subprocess.run([sys.executable, "-c", COLLECTOR, "tick", "--registry", str(path),
-                           "--database-url", db_url],
-                          env=env(), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.splitlines()[-1])
-    assert seen["status"] == 0, done.stderr[-2000:]
-    assert seen["frozen"] > 10_000, seen  # psycopg, the parser and the tick's modules
-    assert seen["starting"] < 15, seen  # those before main only (there were 71)
-    assert seen["running"] >= 1, seen  # the collector is back for what the tick makes
-
 
 # ---------------------------------------------------------------- one connection, no writes
 
@@ -258,28 +91,6 @@ def test_an_edited_registry_is_synced_again(db_url: str, tmp_path: Path) -> None
     with psycopg.connect(db_url, autocommit=True) as conn:
         assert {t for (t,) in conn.execute(
             "SELECT timeout FROM tickq.job_kind WHERE name LIKE 'k%'")} == {timedelta(seconds=40)}
-
-
-
-@contextlib.contextmanager
-def counting_calls(conn: psycopg.Connection) -> Iterator[None]:
-    """The database's sessions count their calls of plpgsql functions (track_functions) while
-    this lasts."""
-    name = conn.info.dbname
-    conn.execute(f"ALTER DATABASE \"{name}\" SET track_functions = 'pl'")
-    try:
-        yield
-    finally:
-        conn.execute(f"ALTER DATABASE \"{name}\" RESET track_functions")
-
-
-def judged(conn: psycopg.Connection, function: str = "parse_kind") -> int:
-    """Kinds the database has judged (calls of tickq.parse_kind, through the sync or
-    kind_problems; or calls of `function`) in the sessions that have ended, once every other
-    session has ended."""
-    sessions(conn)
-    return conn.execute("SELECT coalesce(sum(calls), 0)::int FROM pg_stat_user_functions"
-                        " WHERE schemaname = 'tickq' AND funcname = %s", [function]).fetchone()[0]
 
 
 def test_an_idle_tick_does_not_judge_the_registry_it_synced_again(
