@@ -71,6 +71,7 @@ test-py: venv packages
 # cluster the machine already has. The five stages run at once (each one's output printed whole
 # when it ends); the packages are installed before, once.
 test: venv packages
+	scripts/reachable.sh check
 	scripts/pg15.sh run -- $(MAKE) --no-print-directory -j5 --output-sync=target \
 	    lint docs test-sql test-sql-15 test-py
 
