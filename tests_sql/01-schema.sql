@@ -18,7 +18,7 @@ SELECT functions_are('tickq', ARRAY[
     'check_kind_offset',
     'refuse_deleting_running_runs',
     'next_slot', 'slots_between', 'last_slot', 'describe_schedule', 'describe_calendar', 'format_duration',
-    'registry_error', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
+    'registry_error', 'registry_number', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run', 'live_leases',
     'finish_run', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit', 'parse_pools', 'pool_slots_left',
