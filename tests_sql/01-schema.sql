@@ -21,7 +21,7 @@ SELECT functions_are('tickq', ARRAY[
     'registry_error', 'registry_number', 'registry_seconds', 'registry_count', 'registry_settings', 'registry_entry',
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
     'registry_limits', 'within_limit', 'kind_name_ok', 'env_digests', 'report_late_run', 'live_leases',
-    'finish_run', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit', 'parse_pools', 'pool_slots_left',
+    'finish_run', 'check_reported_outcome', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit', 'parse_pools', 'pool_slots_left',
     'pools_problems',
     'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'live_run', 'kind_claimable',
     'claim_candidates', 'claim_plain', 'claim_open_runs',

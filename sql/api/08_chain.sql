@@ -138,11 +138,7 @@ AS $$
 DECLARE
     v_steps jsonb;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
-        RAISE EXCEPTION 'a step is reported as ok, failed, timeout, interrupted or cancelled, not %',
-            coalesce(p_outcome::text, 'null')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
-    END IF;
+    PERFORM tickq.check_reported_outcome(p_outcome, 'step');
     -- Only the dispatcher holding the run's lease reports its steps (TQ001 otherwise).
     PERFORM tickq.live_run(p_run_id, p_dispatcher);
     SELECT k.registry -> 'steps' INTO v_steps
