@@ -222,6 +222,41 @@ COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text) IS
 'A registry number within the bounds tickq.registry_limits gives p_key, or TQ002 naming kind, '
 'key and bounds.';
 
+CREATE OR REPLACE FUNCTION tickq.registry_shape(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_shape text
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- p_shape: command (a non-empty list of non-empty strings, never left out), string, table of
+    -- strings, boolean. A value left out (SQL NULL) of the last three is the caller's default; an
+    -- explicit JSON null is refused.
+    IF p_shape = 'command' AND (jsonb_typeof(p_value) IS DISTINCT FROM 'array' OR jsonb_array_length(p_value) = 0
+        OR EXISTS (SELECT FROM jsonb_array_elements(p_value) AS e (arg)
+            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '')) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a non-empty list of non-empty strings');
+    ELSIF p_value IS NULL OR p_shape = 'command' THEN
+        RETURN p_value;
+    ELSIF p_shape = 'string' AND jsonb_typeof(p_value) <> 'string' THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a string');
+    ELSIF p_shape = 'table of strings' AND (jsonb_typeof(p_value) <> 'object' OR EXISTS (
+        SELECT FROM jsonb_each(p_value) AS e (name, value) WHERE jsonb_typeof(e.value) <> 'string'
+    )) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a table of strings');
+    ELSIF p_shape = 'boolean' AND jsonb_typeof(p_value) <> 'boolean' THEN
+        PERFORM tickq.registry_error(p_kind, p_key, format('must be true or false, got %s', p_value));
+    END IF;
+    RETURN p_value;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_shape(jsonb, text, text, text) IS
+'p_value when it has the shape p_shape (command: a non-empty list of non-empty strings; string; '
+'table of strings; boolean) or, but for a command, is left out (NULL); else TQ002 naming kind and '
+'key: one wording for a kind''s keys and a chain step''s.';
+
 CREATE OR REPLACE FUNCTION tickq.registry_settings(
     p_settings tickq.settings
 ) RETURNS jsonb
