@@ -40,9 +40,9 @@ CREATE OR REPLACE FUNCTION tickq.next_due_at(
 ) RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
-    -- One short range per lane, in claim order as claim_jobs reads it, the earliest of them. Only
-    -- retries: a cadence at or below the tick runs once per tick (what `tickq check` counts),
-    -- while a retry's backoff is its own time, and a 30-second retry should not wait for a tick.
+    -- Per lane, its first retry due before p_before; the earliest of them. Only retries: a
+    -- cadence at or below the tick runs once per tick (what `tickq check` counts), while a
+    -- retry's backoff is its own time, and a 30-second retry should not wait for a tick.
     SELECT min(d.due_at)
     FROM unnest(enum_range(NULL::tickq.priority)) AS p (lane)
     CROSS JOIN LATERAL (
