@@ -32,6 +32,10 @@ due and every run it holds is reported. Printed per cell:
   --sample-ms (default 10) by one more connection: the share of samples per wait event (none:
   on a core or waiting for one), and the most claims seen waiting on a heavyweight lock at
   once (a tuple or transaction lock: one claim waiting for another's row);
+- claims: how many returned runs (the timed ones) and how many came back empty (nothing due
+  left to take: the burst's tail, each report then followed by an empty claim; the shares of
+  the slots add up to at most `slots`, so a claim never finds every slot row taken by others
+  unless a run is reported late);
 - and the whole burst's wall time.
 
 What it leaves out: the dispatcher's own process (its start, fork/exec of each command, the
@@ -110,8 +114,10 @@ def dispatcher(url: str, name: str, share: int, run_ms: int, schedstat: bool,
                out: multiprocessing.Queue) -> None:
     """One dispatcher's loop, as a tick's: claim what its share of the slots leaves free, and
     each time a run ends report it and claim again; runs last half to one and a half `run_ms`
-    (by run id). Puts (client, server, cpu, queue) ms of each claim that returned runs on `out`."""
+    (by run id). Puts (client, server, cpu, queue) ms of each claim that returned runs on `out`,
+    and how many returned none."""
     claims: list[tuple[float, float, float | None, float | None]] = []
+    empty = 0  # claims that found nothing to take
     held: list[tuple[float, int]] = []  # (when it ends, run id), a heap
     with psycopg.connect(url, autocommit=True) as conn:
         while True:
@@ -121,6 +127,8 @@ def dispatcher(url: str, name: str, share: int, run_ms: int, schedstat: bool,
                     CLAIM, (share - len(held), name, schedstat)).fetchone()
                 if runs:
                     claims.append(((time.perf_counter() - started) * 1000, server, cpu, queue))
+                else:
+                    empty += 1
                 for run_id in runs:
                     ends = time.monotonic() + run_ms * (0.5 + run_id * 7919 % 101 / 100) / 1000
                     heapq.heappush(held, (ends, run_id))
@@ -133,7 +141,7 @@ def dispatcher(url: str, name: str, share: int, run_ms: int, schedstat: bool,
             ends, run_id = heapq.heappop(held)
             time.sleep(max(0.0, ends - time.monotonic()))
             conn.execute(REPORT, (run_id, name, f"{run_ms} milliseconds"))
-    out.put(claims)
+    out.put((claims, empty))
 
 
 def sampler(url: str, every_ms: int, stop, out: multiprocessing.Queue) -> None:
@@ -182,13 +190,17 @@ def run_dispatchers(url: str, dispatchers: int, slots: int, run_ms: int, sample_
     began = time.time()
     for p in procs:
         p.start()
-    claims = [claim for _ in procs for claim in out.get()]
+    claims, empty = [], 0
+    for _ in procs:
+        theirs, none = out.get()
+        claims += theirs
+        empty += none
     for p in procs:
         p.join()
     stop.set()
     seen, most_locked = waits.get()
     watch.join()
-    return claims, seen, most_locked, began
+    return claims, empty, seen, most_locked, began
 
 
 def burst(url: str, kinds: int, dispatchers: int, slots: int, run_ms: int, sample_ms: int
@@ -199,7 +211,7 @@ def burst(url: str, kinds: int, dispatchers: int, slots: int, run_ms: int, sampl
         conn.commit()
         due_at = conn.execute("SELECT min(due_at) FROM tickq.job_kind").fetchone()[0]
     load = os.getloadavg()[0]
-    claims, seen, most_locked, began = run_dispatchers(url, dispatchers, slots, run_ms,
+    claims, empty, seen, most_locked, began = run_dispatchers(url, dispatchers, slots, run_ms,
                                                        sample_ms)
     wall = time.time() - began
     with db.connect(url) as conn:
@@ -219,13 +231,13 @@ def burst(url: str, kinds: int, dispatchers: int, slots: int, run_ms: int, sampl
             "yes" if from_due <= 120 else "NO", f"{held} of {slots}", quantiles(server),
             quantiles(cpu), quantiles(queue), quantiles(blocked), quantiles(client),
             "yes" if c.summarize(server).p95 < 5 else "NO", waits_text(seen), str(most_locked),
-            f"{wall:.1f} s", f"{load:.1f}-{os.getloadavg()[0]:.1f}"]
+            f"{len(claims):,} / {empty:,}", f"{wall:.1f} s", f"{load:.1f}-{os.getloadavg()[0]:.1f}"]
 
 
 HEADERS = ["kinds due", "dispatchers", "runs", "last started after due (start)",
            "within 2 ticks", "most held", "server ms p50/p95/max", "cpu ms", "queue ms",
            "blocked ms", "client ms", "server p95 < 5 ms", "claims waiting on (samples)",
-           "most on a lock at once", "burst", "load"]
+           "most on a lock at once", "claims with runs / empty", "burst", "load"]
 
 
 def main() -> None:
