@@ -47,7 +47,7 @@ AS $$
     FROM unnest(enum_range(NULL::tickq.priority)) AS p (lane)
     CROSS JOIN LATERAL (
         SELECT k.due_at FROM tickq.job_kind AS k
-        WHERE k.enabled AND k.priority = p.lane AND k.due_at > p_now AND k.due_at < p_before
+        WHERE tickq.kind_claimable(k) AND k.priority = p.lane AND k.due_at > p_now AND k.due_at < p_before
             AND k.run_id IS NULL AND k.next_trigger = 'retry'
             AND (k.paused_until IS NULL OR k.paused_until <= p_now)
         ORDER BY k.due_at LIMIT 1
