@@ -51,16 +51,14 @@ BEGIN
             p_slots[array_position(p_picked, k.name)],
             -- The slots covered: from the kind's due time to the last one by now (the due time
             -- when it is the only one); a retry's are its first try's, kept on the kind row.
-            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
-                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
+            CASE WHEN k.n > 1 THEN tickq.last_slot(k.schedule, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
                 WHEN k.next_trigger = 'retry' THEN k.slot_at END,
             CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
             CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
         FROM (
-            SELECT k.*, CASE
+            SELECT k.*, tickq.schedule_of(k) AS schedule, CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, k.due_at, p_now)
+                ELSE 1 + tickq.slots_between(tickq.schedule_of(k), k.due_at, p_now)
             END AS n
             FROM tickq.job_kind AS k WHERE k.name = ANY(p_picked)
             OFFSET 0  -- slots_between once per kind, not once per use of n
