@@ -1,8 +1,9 @@
 -- A schedule as one value (tickq.schedule): made from a kind's or an agent's row by
 -- tickq.schedule_of, read whole by every schedule function, and still free for the claim and the
--- status table, which inline last_slot and describe_schedule down to the kind's own columns.
+-- status table, which inline last_slot, slots_between and describe_schedule down to the kind's
+-- own columns.
 BEGIN;
-SELECT plan(9);
+SELECT plan(10);
 
 CREATE FUNCTION pg_temp.plan_of(p_query text) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -62,13 +63,20 @@ SELECT is(tickq.explain_kind('office', '2026-06-10 13:17Z') ->> 'schedule',
     'cron "*/15 9-17 * * mon-fri": every 15 minutes in hours 9-17 on mon-fri America/New_York',
     'a cron kind explained in words');
 
--- Inlined: the plans read the kind's columns, call neither last_slot, schedule_of nor
--- describe_schedule, and build no composite value of the row.
+-- Inlined: the plans read the kind's columns, call none of last_slot, slots_between, schedule_of
+-- and describe_schedule, and build no composite value of the row (an every cadence costs the
+-- claim no function call).
 SELECT doesnt_match(
     pg_temp.plan_of($$SELECT tickq.last_slot(tickq.schedule_of(k), k.due_at, '2026-06-10 13:17Z')
         FROM tickq.job_kind AS k$$),
     '(last_slot|schedule_of|k\.\*|::tickq\.schedule\M)',
     'last_slot of schedule_of(k) is one expression over the kind''s columns'
+);
+SELECT doesnt_match(
+    pg_temp.plan_of($$SELECT tickq.slots_between(tickq.schedule_of(k), k.due_at, '2026-06-10 13:17Z')
+        FROM tickq.job_kind AS k$$),
+    '(slots_between|schedule_of|k\.\*|::tickq\.schedule\M)',
+    'slots_between of schedule_of(k) is one expression over the kind''s columns'
 );
 SELECT doesnt_match(
     pg_temp.plan_of($$SELECT tickq.describe_schedule(tickq.schedule_of(k)) FROM tickq.job_kind AS k$$),

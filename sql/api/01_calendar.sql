@@ -340,6 +340,12 @@ DECLARE
     v_last date := (p_now AT TIME ZONE p_calendar.timezone)::date + 1;
     v_count integer := 0;
 BEGIN
+    -- A claim asks this of every calendar kind it leases, nearly always before the kind's next
+    -- slot: the first slot after p_since is found in a few steps, where counting walks three
+    -- local days.
+    IF tickq.calendar_next(p_calendar, p_since) > p_now THEN
+        RETURN 0;
+    END IF;
     -- At most 100,000 (a minutely cron asleep for months counts no further).
     WHILE v_day <= v_last AND v_count < 100000 LOOP
         IF tickq.calendar_day(p_calendar, v_day) THEN
