@@ -122,8 +122,7 @@ def run_row(url: str, run_id: int) -> dict[str, Any]:
         cur.execute("SELECT r.outcome::text AS outcome, r.cancel_reason, r.cancel_by, "
                     "r.cancel_role, r.cancel_requested_at, r.output_tail, k.failure_streak, "
                     "k.attempts, k.next_trigger::text AS next_trigger, k.due_at, k.run_id, "
-                    "tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, "
-                    "k.months, k.cron, k.timezone, r.finished_at) AS normal_next "
+                    "tickq.next_slot(tickq.schedule_of(k), r.finished_at) AS normal_next "
                     "FROM tickq.job_run AS r JOIN tickq.job_kind AS k "
                     "ON k.name = r.kind WHERE r.id = %s", (run_id,))
         names = [c.name for c in cur.description]

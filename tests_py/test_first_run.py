@@ -32,8 +32,8 @@ def test_a_kind_with_first_run_next_slot_does_not_run_on_its_first_sync(
     assert ran.get("weekly") is None, ran
     assert ran.get("hourly") == 1, ran  # the default: an every cadence runs at once
     [(waits,)] = conn.execute(
-        "SELECT due_at = tickq.next_slot(every, every_offset, at_times, on_days, days, months,"
-        " cron, timezone, created_at) FROM tickq.job_kind WHERE name = 'weekly'").fetchall()
+        "SELECT k.due_at = tickq.next_slot(tickq.schedule_of(k), k.created_at)"
+        " FROM tickq.job_kind AS k WHERE k.name = 'weekly'").fetchall()
     assert waits
 
 

@@ -31,13 +31,14 @@ DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 SLOTS = 12
 WALK = """
-    WITH RECURSIVE walk (n, slot) AS (
-        SELECT 1, tickq.next_slot(NULL, NULL, %(at)s::time[], %(on)s::smallint[],
-            %(days)s::smallint[], %(months)s::smallint[], %(cron)s, %(zone)s, %(start)s)
+    WITH RECURSIVE s AS (
+        SELECT (NULL, NULL, %(at)s::time[], %(on)s::smallint[], %(days)s::smallint[],
+            %(months)s::smallint[], %(cron)s, %(zone)s)::tickq.schedule AS schedule
+    ), walk (n, slot) AS (
+        SELECT 1, tickq.next_slot(s.schedule, %(start)s) FROM s
         UNION ALL
-        SELECT w.n + 1, tickq.next_slot(NULL, NULL, %(at)s::time[], %(on)s::smallint[],
-            %(days)s::smallint[], %(months)s::smallint[], %(cron)s, %(zone)s, w.slot)
-        FROM walk AS w WHERE w.n < %(count)s AND w.slot IS NOT NULL
+        SELECT w.n + 1, tickq.next_slot(s.schedule, w.slot)
+        FROM walk AS w CROSS JOIN s WHERE w.n < %(count)s AND w.slot IS NOT NULL
     )
     SELECT slot FROM walk ORDER BY n
 """

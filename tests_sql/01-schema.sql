@@ -17,7 +17,8 @@ SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
     'check_kind_offset',
     'refuse_deleting_running_runs',
-    'next_slot', 'slots_between', 'last_slot', 'describe_schedule', 'describe_calendar', 'format_duration',
+    'schedule_of', 'next_slot', 'slots_between', 'last_slot', 'describe_schedule', 'describe_calendar',
+    'format_duration',
     'registry_error', 'registry_number', 'registry_shape', 'registry_seconds', 'registry_count',
     'registry_settings', 'registry_entry',
     'parse_kind', 'kind_problems', 'parse_settings', 'sync_registry', 'registry_problems', 'registry_fraction',
@@ -120,12 +121,11 @@ SELECT is_empty(
     'every function that reads the clock takes the time as an optional last parameter p_now defaulting to now()'
 );
 -- The functions still to lose their dead p_now: is_timezone and within_limit (constraints use them),
--- kind_name_ok (its signature kept from the old migrations), grant_access, one
--- simulation_repeats_until of two, and describe_schedule (an overload pair, which a schedule as
--- one value will fold into one).
+-- kind_name_ok (its signature kept from the old migrations), grant_access, and one
+-- simulation_repeats_until of two.
 SELECT is_empty(
     $$SELECT routine FROM clock_use WHERE takes_now AND NOT reads
-        AND routine !~ '^tickq\.(is_timezone|within_limit|kind_name_ok|grant_access|simulation_repeats_until|describe_schedule)\('$$,
+        AND routine !~ '^tickq\.(is_timezone|within_limit|kind_name_ok|grant_access|simulation_repeats_until)\('$$,
     'no function takes a p_now it does not read'
 );
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');

@@ -4,20 +4,24 @@ BEGIN;
 SELECT plan(20);
 
 -- schedule arithmetic
-SELECT is(tickq.next_slot('1 hour', '20 minutes', NULL, NULL, 'UTC', '2026-06-01 10:07Z'),
+SELECT is(tickq.next_slot(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:07Z'),
     '2026-06-01 10:20Z'::timestamptz, 'hourly offset 20m: from 10:07 the next slot is 10:20');
-SELECT is(tickq.next_slot('1 hour', '20 minutes', NULL, NULL, 'UTC', '2026-06-01 10:20Z'),
+SELECT is(tickq.next_slot(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:20Z'),
     '2026-06-01 11:20Z'::timestamptz, 'a slot exactly at p_after is not after it: 11:20');
-SELECT is(tickq.next_slot('1 hour', '20 minutes', NULL, NULL, 'UTC', '2026-06-01 10:25Z'),
+SELECT is(tickq.next_slot(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:25Z'),
     '2026-06-01 11:20Z'::timestamptz, 'from 10:25 the next slot is 11:20');
-SELECT is(tickq.next_slot('1 day', '6 hours', NULL, NULL, 'UTC', '2026-06-01 10:00Z'),
+SELECT is(tickq.next_slot(('1 day', '6 hours', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:00Z'),
     '2026-06-02 06:00Z'::timestamptz, 'daily offset 6h lands on 06:00 UTC');
-SELECT is(tickq.slots_between('1 hour', '20 minutes', NULL, NULL, 'UTC', '2026-06-01 10:20Z',
-    '2026-06-01 12:19Z'), 1, 'slots in (10:20, 12:19]: 11:20 only');
-SELECT is(tickq.slots_between('1 hour', '20 minutes', NULL, NULL, 'UTC', '2026-06-01 10:20Z',
-    '2026-06-01 12:20Z'), 2, 'slots in (10:20, 12:20]: 11:20 and 12:20');
-SELECT is(tickq.describe_schedule('1 hour', '20 minutes', NULL, NULL, 'UTC'), 'every 1h offset 20m',
-    'an offset reads in the schedule line');
+SELECT is(tickq.slots_between(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:20Z', '2026-06-01 12:19Z'), 1, 'slots in (10:20, 12:19]: 11:20 only');
+SELECT is(tickq.slots_between(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule,
+    '2026-06-01 10:20Z', '2026-06-01 12:20Z'), 2, 'slots in (10:20, 12:20]: 11:20 and 12:20');
+SELECT is(tickq.describe_schedule(('1 hour', '20 minutes', NULL, NULL, NULL, NULL, NULL, 'UTC')::tickq.schedule),
+    'every 1h offset 20m', 'an offset reads in the schedule line');
 
 -- sync: stored, canonical, validated
 -- a registry with offsets syncs
@@ -41,8 +45,8 @@ SELECT throws_ok($$SELECT * FROM tickq.sync_registry('{"kinds": {
     'TQ002', NULL, 'a calendar schedule takes no offset');
 SELECT throws_ok($$UPDATE tickq.job_kind SET every_offset = '2 hours' WHERE name = 'b'$$,
     '23514', NULL, 'the table refuses an offset outside the cadence, written by hand');
-SELECT is((SELECT tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.timezone)
-    FROM tickq.job_kind AS k WHERE k.name = 'b'), 'every 1h offset 30m', 'capacity and status show it');
+SELECT is((SELECT tickq.describe_schedule(tickq.schedule_of(k)) FROM tickq.job_kind AS k WHERE k.name = 'b'),
+    'every 1h offset 30m', 'capacity and status show it');
 SELECT is((SELECT schedule FROM tickq.capacity_at('2026-06-01 10:00Z') WHERE kind = 'b'),
     'every 1h offset 30m', 'the capacity table shows the offset');
 

@@ -59,15 +59,20 @@ SELECT results_eq($$SELECT name, due_at FROM tickq.job_kind WHERE enabled ORDER 
     'every kind waits for its own next slot (a slot exactly at the start is due at the start)');
 
 -- Daylight saving, as next_slot computes it in the database's own time-zone data:
-SELECT is(tickq.next_slot(NULL, NULL, '{02:30}', NULL, 'America/New_York', '2026-03-08 04:00Z'),
+SELECT is(tickq.next_slot((NULL, NULL, '{02:30}', NULL, NULL, NULL, NULL, 'America/New_York')::tickq.schedule,
+    '2026-03-08 04:00Z'),
     '2026-03-08 07:30Z'::timestamptz, 'a wall time in a spring-forward gap runs one gap later (03:30 EDT)');
-SELECT is(tickq.next_slot(NULL, NULL, '{01:30}', NULL, 'America/New_York', '2026-11-01 04:00Z'),
+SELECT is(tickq.next_slot((NULL, NULL, '{01:30}', NULL, NULL, NULL, NULL, 'America/New_York')::tickq.schedule,
+    '2026-11-01 04:00Z'),
     '2026-11-01 06:30Z'::timestamptz, 'an ambiguous fall-back time runs at its second occurrence (01:30 EST)');
-SELECT is(tickq.next_slot(NULL, NULL, '{01:30}', NULL, 'America/New_York', '2026-11-01 06:30Z'),
+SELECT is(tickq.next_slot((NULL, NULL, '{01:30}', NULL, NULL, NULL, NULL, 'America/New_York')::tickq.schedule,
+    '2026-11-01 06:30Z'),
     '2026-11-02 06:30Z'::timestamptz, '...and only then: the next slot is the next day');
-SELECT is(tickq.next_slot(NULL, NULL, '{02:30,03:30}', NULL, 'America/New_York', '2026-03-08 04:00Z'),
+SELECT is(tickq.next_slot((NULL, NULL, '{02:30,03:30}', NULL, NULL, NULL, NULL, 'America/New_York')::tickq.schedule,
+    '2026-03-08 04:00Z'),
     '2026-03-08 07:30Z'::timestamptz, 'two at-times that land on the same instant (02:30 in the gap, 03:30)...');
-SELECT is(tickq.next_slot(NULL, NULL, '{02:30,03:30}', NULL, 'America/New_York', '2026-03-08 07:30Z'),
+SELECT is(tickq.next_slot((NULL, NULL, '{02:30,03:30}', NULL, NULL, NULL, NULL, 'America/New_York')::tickq.schedule,
+    '2026-03-08 07:30Z'),
     '2026-03-09 06:30Z'::timestamptz, '...run once: the next slot is the next day''s 02:30');
 
 SELECT * FROM finish();

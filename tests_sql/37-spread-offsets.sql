@@ -43,7 +43,8 @@ SELECT is(
     ARRAY[5, 11],
     'a slot between ticks is claimed at the next tick; every slot of the period counts');
 SELECT results_eq(
-    $$SELECT * FROM tickq.calendar_slots_in('{01:30}', NULL, 'Europe/London', '2026-03-30 12:00Z',
+    $$SELECT * FROM tickq.calendar_slots_in(
+        (NULL, NULL, '{01:30}', NULL, NULL, NULL, NULL, 'Europe/London')::tickq.schedule, '2026-03-30 12:00Z',
         '2026-03-28 00:00Z')$$,
     $$VALUES ('2026-03-28 01:30Z'::timestamptz), ('2026-03-29 01:30Z'), ('2026-03-30 00:30Z')$$,
     'calendar slots come from next_slot: 01:30, in the spring-forward gap, runs one gap later (02:30 BST)');

@@ -8,9 +8,10 @@ CREATE FUNCTION pg_temp.slots(p_on smallint[], p_days smallint[], p_months small
     p_from timestamptz, p_count integer, p_at time[] DEFAULT '{00:00}') RETURNS timestamptz[]
 LANGUAGE sql AS $$
     WITH RECURSIVE walk (n, slot) AS (
-        SELECT 1, tickq.next_slot(NULL, NULL, p_at, p_on, p_days, p_months, NULL, p_zone, p_from)
+        SELECT 1, tickq.next_slot((NULL, NULL, p_at, p_on, p_days, p_months, NULL, p_zone)::tickq.schedule, p_from)
         UNION ALL
-        SELECT w.n + 1, tickq.next_slot(NULL, NULL, p_at, p_on, p_days, p_months, NULL, p_zone, w.slot)
+        SELECT w.n + 1,
+            tickq.next_slot((NULL, NULL, p_at, p_on, p_days, p_months, NULL, p_zone)::tickq.schedule, w.slot)
         FROM walk AS w WHERE w.n < p_count
     )
     SELECT array_agg(w.slot ORDER BY w.n) FROM walk AS w
@@ -55,9 +56,11 @@ SELECT is(pg_temp.slots(NULL, '{-1}', '{3}', 'Europe/London', '2024-01-01Z', 1, 
     ARRAY['2024-03-31 01:30Z']::timestamptz[], 'the last day of March 2024 at 01:30 London: in the gap, one gap later');
 SELECT is(pg_temp.slots(NULL, '{-1}', NULL, 'America/New_York', '2026-01-01Z', 1, '{06:00,18:00}'),
     ARRAY['2026-01-31 11:00Z']::timestamptz[], 'last day at 06:00 New York');
-SELECT is(tickq.slots_between(NULL, NULL, '{00:00}', NULL, '{-1}', NULL, NULL, 'UTC', '2025-12-31Z', '2026-12-31Z'),
+SELECT is(tickq.slots_between((NULL, NULL, '{00:00}', NULL, '{-1}', NULL, NULL, 'UTC')::tickq.schedule,
+    '2025-12-31Z', '2026-12-31Z'),
     12, 'slots_between counts last days');
-SELECT is(tickq.describe_schedule(NULL, NULL, '{06:00}', '{1,95}', '{1,15,-1}', '{1,7}', NULL, 'Europe/London'),
+SELECT is(tickq.describe_schedule(
+    (NULL, NULL, '{06:00}', '{1,95}', '{1,15,-1}', '{1,7}', NULL, 'Europe/London')::tickq.schedule),
     'at 06:00 on mon,last fri on days 1,15,last in jan,jul Europe/London', 'describe_schedule says it in words');
 
 -- the parser

@@ -7,9 +7,9 @@ SELECT plan(30);
 CREATE FUNCTION pg_temp.cron(p_cron text, p_zone text, p_from timestamptz, p_count integer) RETURNS timestamptz[]
 LANGUAGE sql AS $$
     WITH RECURSIVE walk (n, slot) AS (
-        SELECT 1, tickq.next_slot(NULL, NULL, NULL, NULL, NULL, NULL, p_cron, p_zone, p_from)
+        SELECT 1, tickq.next_slot((NULL, NULL, NULL, NULL, NULL, NULL, p_cron, p_zone)::tickq.schedule, p_from)
         UNION ALL
-        SELECT w.n + 1, tickq.next_slot(NULL, NULL, NULL, NULL, NULL, NULL, p_cron, p_zone, w.slot)
+        SELECT w.n + 1, tickq.next_slot((NULL, NULL, NULL, NULL, NULL, NULL, p_cron, p_zone)::tickq.schedule, w.slot)
         FROM walk AS w WHERE w.n < p_count
     )
     SELECT array_agg(w.slot ORDER BY w.n) FROM walk AS w
@@ -53,10 +53,11 @@ SELECT is(pg_temp.cron('30 * * * *', 'America/New_York', '2026-11-01 04:00Z', 3)
     '30 * * * * on fall-back: both 01:30s');
 SELECT is(pg_temp.cron('30 * * * *', 'America/New_York', '2026-03-08 06:00Z', 2),
     ARRAY['2026-03-08 06:30Z', '2026-03-08 07:30Z']::timestamptz[], '30 * * * * on spring-forward: no 02:30');
-SELECT is(tickq.slots_between(NULL, NULL, NULL, NULL, NULL, NULL, '*/5 * * * *', 'UTC', '2026-06-01Z',
-    '2026-06-01 01:00Z'),
+SELECT is(tickq.slots_between((NULL, NULL, NULL, NULL, NULL, NULL, '*/5 * * * *', 'UTC')::tickq.schedule,
+    '2026-06-01Z', '2026-06-01 01:00Z'),
     12, 'slots_between a cron string');
-SELECT is(tickq.describe_schedule(NULL, NULL, NULL, NULL, NULL, NULL, '*/15 9-17 * * mon-fri', 'UTC'),
+SELECT is(tickq.describe_schedule(
+    (NULL, NULL, NULL, NULL, NULL, NULL, '*/15 9-17 * * mon-fri', 'UTC')::tickq.schedule),
     'cron "*/15 9-17 * * mon-fri": every 15 minutes in hours 9-17 on mon-fri UTC', 'describe_schedule in words');
 
 -- refusals, naming the key

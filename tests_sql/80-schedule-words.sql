@@ -5,7 +5,7 @@ BEGIN;
 SELECT plan(2);
 
 SELECT results_eq(
-    $$SELECT c.cron, tickq.describe_schedule(NULL, NULL, NULL, NULL, NULL, NULL, c.cron, 'UTC')
+    $$SELECT c.cron, tickq.describe_schedule((NULL, NULL, NULL, NULL, NULL, NULL, c.cron, 'UTC')::tickq.schedule)
       FROM (VALUES (1, '0 */3 * * *'), (2, '0 9,17 * * *'), (3, '0 */12 * * *'), (4, '0 8-18 * * 1-5'),
         (5, '0 * * * *'), (6, '*/15 * * * *'), (7, '0,30 * * * *'), (8, '*/30 9-17 * * 1-5'),
         (9, '15 */6 * * *'), (10, '*/7 * * * *'), (11, '* * * * *'), (12, '0 0 * * *'),
@@ -33,7 +33,8 @@ SELECT results_eq(
     'each cron string in words: what it runs, and the truthful ones as before');
 
 SELECT results_eq(
-    $$SELECT tickq.describe_schedule(s.every, s.off, s.at_times, s.on_days, s.days, NULL, NULL, s.zone)
+    $$SELECT tickq.describe_schedule(
+        (s.every, s.off, s.at_times, s.on_days, s.days, NULL, NULL, s.zone)::tickq.schedule)
       FROM (VALUES
         (1, interval '5 minutes', NULL::interval, NULL::time[], NULL::smallint[], NULL::smallint[], 'UTC'),
         (2, interval '1 hour', interval '20 minutes', NULL, NULL, NULL, 'UTC'),

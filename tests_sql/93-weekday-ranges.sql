@@ -30,8 +30,7 @@ SELECT throws_ok($$SELECT pg_temp.on_days('["1st mon-fri"]')$$, 'TQ002', NULL,
 -- a kind from the registry and an agent: stored as days, said as a range, slots on those days
 SELECT tickq.sync_registry('{"kinds": {"office": {"command": ["x"], "at": "06:00", "on": ["mon-fri"],
     "timezone": "UTC", "timeout": 60}}}', '2026-06-05 12:00Z');
-SELECT is((SELECT tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months,
-    k.cron, k.timezone) FROM tickq.job_kind AS k WHERE k.name = 'office'),
+SELECT is((SELECT tickq.describe_schedule(tickq.schedule_of(k)) FROM tickq.job_kind AS k WHERE k.name = 'office'),
     'at 06:00 on mon-fri UTC', 'a kind on mon-fri is described so');
 SELECT is((SELECT k.due_at FROM tickq.job_kind AS k WHERE k.name = 'office'), '2026-06-08 06:00Z'::timestamptz,
     'from a friday noon, its next slot is monday''s');

@@ -149,20 +149,17 @@ COMMENT ON FUNCTION tickq.cron_problem(text) IS
 'What is wrong with a cron string (tickq.cron_calendar''s refusal), or NULL.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_of(
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text
+    p_schedule tickq.schedule
 ) RETURNS tickq.calendar
 LANGUAGE sql IMMUTABLE
 AS $$
-    SELECT CASE WHEN p_cron IS NOT NULL THEN tickq.cron_calendar(p_cron, p_timezone)
-        ELSE ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false, p_timezone)::tickq.calendar END
+    SELECT CASE WHEN p_schedule.cron IS NOT NULL THEN tickq.cron_calendar(p_schedule.cron, p_schedule.timezone)
+        ELSE ROW(p_schedule.at_times, NULL, NULL, p_schedule.on_days, p_schedule.days, p_schedule.months, false,
+            p_schedule.timezone)::tickq.calendar END
 $$;
-COMMENT ON FUNCTION tickq.calendar_of(time[], smallint[], smallint[], smallint[], text, text) IS
-'A kind''s schedule columns (at_times, on_days, days, months, or cron) as one tickq.calendar.';
+COMMENT ON FUNCTION tickq.calendar_of(tickq.schedule) IS
+'The calendar of a schedule (its at_times, on_days, days, months, or its cron string) as one '
+'tickq.calendar; an every cadence is not read.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_day(
     p_calendar tickq.calendar,
@@ -343,6 +340,12 @@ DECLARE
     v_last date := (p_now AT TIME ZONE p_calendar.timezone)::date + 1;
     v_count integer := 0;
 BEGIN
+    -- A claim asks this of every calendar kind it leases, nearly always before the kind's next
+    -- slot: the first slot after p_since is found in a few steps, where counting walks three
+    -- local days.
+    IF tickq.calendar_next(p_calendar, p_since) > p_now THEN
+        RETURN 0;
+    END IF;
     -- At most 100,000 (a minutely cron asleep for months counts no further).
     WHILE v_day <= v_last AND v_count < 100000 LOOP
         IF tickq.calendar_day(p_calendar, v_day) THEN

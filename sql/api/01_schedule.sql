@@ -23,18 +23,37 @@
 --   TQ072 same_role        sql/roles.sql given one role for two of owner, dispatcher, reader
 --   TQ073 schema_owner     sql/roles.sql found schema tickq owned by another role than the owner
 
--- An every cadence may be shifted by an offset (job_kind.every_offset): the schedule functions
--- take it right after p_every.
+-- A schedule travels as one value, tickq.schedule (migration 0110): the eight schedule columns
+-- of a kind (job_kind.every, every_offset, at_times, on_days, days, months, cron, timezone), made
+-- from a kind's or an agent's row by tickq.schedule_of. A new schedule field is one more field of
+-- the type and of tickq.schedule_of, not one more parameter of every function here.
+
+CREATE OR REPLACE FUNCTION tickq.schedule_of(
+    p_kind tickq.job_kind
+) RETURNS tickq.schedule
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- One expression, so that a caller inlines it: the planner then reads the columns themselves.
+    SELECT ROW(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days, p_kind.months,
+        p_kind.cron, p_kind.timezone)::tickq.schedule
+$$;
+COMMENT ON FUNCTION tickq.schedule_of(tickq.job_kind) IS
+'A kind''s schedule columns as one tickq.schedule, what next_slot, slots_between, last_slot and '
+'describe_schedule take.';
+
+CREATE OR REPLACE FUNCTION tickq.schedule_of(
+    p_agent tickq.agent
+) RETURNS tickq.schedule
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT ROW(p_agent.every, NULL::interval, p_agent.at_times, p_agent.on_days, p_agent.days, p_agent.months,
+        p_agent.cron, p_agent.timezone)::tickq.schedule
+$$;
+COMMENT ON FUNCTION tickq.schedule_of(tickq.agent) IS
+'An agent''s schedule columns as one tickq.schedule (an agent''s every cadence has no offset).';
 
 CREATE OR REPLACE FUNCTION tickq.next_slot(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text,
+    p_schedule tickq.schedule,
     p_after timestamptz DEFAULT now()
 ) RETURNS timestamptz
 LANGUAGE plpgsql STABLE
@@ -43,11 +62,11 @@ DECLARE
     v_seconds numeric;
     v_offset numeric;
 BEGIN
-    IF p_every IS NOT NULL THEN
+    IF p_schedule.every IS NOT NULL THEN
         -- Aligned to the clock (Unix epoch, UTC): every 15 minutes lands on :00, :15, :30, :45;
         -- with an offset of 5 minutes on :05, :20, :35, :50.
-        v_seconds := extract(EPOCH FROM p_every);
-        v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
+        v_seconds := extract(EPOCH FROM p_schedule.every);
+        v_offset := coalesce(extract(EPOCH FROM p_schedule.every_offset), 0);
         RETURN to_timestamp((floor((extract(EPOCH FROM p_after) - v_offset) / v_seconds) + 1) * v_seconds
             + v_offset);
     END IF;
@@ -55,123 +74,58 @@ BEGIN
     -- exist on a spring-forward day maps to the instant one offset later (02:30 becomes 03:30);
     -- an ambiguous one on a fall-back day to its second occurrence. Either way each (date, time)
     -- pair is exactly one slot, so a daily 02:30 runs once on both change days.
-    RETURN tickq.calendar_next(
-        tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone), p_after);
+    RETURN tickq.calendar_next(tickq.calendar_of(p_schedule), p_after);
 END
 $$;
-COMMENT ON FUNCTION tickq.next_slot(
-    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz
-) IS
-'The first slot strictly after p_after: for an every cadence aligned to the clock and shifted by '
-'p_offset (NULL for none); for a calendar schedule (times of day, optional weekdays: ISO 1=Mon..7=Sun, '
-'nth 10*n+day, last 90+day; days of the month, negative from its end; months) or a cron string, '
-'in the IANA zone p_timezone, correct across daylight-saving changes.';
-
-CREATE OR REPLACE FUNCTION tickq.next_slot(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_timezone text,
-    p_after timestamptz DEFAULT now()
-) RETURNS timestamptz
-LANGUAGE sql STABLE
-AS $$
-    SELECT tickq.next_slot(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_after)
-$$;
-COMMENT ON FUNCTION tickq.next_slot(interval, interval, time[], smallint[], text, timestamptz) IS
-'tickq.next_slot for a schedule with no days of the month, months or cron string (an agent''s).';
+COMMENT ON FUNCTION tickq.next_slot(tickq.schedule, timestamptz) IS
+'The first slot of p_schedule strictly after p_after: for an every cadence aligned to the clock '
+'and shifted by its offset (NULL for none); for a calendar schedule (times of day, optional '
+'weekdays: ISO 1=Mon..7=Sun, nth 10*n+day, last 90+day; days of the month, negative from its '
+'end; months) or a cron string, in its IANA zone, correct across daylight-saving changes.';
 
 CREATE OR REPLACE FUNCTION tickq.slots_between(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text,
+    p_schedule tickq.schedule,
     p_since timestamptz,
     p_now timestamptz DEFAULT now()
 ) RETURNS integer
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 AS $$
-DECLARE
-    v_seconds numeric;
-    v_offset numeric;
-    v_calendar tickq.calendar;
-BEGIN
-    IF p_since >= p_now THEN
-        RETURN 0;
-    END IF;
-    IF p_every IS NOT NULL THEN
-        v_seconds := extract(EPOCH FROM p_every);
-        v_offset := coalesce(extract(EPOCH FROM p_offset), 0);
-        -- Capped below what an integer holds (claims add the slot due): a one-second kind asleep
-        -- for 70 years would overflow it.
-        RETURN least(floor((extract(EPOCH FROM p_now) - v_offset) / v_seconds)
-            - floor((extract(EPOCH FROM p_since) - v_offset) / v_seconds), 2147483646)::integer;
-    END IF;
-    -- A claim asks this of every kind it leases, nearly always before the kind's next slot: the
-    -- first slot after p_since is found in a few steps, where counting walks three local days.
-    v_calendar := tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone);
-    IF tickq.calendar_next(v_calendar, p_since) > p_now THEN
-        RETURN 0;
-    END IF;
-    RETURN tickq.calendar_count(v_calendar, p_since, p_now);
-END
+    -- One expression, so that a claim inlines it: an every cadence costs no function call. The
+    -- count of an every cadence is capped below what an integer holds (claims add the slot due):
+    -- a one-second kind asleep for 70 years would overflow it.
+    SELECT CASE
+        WHEN p_since >= p_now THEN 0
+        WHEN p_schedule.every IS NOT NULL THEN least(
+            floor((extract(EPOCH FROM p_now) - coalesce(extract(EPOCH FROM p_schedule.every_offset), 0))
+                / extract(EPOCH FROM p_schedule.every))
+            - floor((extract(EPOCH FROM p_since) - coalesce(extract(EPOCH FROM p_schedule.every_offset), 0))
+                / extract(EPOCH FROM p_schedule.every)), 2147483646)::integer
+        ELSE tickq.calendar_count(tickq.calendar_of(p_schedule), p_since, p_now)
+    END
 $$;
-COMMENT ON FUNCTION tickq.slots_between(
-    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
-) IS
-'How many slots of a schedule fall in (p_since, p_now]: the slots a late run merges (a calendar''s '
+COMMENT ON FUNCTION tickq.slots_between(tickq.schedule, timestamptz, timestamptz) IS
+'How many slots of p_schedule fall in (p_since, p_now]: the slots a late run merges (a calendar''s '
 'at most 100,000).';
 
-CREATE OR REPLACE FUNCTION tickq.slots_between(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_timezone text,
-    p_since timestamptz,
-    p_now timestamptz DEFAULT now()
-) RETURNS integer
-LANGUAGE sql STABLE
-AS $$
-    SELECT tickq.slots_between(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone,
-        p_since, p_now)
-$$;
-COMMENT ON FUNCTION tickq.slots_between(interval, interval, time[], smallint[], text, timestamptz, timestamptz) IS
-'tickq.slots_between for a schedule with no days of the month, months or cron string.';
-
 CREATE OR REPLACE FUNCTION tickq.last_slot(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text,
+    p_schedule tickq.schedule,
     p_since timestamptz,
     p_now timestamptz DEFAULT now()
 ) RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
-    -- One expression, so that a claim inlines it: an every cadence costs no function call.
+    -- One expression, so that a claim inlines it: an every cadence costs no function call (given
+    -- tickq.schedule_of(k), the planner reads k's columns, not a composite value).
     SELECT CASE
         WHEN p_since >= p_now THEN p_since
         -- next_slot's clock alignment (Unix epoch, shifted by the offset), in whole microseconds
-        WHEN p_every IS NOT NULL THEN greatest(p_since,
-            date_bin(p_every, p_now, '1970-01-01 00:00:00+00'::timestamptz + coalesce(p_offset, '0 seconds'::interval)))
-        ELSE coalesce(tickq.calendar_last(
-            tickq.calendar_of(p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone), p_since, p_now), p_since)
+        WHEN p_schedule.every IS NOT NULL THEN greatest(p_since, date_bin(p_schedule.every, p_now,
+            '1970-01-01 00:00:00+00'::timestamptz + coalesce(p_schedule.every_offset, '0 seconds'::interval)))
+        ELSE coalesce(tickq.calendar_last(tickq.calendar_of(p_schedule), p_since, p_now), p_since)
     END
 $$;
-COMMENT ON FUNCTION tickq.last_slot(
-    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
-) IS
-'The latest slot of a schedule in (p_since, p_now], or p_since when none falls there: the slot '
+COMMENT ON FUNCTION tickq.last_slot(tickq.schedule, timestamptz, timestamptz) IS
+'The latest slot of p_schedule in (p_since, p_now], or p_since when none falls there: the slot '
 'a run merging the slots since p_since stands for (job_run.slot_at, TICKQ_SLOT).';
 
 CREATE OR REPLACE FUNCTION tickq.format_duration(
@@ -280,46 +234,20 @@ COMMENT ON FUNCTION tickq.describe_calendar(tickq.calendar) IS
 'on mon-fri UTC".';
 
 CREATE OR REPLACE FUNCTION tickq.describe_schedule(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
+    p_schedule tickq.schedule
 ) RETURNS text
 LANGUAGE sql STABLE
 AS $$
     -- One expression, so the planner inlines it into queue_status: an every cadence costs no call.
     SELECT CASE
-        WHEN p_every IS NOT NULL THEN 'every ' || tickq.format_duration(p_every)
-            || CASE WHEN p_offset IS NOT NULL THEN ' offset ' || tickq.format_duration(p_offset) ELSE '' END
-        WHEN p_cron IS NOT NULL THEN 'cron "' || p_cron || '": '
-            || tickq.describe_calendar(tickq.cron_calendar(p_cron, p_timezone))
-        ELSE tickq.describe_calendar(ROW(p_at_times, NULL, NULL, p_on_days, p_days, p_months, false,
-            p_timezone)::tickq.calendar)
+        WHEN p_schedule.every IS NOT NULL THEN 'every ' || tickq.format_duration(p_schedule.every)
+            || CASE WHEN p_schedule.every_offset IS NOT NULL
+                THEN ' offset ' || tickq.format_duration(p_schedule.every_offset) ELSE '' END
+        ELSE CASE WHEN p_schedule.cron IS NOT NULL THEN 'cron "' || p_schedule.cron || '": ' ELSE '' END
+            || tickq.describe_calendar(tickq.calendar_of(p_schedule))
     END
 $$;
-COMMENT ON FUNCTION tickq.describe_schedule(
-    interval, interval, time[], smallint[], smallint[], smallint[], text, text, timestamptz
-) IS
+COMMENT ON FUNCTION tickq.describe_schedule(tickq.schedule) IS
 'A schedule as one line for people: "every 5m", "every 1h offset 20m", '
 '"at 06:00,18:00 on mon Europe/London", "at 00:00 on days last UTC" or '
 '"cron ""*/15 9-17 * * 1-5"": every 15 minutes in hours 9-17 on mon-fri UTC".';
-
-CREATE OR REPLACE FUNCTION tickq.describe_schedule(
-    p_every interval,
-    p_offset interval,
-    p_at_times time[],
-    p_on_days smallint[],
-    p_timezone text,
-    p_now timestamptz DEFAULT now()
-) RETURNS text
-LANGUAGE sql STABLE
-AS $$
-    SELECT tickq.describe_schedule(p_every, p_offset, p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_now)
-$$;
-COMMENT ON FUNCTION tickq.describe_schedule(interval, interval, time[], smallint[], text, timestamptz) IS
-'tickq.describe_schedule for a schedule with no days of the month, months or cron string.';

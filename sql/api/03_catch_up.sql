@@ -51,16 +51,13 @@ BEGIN
             format('[tickq: skipped %s slot(s) from %s to %s: more than catch_up %s late]', s.n,
                 v_kind.due_at, s.last, tickq.format_duration(v_kind.catch_up)),
             s.last, v_kind.due_at, s.n
-        FROM (SELECT tickq.last_slot(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days,
-                v_kind.months, v_kind.cron, v_kind.timezone, v_kind.due_at, v_edge) AS last,
-            1 + tickq.slots_between(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days,
-                v_kind.days, v_kind.months, v_kind.cron, v_kind.timezone, v_kind.due_at, v_edge) AS n) AS s
+        FROM (SELECT tickq.last_slot(tickq.schedule_of(v_kind), v_kind.due_at, v_edge) AS last,
+            1 + tickq.slots_between(tickq.schedule_of(v_kind), v_kind.due_at, v_edge) AS n) AS s
         RETURNING r.id INTO v_run_id;
         -- On to the first slot still within the window (due now), else the next one ahead. A
         -- schedule with no slot ahead waits a day, as tickq.finish_run has it.
         UPDATE tickq.job_kind AS k SET
-            due_at = coalesce(tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months,
-                k.cron, k.timezone, v_edge), p_now + interval '1 day'),
+            due_at = coalesce(tickq.next_slot(tickq.schedule_of(k), v_edge), p_now + interval '1 day'),
             last_run_id = v_run_id,
             attempts = 0,
             updated_at = p_now

@@ -47,24 +47,23 @@ BEGIN
     WITH runs AS (
         INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot_row,
             slot_at, first_slot_at, slots_covered, weight, pools)
-        SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
+        SELECT k.name, k.attempts + 1, k.next_trigger, c.n, p_dispatcher, p_now, k.due_at,
             p_slots[array_position(p_picked, k.name)],
             -- The slots covered: from the kind's due time to the last one by now (the due time
             -- when it is the only one); a retry's are its first try's, kept on the kind row.
-            CASE WHEN k.n > 1 THEN tickq.last_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days,
-                    k.months, k.cron, k.timezone, k.due_at, p_now) WHEN k.n = 1 THEN k.due_at
+            CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k), k.due_at, p_now) WHEN c.n = 1 THEN k.due_at
                 WHEN k.next_trigger = 'retry' THEN k.slot_at END,
-            CASE WHEN k.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
-            CASE WHEN k.n > 0 THEN k.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
-        FROM (
-            SELECT k.*, CASE
+            CASE WHEN c.n > 0 THEN k.due_at WHEN k.next_trigger = 'retry' THEN k.first_slot_at END,
+            CASE WHEN c.n > 0 THEN c.n WHEN k.next_trigger = 'retry' THEN k.slots_covered ELSE 0 END, k.weight, k.pools
+        FROM tickq.job_kind AS k
+        CROSS JOIN LATERAL (
+            SELECT CASE
                 WHEN k.next_trigger <> 'schedule' THEN 0
-                ELSE 1 + tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-                    k.timezone, k.due_at, p_now)
+                ELSE 1 + tickq.slots_between(tickq.schedule_of(k), k.due_at, p_now)
             END AS n
-            FROM tickq.job_kind AS k WHERE k.name = ANY(p_picked)
             OFFSET 0  -- slots_between once per kind, not once per use of n
-        ) AS k
+        ) AS c
+        WHERE k.name = ANY(p_picked)
         RETURNING id, kind, attempt, run_trigger, slot_at, first_slot_at, slots_covered
     ),
     slots AS (

@@ -60,7 +60,7 @@ AS $$
     SELECT
         k.name,
         k.priority,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
+        tickq.describe_schedule(tickq.schedule_of(k)),
         CASE
             WHEN k.retired_at IS NOT NULL THEN 'retired'
             WHEN k.run_id IS NOT NULL THEN 'running'

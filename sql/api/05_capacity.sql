@@ -78,7 +78,7 @@ AS $$
     SELECT
         k.name,
         k.priority,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
+        tickq.describe_schedule(tickq.schedule_of(k)),
         round(d.runs_per_tick, 4),
         e.expected,
         e.source,
@@ -88,8 +88,8 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN k.every IS NULL THEN tickq.slots_between(k.every, k.every_offset, k.at_times, k.on_days,
-            k.days, k.months, k.cron, k.timezone, p_now, p_now + interval '7 days') END AS week
+        SELECT CASE WHEN k.every IS NULL
+            THEN tickq.slots_between(tickq.schedule_of(k), p_now, p_now + interval '7 days') END AS week
     ) AS w
     CROSS JOIN LATERAL (
         SELECT CASE
@@ -103,8 +103,8 @@ AS $$
                     * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
             -- Days of the month, months, nth weekdays, cron: the slots of the coming week, or of
             -- the coming year (52 weeks) for one with fewer than one a day.
-            ELSE CASE WHEN w.week >= 7 THEN w.week ELSE tickq.slots_between(k.every, k.every_offset, k.at_times,
-                    k.on_days, k.days, k.months, k.cron, k.timezone, p_now, p_now + interval '364 days') / 52.0 END
+            ELSE CASE WHEN w.week >= 7 THEN w.week
+                    ELSE tickq.slots_between(tickq.schedule_of(k), p_now, p_now + interval '364 days') / 52.0 END
                 * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
         END AS runs_per_tick
     ) AS d

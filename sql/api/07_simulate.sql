@@ -328,8 +328,7 @@ BEGIN
     UPDATE tickq.job_kind AS k SET
         run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
         last_run_id = NULL,
-        due_at = tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-            p_now - interval '1 microsecond')
+        due_at = tickq.next_slot(tickq.schedule_of(k), p_now - interval '1 microsecond')
     WHERE k.enabled;
     -- An earlier window's runs would count in this one's report.
     DELETE FROM tickq.job_run AS r WHERE r.dispatcher = 'simulator';

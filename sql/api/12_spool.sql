@@ -91,7 +91,7 @@ BEGIN
             failure_streak = 0,
             attempts = 0,
             next_trigger = 'schedule',
-            due_at = tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, v_finished),
+            due_at = tickq.next_slot(tickq.schedule_of(k), v_finished),
             updated_at = p_now
         WHERE k.name = v_run.kind;
         RETURN QUERY SELECT p_run_id, v_run.kind, p_outcome, 'late, failure undone'::text;

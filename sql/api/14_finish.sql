@@ -83,8 +83,7 @@ BEGIN
             -- The next slot strictly after now: slots missed while asleep collapse into one run.
             -- A schedule with no slot ahead (none can be written today) waits a day rather than
             -- raise on due_at's NOT NULL in the middle of every claim's lease expiry.
-            ELSE coalesce(tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
-                p_now + interval '1 day')
+            ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), p_now), p_now + interval '1 day')
         END,
         updated_at = p_now
     FROM tickq.settings AS s

@@ -237,12 +237,7 @@ COMMENT ON FUNCTION tickq.simulation_merge(jsonb, integer, timestamptz, timestam
 'tickq.simulation_worst.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_slots_in(
-    p_at_times time[],
-    p_on_days smallint[],
-    p_days smallint[],
-    p_months smallint[],
-    p_cron text,
-    p_timezone text,
+    p_schedule tickq.schedule,
     p_until timestamptz,
     p_now timestamptz DEFAULT now()
 ) RETURNS SETOF timestamptz
@@ -250,34 +245,17 @@ LANGUAGE sql STABLE
 AS $$
     -- Walked with next_slot, which owns the calendar and its daylight-saving rules.
     WITH RECURSIVE walk (slot) AS (
-        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone,
-            p_now - interval '1 microsecond')
+        SELECT tickq.next_slot(p_schedule, p_now - interval '1 microsecond')
         UNION ALL
-        SELECT tickq.next_slot(NULL, NULL, p_at_times, p_on_days, p_days, p_months, p_cron, p_timezone, w.slot)
+        SELECT tickq.next_slot(p_schedule, w.slot)
         FROM walk AS w
         WHERE w.slot < p_until
     )
     SELECT w.slot FROM walk AS w WHERE w.slot < p_until
 $$;
-COMMENT ON FUNCTION tickq.calendar_slots_in(
-    time[], smallint[], smallint[], smallint[], text, text, timestamptz, timestamptz
-) IS
+COMMENT ON FUNCTION tickq.calendar_slots_in(tickq.schedule, timestamptz, timestamptz) IS
 'Every slot of a calendar schedule (at times with their day filters, or a cron string) from p_now '
 '(included) until p_until (excluded).';
-
-CREATE OR REPLACE FUNCTION tickq.calendar_slots_in(
-    p_at_times time[],
-    p_on_days smallint[],
-    p_timezone text,
-    p_until timestamptz,
-    p_now timestamptz DEFAULT now()
-) RETURNS SETOF timestamptz
-LANGUAGE sql STABLE
-AS $$
-    SELECT tickq.calendar_slots_in(p_at_times, p_on_days, NULL, NULL, NULL, p_timezone, p_until, p_now)
-$$;
-COMMENT ON FUNCTION tickq.calendar_slots_in(time[], smallint[], text, timestamptz, timestamptz) IS
-'tickq.calendar_slots_in for at times and weekdays alone.';
 
 CREATE OR REPLACE FUNCTION tickq.held_ticks(
     p_first timestamptz,
@@ -349,12 +327,11 @@ BEGIN
         SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick,
             v_start), k.weight
         FROM tickq.job_kind AS k
-        CROSS JOIN LATERAL tickq.calendar_slots_in(k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-            v_start + v_period, v_start) AS c (slot)
+        CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(k), v_start + v_period, v_start) AS c (slot)
         WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)
         UNION ALL
         SELECT tickq.held_ticks(
-            tickq.next_slot(k.every, k.every_offset, NULL, NULL, k.timezone, v_start - interval '1 microsecond'),
+            tickq.next_slot(tickq.schedule_of(k), v_start - interval '1 microsecond'),
             greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start),
             k.weight
         FROM tickq.job_kind AS k
@@ -382,9 +359,10 @@ BEGIN
                 extract(EPOCH FROM v_tick)::integer) AS g (seconds)
         ) AS o
         CROSS JOIN LATERAL (
-            SELECT tickq.held_ticks(tickq.next_slot(v_kind.every, make_interval(secs => o.seconds), NULL, NULL,
-                v_kind.timezone, v_start - interval '1 microsecond'), v_kind.every, v_kind.ticks, v_period, v_tick,
-                v_start) AS cells
+            -- the kind's cadence at the offset tried
+            SELECT tickq.held_ticks(tickq.next_slot(ROW(v_kind.every, make_interval(secs => o.seconds), NULL, NULL,
+                NULL, NULL, NULL, v_kind.timezone)::tickq.schedule, v_start - interval '1 microsecond'), v_kind.every,
+                v_kind.ticks, v_period, v_tick, v_start) AS cells
         ) AS c
         ORDER BY (SELECT max(v_load[x + 1]) FROM unnest(c.cells) AS x),
             (SELECT sum(v_load[x + 1]) FROM unnest(c.cells) AS x),

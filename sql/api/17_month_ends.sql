@@ -43,8 +43,8 @@ AS $$
     ),
     scored AS (
         -- counted day by day (tickq.slots_between), not slot by slot: a cron string every minute
-        SELECT c.*, (SELECT coalesce(sum(tickq.slots_between(NULL, NULL, k.at_times, k.on_days, k.days, k.months,
-                k.cron, k.timezone, c.from_at, c.until_at)), 0) FROM tickq.job_kind AS k
+        SELECT c.*, (SELECT coalesce(sum(tickq.slots_between(tickq.schedule_of(k), c.from_at, c.until_at)), 0)
+            FROM tickq.job_kind AS k
             WHERE k.enabled AND (k.cron IS NOT NULL OR k.months IS NOT NULL OR k.on_days IS NOT NULL)) AS slots
         FROM candidates AS c
     )
@@ -90,12 +90,11 @@ BEGIN
     FOR v_cells IN
         SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
         FROM tickq.job_kind AS k
-        CROSS JOIN LATERAL tickq.calendar_slots_in(NULL, NULL, NULL, NULL, k.cron, k.timezone,
-            v_start + v_period, v_start) AS c (slot)
+        CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(k), v_start + v_period, v_start) AS c (slot)
         WHERE k.enabled AND k.cron IS NOT NULL
         UNION ALL
         SELECT tickq.held_ticks(
-            tickq.next_slot(k.every, k.every_offset, NULL, NULL, k.timezone, v_start - interval '1 microsecond'),
+            tickq.next_slot(tickq.schedule_of(k), v_start - interval '1 microsecond'),
             greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
         FROM tickq.job_kind AS k
         WHERE k.enabled AND k.every IS NOT NULL
@@ -107,8 +106,7 @@ BEGIN
     FOR v_kind IN
         SELECT k.name, k.at_times, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
             coalesce((SELECT array_agg(x ORDER BY x) FROM tickq.job_kind AS j
-                CROSS JOIN LATERAL tickq.calendar_slots_in(j.at_times, j.on_days, j.days, j.months, NULL, j.timezone,
-                    v_start + v_period, v_start) AS c (slot)
+                CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(j), v_start + v_period, v_start) AS c (slot)
                 CROSS JOIN LATERAL unnest(tickq.held_ticks(c.slot, v_period, tickq.ticks_held(j, p_durations, v_tick),
                     v_period, v_tick, v_start)) AS x
                 WHERE j.name = k.name), '{}') AS cells,

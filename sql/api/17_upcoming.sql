@@ -25,12 +25,9 @@ AS $$
     -- each kind's next run are listed, total counts every run in the window. A kind no claim will take (unarmed irreversible, paused
     -- until resumed) is one row after them with held saying why and no due time.
     WITH RECURSIVE kinds AS (
-        SELECT k.name, k.priority, k.next_trigger, k.every, k.every_offset, k.at_times,
-            k.on_days, k.days, k.months, k.cron, k.timezone, p.paused_until,
+        SELECT k.name, k.priority, k.next_trigger, k.every, tickq.schedule_of(k) AS schedule, p.paused_until,
             greatest(k.due_at, p.paused_until) AS first,
-            tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone,
-                greatest(k.due_at, p.paused_until, p_now))
-                AS second
+            tickq.next_slot(tickq.schedule_of(k), greatest(k.due_at, p.paused_until, p_now)) AS second
         FROM tickq.job_kind AS k
         CROSS JOIN LATERAL (
             SELECT CASE WHEN k.paused_until > p_now THEN k.paused_until END AS paused_until
@@ -40,12 +37,11 @@ AS $$
             AND greatest(k.due_at, p.paused_until) <= p_now + p_hours * interval '1 hour'
     ),
     calendar AS (
-        SELECT ki.name, ki.second AS at, ki.at_times, ki.on_days, ki.days, ki.months, ki.cron, ki.timezone
+        SELECT ki.name, ki.second AS at, ki.schedule
         FROM kinds AS ki
         WHERE ki.every IS NULL AND ki.second <= p_now + p_hours * interval '1 hour'
         UNION ALL
-        SELECT c.name, tickq.next_slot(NULL, NULL, c.at_times, c.on_days, c.days, c.months, c.cron, c.timezone, c.at),
-            c.at_times, c.on_days, c.days, c.months, c.cron, c.timezone
+        SELECT c.name, tickq.next_slot(c.schedule, c.at), c.schedule
         FROM calendar AS c
         WHERE c.at <= p_now + p_hours * interval '1 hour'
     ),
@@ -96,7 +92,7 @@ AS $$
             AND ((k.irreversible AND k.armed_at IS NULL) OR k.paused_until = 'infinity')
     )
     SELECT u.at, u.name, u.priority, u.trigger,
-        tickq.describe_schedule(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone, p_now),
+        tickq.describe_schedule(tickq.schedule_of(k)),
         u.held, u.paused_until, (SELECT c.total::integer FROM counted AS c)
     FROM (SELECT * FROM listed UNION ALL SELECT * FROM held) AS u
     INNER JOIN tickq.job_kind AS k ON u.name = k.name
@@ -140,12 +136,10 @@ BEGIN
         END IF;
         RAISE EXCEPTION '%: %', v_key, tickq.registry_problem(v_message, 'schedule', v_key) USING ERRCODE = '22023';
     END;
-    schedule := tickq.describe_schedule(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days,
-        v_kind.days, v_kind.months, v_kind.cron, v_kind.timezone, p_now);
+    schedule := tickq.describe_schedule(tickq.schedule_of(v_kind));
     timezone := v_kind.timezone;
     FOR v_n IN 1..p_count LOOP
-        v_at := tickq.next_slot(v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days,
-            v_kind.months, v_kind.cron, v_kind.timezone, v_at);
+        v_at := tickq.next_slot(tickq.schedule_of(v_kind), v_at);
         EXIT WHEN v_at IS NULL;
         at := v_at;
         local_at := v_at AT TIME ZONE v_kind.timezone;

@@ -67,10 +67,8 @@ BEGIN
     -- that matched is the latest C (its first slot at or after C); before any matched, C must
     -- come before the first slot of either stretch. An every cadence that p_shift does not
     -- divide only waits through both stretches. The walk stops at p_until.
-    v_slot := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
-        p_kind.months, p_kind.cron, p_kind.timezone, p_from - interval '1 microsecond');
-    v_later := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
-        p_kind.months, p_kind.cron, p_kind.timezone, p_from + p_shift - interval '1 microsecond');
+    v_slot := tickq.next_slot(tickq.schedule_of(p_kind), p_from - interval '1 microsecond');
+    v_later := tickq.next_slot(tickq.schedule_of(p_kind), p_from + p_shift - interval '1 microsecond');
     LOOP
         IF p_kind.every IS NOT NULL OR v_slot IS DISTINCT FROM v_later - p_shift THEN
             RETURN least(p_until, coalesce(v_matched,
@@ -79,10 +77,8 @@ BEGIN
         END IF;
         EXIT WHEN v_slot IS NULL OR v_slot >= p_until;  -- the same slots as far as needed
         v_matched := v_slot;
-        v_slot := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
-            p_kind.months, p_kind.cron, p_kind.timezone, v_slot);
-        v_later := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times, p_kind.on_days, p_kind.days,
-            p_kind.months, p_kind.cron, p_kind.timezone, v_later);
+        v_slot := tickq.next_slot(tickq.schedule_of(p_kind), v_slot);
+        v_later := tickq.next_slot(tickq.schedule_of(p_kind), v_later);
     END LOOP;
     RETURN p_until;
 END
@@ -120,8 +116,7 @@ BEGIN
     -- the days read, whose back_to is its last slot before it: nothing later is known. Exact
     -- only where the kind's zone keeps its offset: the caller walks a kind whose does not.
     FOR v_kind IN SELECT * FROM tickq.job_kind AS k WHERE k.enabled AND tickq.simulation_day_rules(k) ORDER BY k.name LOOP
-        v_calendar := tickq.calendar_of(v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months, v_kind.cron,
-            v_kind.timezone);
+        v_calendar := tickq.calendar_of(tickq.schedule_of(v_kind));
         v_first := (p_from AT TIME ZONE v_kind.timezone)::date - 2;
         v_last := (p_until AT TIME ZONE v_kind.timezone)::date + 8;
         v_takes := ARRAY(SELECT tickq.calendar_day(v_calendar, d::date)

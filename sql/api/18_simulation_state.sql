@@ -143,8 +143,8 @@ BEGIN
     -- kinds due before p_at, or named by p_state, are written.
     UPDATE tickq.job_kind AS k SET
         run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
-        due_at = coalesce(tickq.next_slot(k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron,
-            k.timezone, p_at - interval '1 microsecond'), p_at + interval '1 day')
+        due_at = coalesce(tickq.next_slot(tickq.schedule_of(k), p_at - interval '1 microsecond'),
+            p_at + interval '1 day')
     WHERE k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.attempts <> 0
         OR k.next_trigger <> 'schedule');
     UPDATE tickq.job_kind AS k SET

@@ -159,7 +159,7 @@ BEGIN
         END IF;
         v_kind.cron := p_entry ->> 'cron';
         v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
-        IF tickq.next_slot(NULL, NULL, NULL, NULL, NULL, NULL, v_kind.cron, v_kind.timezone, '2000-01-01Z') IS NULL THEN
+        IF tickq.next_slot(tickq.schedule_of(v_kind), '2000-01-01Z') IS NULL THEN
             PERFORM tickq.registry_error(p_name, 'cron',
                 format('%s names no date that exists (such as the 30th of February)', p_entry -> 'cron'));
         END IF;
@@ -216,8 +216,8 @@ BEGIN
     SELECT d.on_days, d.days, d.months INTO v_kind.on_days, v_kind.days, v_kind.months
     FROM tickq.parse_days(p_name, p_entry) AS d;
     v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
-    IF (v_kind.days IS NOT NULL OR v_kind.months IS NOT NULL) AND tickq.next_slot(NULL, NULL, v_kind.at_times,
-        v_kind.on_days, v_kind.days, v_kind.months, NULL, v_kind.timezone, '2000-01-01Z') IS NULL THEN
+    IF (v_kind.days IS NOT NULL OR v_kind.months IS NOT NULL)
+        AND tickq.next_slot(tickq.schedule_of(v_kind), '2000-01-01Z') IS NULL THEN
         PERFORM tickq.registry_error(p_name, CASE WHEN p_entry ? 'days' THEN 'days' ELSE 'on' END,
             'these days, weekdays and months name no date that exists (such as the 30th of February)');
     END IF;
@@ -242,8 +242,7 @@ CREATE OR REPLACE FUNCTION tickq.write_kind(
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    v_next timestamptz := tickq.next_slot(p_kind.every, p_kind.every_offset, p_kind.at_times,
-        p_kind.on_days, p_kind.days, p_kind.months, p_kind.cron, p_kind.timezone, p_now);
+    v_next timestamptz := tickq.next_slot(tickq.schedule_of(p_kind), p_now);
 BEGIN
     INSERT INTO tickq.job_kind AS k (
         name, registry, registry_digest, every, every_offset, at_times, on_days, days, months, cron,
@@ -292,10 +291,7 @@ BEGIN
         due_at = CASE
             WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN excluded.due_at
             WHEN p_reschedule THEN v_next
-            WHEN (k.every, k.every_offset, k.at_times, k.on_days, k.days, k.months, k.cron, k.timezone)
-                IS NOT DISTINCT FROM (excluded.every, excluded.every_offset, excluded.at_times,
-                    excluded.on_days, excluded.days, excluded.months, excluded.cron, excluded.timezone)
-                THEN k.due_at
+            WHEN tickq.schedule_of(k) IS NOT DISTINCT FROM tickq.schedule_of(excluded) THEN k.due_at
             ELSE least(k.due_at, v_next)
         END,
         attempts = CASE WHEN k.retired_at IS NOT NULL AND k.name LIKE 'agent.%' THEN 0 ELSE k.attempts END,

@@ -1,15 +1,13 @@
 -- What `tickq agent list/show/history` and the simulator read of user-built agents: read-only.
 
-CREATE OR REPLACE FUNCTION tickq.agents_at(
-    p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
+CREATE OR REPLACE FUNCTION tickq.agents_at() RETURNS TABLE (
     id bigint, name text, schedule text, state text, max_turns integer, timeout interval, owner text,
     tools text[], next_due_at timestamptz, last_outcome tickq.outcome, last_finished_at timestamptz
 )
 LANGUAGE sql STABLE
 AS $$
     SELECT a.id, a.name,
-        tickq.describe_schedule(a.every, NULL, a.at_times, a.on_days, a.days, a.months, a.cron, a.timezone, p_now),
+        tickq.describe_schedule(tickq.schedule_of(a)),
         CASE WHEN a.paused THEN 'paused' WHEN k.run_id IS NOT NULL THEN 'running' ELSE 'scheduled' END,
         a.max_turns, a.timeout, a.owner, a.tools,
         CASE WHEN k.enabled THEN k.due_at END,
@@ -19,7 +17,7 @@ AS $$
     LEFT JOIN tickq.job_run AS r ON r.id = k.last_run_id
     ORDER BY a.name
 $$;
-COMMENT ON FUNCTION tickq.agents_at(timestamptz) IS
+COMMENT ON FUNCTION tickq.agents_at() IS
 'Every agent with its schedule, state (paused, running, scheduled), limits, next due time and '
 'last outcome (tickq agent list).';
 
@@ -42,8 +40,7 @@ BEGIN
             HINT = 'tickq agent list shows the agents.';
     END IF;
     WHILE v_found < least(p_count, 100) LOOP
-        v_at := tickq.next_slot(v_agent.every, NULL, v_agent.at_times, v_agent.on_days, v_agent.days, v_agent.months,
-            v_agent.cron, v_agent.timezone, v_at);
+        v_at := tickq.next_slot(tickq.schedule_of(v_agent), v_at);
         EXIT WHEN v_at IS NULL;
         v_found := v_found + 1;
         run_at := v_at;
@@ -130,8 +127,7 @@ COMMENT ON FUNCTION tickq.agents_export() IS
 'Every agent''s saved fields as tickq.save_agent takes them (for the simulator''s scratch queue).';
 
 CREATE OR REPLACE FUNCTION tickq.agent_detail(
-    p_name text,
-    p_now timestamptz DEFAULT now()
+    p_name text
 ) RETURNS TABLE (
     id bigint, name text, schedule text, state text, max_turns integer, timeout_s integer, owner text,
     tools text[], next_due_at timestamptz, last_outcome tickq.outcome, last_finished_at timestamptz,
@@ -141,11 +137,11 @@ LANGUAGE sql STABLE
 AS $$
     SELECT a.id, a.name, a.schedule, a.state, a.max_turns, extract(EPOCH FROM a.timeout)::integer,
         a.owner, a.tools, a.next_due_at, a.last_outcome, a.last_finished_at, g.prompt, g.timezone
-    FROM tickq.agents_at(p_now) AS a
+    FROM tickq.agents_at() AS a
     INNER JOIN tickq.agent AS g ON a.id = g.id
     WHERE a.name = p_name
 $$;
-COMMENT ON FUNCTION tickq.agent_detail(text, timestamptz) IS
+COMMENT ON FUNCTION tickq.agent_detail(text) IS
 'One agent as tickq agent show prints it: the list''s columns, its prompt and its zone.';
 
 CREATE OR REPLACE FUNCTION tickq.agent_run_transcript(
