@@ -168,20 +168,23 @@ def fewest_slots(conn: Scratches, registry: Registry,
                  durations: dict[str, float] | None) -> tuple[int | None, int]:
     """The fewest slots that pass without other changes (None when even a slot for every kind
     and housekeeping does not), and the most searched. Searched from the registry's own slots
-    up: 1, 2, 4, ... more until one passes, then halving the gap. The answer is usually a slot
-    or two more, and a count that fails is known at its first stale wait where one that passes
-    is simulated whole (bench/README.md)."""
-    low, high = registry.settings.slots, len(registry.kinds) + 1
-    if high <= low:
+    up: 1, 2, 4, 8, ... more until one passes, then halving the gap. A count that fails is
+    known at its first stale wait where one that passes is simulated whole, so the search
+    spends few passing counts: the answer is usually a slot or two more, which 1 and 2 more
+    reach with one passing simulation. Where more slots never fail what fewer pass (what
+    halving the gap assumes), the answer is the fewest that pass, as any such search finds
+    (bench/README.md, tests_py/test_suggest_search.py)."""
+    own, high = registry.settings.slots, len(registry.kinds) + 1
+    if high <= own:
         return None, high
     passed: dict[int, bool] = {}
-    step = 1
-    while low + step < high:
-        passed[low + step] = passes(conn, with_slots(registry, low + step), durations)
-        if passed[low + step]:
-            high = low + step
+    low, step = own, 1
+    while own + step < high:
+        passed[own + step] = passes(conn, with_slots(registry, own + step), durations)
+        if passed[own + step]:
+            high = own + step
             break
-        low, step = low + step, step * 2
+        low, step = own + step, step * 2
     while high - low > 1:
         middle = (low + high) // 2
         passed[middle] = passes(conn, with_slots(registry, middle), durations)
