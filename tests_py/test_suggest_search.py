@@ -98,3 +98,36 @@ def test_the_suggestion_is_the_one_the_search_before_found(
     assert len(verdicts.passing(now_asked)) <= len(verdicts.passing(verdicts.asked))
     if path.name == "original.toml":  # the story's: 3 fails, 4 passes; 5 is not simulated
         assert (now_asked, verdicts.asked) == ([3, 4], [3, 5, 4]), (now_asked, verdicts.asked)
+
+
+MONTH_ENDS = '[settings]\nslots = 2\nstale_after = "15m"\n' + "".join(
+    f'\n[kinds.close_{i:02d}]\ncommand = ["true"]\nat = "00:00"\ndays = [-1]\ntimeout = "10m"\n'
+    for i in range(6))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_proposal_fails_at_its_first_window_with_a_stale_wait(
+    sims: simulate.Scratches, tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six month-end kinds in two slots starve at every month end: each window holds one. The
+    proposal's verdict is known at the first window that shows a stale wait, so the windows
+    after it (one database) or beside it not yet begun (each share of `jobs`) are left; the
+    verdict is the whole worst case's."""
+    path = tmp_path / "registry.toml"
+    path.write_text(MONTH_ENDS)
+    registry = load_registry(path)
+    whole = simulate.evaluate(sims, registry, None, jobs=jobs)
+    assert len(whole.windows) >= 3 and whole.starved
+    began: list[object] = []
+    simulate_window = simulate.api.simulate_window
+
+    def counted(conn, window, *args, **kwargs):  # type: ignore[no-untyped-def]
+        began.append(window)
+        return simulate_window(conn, window, *args, **kwargs)
+
+    monkeypatch.setattr(simulate.api, "simulate_window", counted)
+    fails = simulate.evaluate(sims, registry, None, jobs=jobs, stop_stale=True)
+    assert simulate.stale_wait(fails.kinds, registry.settings.stale_after)
+    assert 1 <= len(began) <= jobs < len(whole.windows), began  # a share stops at its first
+    assert not suggest.passes(sims, registry, None)
+    assert suggest.passes(sims, suggest.with_slots(registry, 6), None)

@@ -21,7 +21,6 @@ check's own worst case is not simulated again."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -117,11 +116,8 @@ def passes(conn: Scratches, registry: Registry,
     """The check passes with room: no kind waits as long as stale_after, so a proposal never
     leaves the queue warning about stale kinds at every burst while the check stays green. The
     simulation stops at the first such wait (it fails there)."""
-    limit = dt.timedelta(seconds=registry.settings.stale_after)
     result = simulate.evaluate(conn, registry, durations, stop_stale=True)
-    # (starved: also a slot skipped past its catch_up, however short the wait)
-    return all(not k.starved and (k.longest_wait is None or k.longest_wait < limit)
-               for k in result.kinds)
+    return not simulate.stale_wait(result.kinds, registry.settings.stale_after)
 
 
 def spread_offsets(
