@@ -164,12 +164,13 @@ def fewest_slots(conn: Scratches, registry: Registry,
                  durations: dict[str, float] | None) -> tuple[int | None, int]:
     """The fewest slots that pass without other changes (None when even a slot for every kind
     and housekeeping does not), and the most searched. Searched from the registry's own slots
-    up: 1, 2, 4, 8, ... more until one passes, then halving the gap. A count that fails is
-    known at its first stale wait where one that passes is simulated whole, so the search
-    spends few passing counts: the answer is usually a slot or two more, which 1 and 2 more
-    reach with one passing simulation. Where more slots never fail what fewer pass (what
-    halving the gap assumes), the answer is the fewest that pass, as any such search finds
-    (bench/README.md, tests_py/test_suggest_search.py)."""
+    up: 1, 2, 4, 8, ... more until one passes, then halving the gap, and a gap of 4 or fewer
+    walked up from below. A count that fails is known at its first stale wait where one that
+    passes is simulated whole, so the search spends few passing counts: the answer is usually
+    a slot or two more, which 1 and 2 more reach with one passing simulation, and a gap walked
+    up costs one more at most. Where more slots never fail what fewer pass (what halving the
+    gap assumes), the answer is the fewest that pass, as any such search finds (bench/README.md,
+    tests_py/test_suggest_search.py)."""
     own, high = registry.settings.slots, len(registry.kinds) + 1
     if high <= own:
         return None, high
@@ -182,7 +183,7 @@ def fewest_slots(conn: Scratches, registry: Registry,
             break
         low, step = own + step, step * 2
     while high - low > 1:
-        middle = (low + high) // 2
+        middle = low + 1 if high - low <= 4 else (low + high) // 2
         passed[middle] = passes(conn, with_slots(registry, middle), durations)
         if passed[middle]:
             high = middle
