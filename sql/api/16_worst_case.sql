@@ -320,8 +320,11 @@ DECLARE
 BEGIN
     -- Over the period of the first planned window, each kind's runs hold whole ticks
     -- (tickq.held_ticks); v_load[t + 1] counts the slots the runs holding tick t take (their
-    -- weights).
+    -- weights). Without a movable kind (below) nothing moves, and the load is not counted.
     SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
+    IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.every > v_tick AND k.name <> 'tickq.housekeeping') THEN
+        RETURN;
+    END IF;
     SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
     FROM tickq.simulation_windows(p_now) AS w
     ORDER BY w.period DESC, w.starts_at
