@@ -243,8 +243,7 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     CROSS JOIN LATERAL (SELECT greatest(k.due_at, k.paused_until) AS since) AS w
-    WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
-        AND NOT coalesce(k.paused_until > p_now, false)
+    WHERE tickq.kind_due(k, p_now)
     ORDER BY w.since, k.name
 $$;
 COMMENT ON FUNCTION tickq.report_waiting_at(timestamptz) IS
