@@ -56,8 +56,9 @@ def search_before(conn: simulate.Scratches, registry: Registry,
     return (high if passed[high] else None), high
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sims(pg_server_url: str) -> Iterator[simulate.Scratches]:
+    """Scratch databases of a check's own, put back after the test (as after each check)."""
     with simulate.scratch(pg_server_url) as made:
         yield made
 
