@@ -34,7 +34,7 @@ SELECT functions_are('tickq', ARRAY[
     'pause_kind', 'resume_kind', 'record_tick', 'health_problems',
     'queue_status_at', 'stale_due_at',
     'sync_queue_registry', 'retired_kinds_at', 'forget_kind', 'same_project', 'project_problem',
-    'queue_registry_at', 'queue_registry_problem', 'registry_source',
+    'queue_registry_at', 'queue_registry_problem', 'registry_source', 'recent_durations',
     'expected_duration', 'capacity_at', 'capacity_total_at', 'housekeeping', 'take_alerts', 'simulate',
     'simulate_events', 'simulate_window', 'simulated_hold', 'simulation_report', 'simulation_start',
     'simulation_repeats_until', 'simulation_walk_until', 'simulation_breaks', 'simulation_day_rules',
