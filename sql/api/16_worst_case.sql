@@ -317,9 +317,12 @@ DECLARE
 BEGIN
     -- Over the period of the first planned window, each kind's runs hold whole ticks
     -- (tickq.held_ticks); v_load[t + 1] counts the slots the runs holding tick t take (their
-    -- weights).
+    -- weights). Without a movable kind (below) nothing moves, and the load is not counted.
     SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
     FROM tickq.simulation_first_window(p_now) AS w;
+    IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.every > v_tick AND k.name <> 'tickq.housekeeping') THEN
+        RETURN;
+    END IF;
     v_load := array_fill(0, ARRAY[v_ticks]);
     -- What no offset moves: calendar slots, the housekeeping kind, cadences at or below the tick
     -- (claimed at every tick, whatever their offset).

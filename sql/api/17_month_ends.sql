@@ -83,6 +83,11 @@ BEGIN
     -- each calendar kind with "at" times in turn (longest holder first) moved later by the whole
     -- ticks (whole minutes, within its day) whose ticks are least loaded: its own times when
     -- they are as good. A month-end pile-up (many kinds on days = [-1] at 00:00) is spread so.
+    -- Without such a kind nothing moves, and the load is not counted (a moved crontab has none:
+    -- its month at a one-minute tick took seconds).
+    IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.at_times IS NOT NULL AND k.name NOT LIKE 'agent.%') THEN
+        RETURN;
+    END IF;
     SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
     FROM tickq.simulation_first_window(p_now) AS w;
     v_load := array_fill(0, ARRAY[v_ticks]);

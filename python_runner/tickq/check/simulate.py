@@ -61,6 +61,16 @@ class WorstCase:
         return [k for k in self.kinds if k.starved]
 
 
+def stale_wait(kinds: Sequence[KindWait], stale_after: int) -> bool:
+    """Whether a kind starved or waited stale_after or longer (a skipped slot past its catch_up
+    starves it however short the wait): what a proposal of `check --suggest` must not show. A
+    window that shows it decides that the worst case of all its windows does too (they are
+    folded by longest wait, and starved if any window starved: tickq.simulation_fold)."""
+    limit = dt.timedelta(seconds=stale_after)
+    return any(k.starved or (k.longest_wait is not None and k.longest_wait >= limit)
+               for k in kinds)
+
+
 def worst_case(
     server_url: str, registry: Registry, durations: dict[str, float] | None,
     agents: Sequence[SavedAgent] = (),
@@ -80,8 +90,9 @@ def evaluate(
     each (cutting a window inside too did not pay on two cores: bench/README.md). With `last`
     the caller uses none beside the first again: each is put back for the next check as soon as
     its windows are done, while the first still simulates (tickq.db.scratch.put_back). With
-    `stop_stale` each window stops soon after a kind first waits stale_after: the result then
-    shows such a wait, and nothing after it (a proposal that fails, known sooner)."""
+    `stop_stale` each window stops soon after a kind first waits stale_after, and no window is
+    begun once one has shown such a wait (`stale_wait`): the result then shows it, and nothing
+    after it (a proposal that fails, known sooner)."""
     sims = conn if isinstance(conn, Scratches) else None
     first = sims.conn if sims else conn
     assert isinstance(first, Connection)
@@ -98,6 +109,9 @@ def evaluate(
         for number, window in enumerate(planned, 1):
             api.simulate_window(first, window, durations, steady=True, stop_stale=stop_stale)
             worst = api.merge(first, worst, number, window)
+            if stop_stale and stale_wait(api.worst_waits(first, worst),
+                                         registry.settings.stale_after):
+                break
         return WorstCase(planned, api.worst_waits(first, worst))
     beside = _Beside(sims, registry, agents, durations, planned, last, stop_stale)
     return WorstCase(planned, api.worst_waits(first, beside.run(jobs)))
@@ -116,6 +130,7 @@ class _Beside:
         self.reports: dict[int, Any] = {}  # window number -> its report
         self.lock = threading.Lock()
         self.first_done = threading.Event()  # share 0's windows, in the first database
+        self.stale = threading.Event()  # with stop_stale: a window showed a stale wait
 
     def shares(self, jobs: int) -> list[list[int]]:
         """The windows' numbers, whole and in order, in at most `jobs` shares of about as long
@@ -152,7 +167,8 @@ class _Beside:
             pool.shutdown(wait=True, cancel_futures=True)
         worst = None
         for number in range(1, len(self.planned) + 1):
-            worst = api.fold(self.sims.conn, worst, self.reports[number])
+            if number in self.reports:  # (with stop_stale, those begun before a stale wait)
+                worst = api.fold(self.sims.conn, worst, self.reports[number])
         return worst
 
     def share(self, n: int, share: list[int]) -> None:
@@ -168,12 +184,17 @@ class _Beside:
             if share[0] != 1:  # armed as the first window arms
                 api.arm_as_first(sim, self.planned[0], self.durations)
             for number in share:
+                if self.stale.is_set():  # the proposal fails whatever the rest shows
+                    break
                 window = self.planned[number - 1]
                 api.simulate_window(sim, window, self.durations, steady=True,
                                     stop_stale=self.stop_stale)
                 report = api.merge(sim, None, number, window)
                 with self.lock:
                     self.reports[number] = report
+                if self.stop_stale and stale_wait(api.worst_waits(sim, report),
+                                                  self.registry.settings.stale_after):
+                    self.stale.set()
         finally:
             if not n:
                 self.first_done.set()

@@ -21,7 +21,6 @@ check's own worst case is not simulated again."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -117,11 +116,8 @@ def passes(conn: Scratches, registry: Registry,
     """The check passes with room: no kind waits as long as stale_after, so a proposal never
     leaves the queue warning about stale kinds at every burst while the check stays green. The
     simulation stops at the first such wait (it fails there)."""
-    limit = dt.timedelta(seconds=registry.settings.stale_after)
     result = simulate.evaluate(conn, registry, durations, stop_stale=True)
-    # (starved: also a slot skipped past its catch_up, however short the wait)
-    return all(not k.starved and (k.longest_wait is None or k.longest_wait < limit)
-               for k in result.kinds)
+    return not simulate.stale_wait(result.kinds, registry.settings.stale_after)
 
 
 def spread_offsets(
@@ -168,22 +164,26 @@ def fewest_slots(conn: Scratches, registry: Registry,
                  durations: dict[str, float] | None) -> tuple[int | None, int]:
     """The fewest slots that pass without other changes (None when even a slot for every kind
     and housekeeping does not), and the most searched. Searched from the registry's own slots
-    up: 1, 2, 4, ... more until one passes, then halving the gap. The answer is usually a slot
-    or two more, and a count that fails is known at its first stale wait where one that passes
-    is simulated whole (bench/README.md)."""
-    low, high = registry.settings.slots, len(registry.kinds) + 1
-    if high <= low:
+    up: 1, 2, 4, 8, ... more until one passes, then halving the gap, and a gap of 4 or fewer
+    walked up from below. A count that fails is known at its first stale wait where one that
+    passes is simulated whole, so the search spends few passing counts: the answer is usually
+    a slot or two more, which 1 and 2 more reach with one passing simulation, and a gap walked
+    up costs one more at most. Where more slots never fail what fewer pass (what halving the
+    gap assumes), the answer is the fewest that pass, as any such search finds (bench/README.md,
+    tests_py/test_suggest_search.py)."""
+    own, high = registry.settings.slots, len(registry.kinds) + 1
+    if high <= own:
         return None, high
     passed: dict[int, bool] = {}
-    step = 1
-    while low + step < high:
-        passed[low + step] = passes(conn, with_slots(registry, low + step), durations)
-        if passed[low + step]:
-            high = low + step
+    low, step = own, 1
+    while own + step < high:
+        passed[own + step] = passes(conn, with_slots(registry, own + step), durations)
+        if passed[own + step]:
+            high = own + step
             break
-        low, step = low + step, step * 2
+        low, step = own + step, step * 2
     while high - low > 1:
-        middle = (low + high) // 2
+        middle = low + 1 if high - low <= 4 else (low + high) // 2
         passed[middle] = passes(conn, with_slots(registry, middle), durations)
         if passed[middle]:
             high = middle
