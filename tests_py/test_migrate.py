@@ -90,11 +90,38 @@ def test_failing_migration_names_its_file_and_rolls_back(empty_db_url: str, toy_
         with pytest.raises(db.MigrationError, match=r"0003_broken\.sql:3: .*no_such_column"):
             db.migrate(conn, toy_sql)
         assert conn.execute("SELECT to_regclass('tickq.half')").fetchone() == (None,)
+        # the whole upgrade rolled back: the migrations before it in the same run too
+        assert conn.execute("SELECT to_regclass('tickq.toy')").fetchone() == (None,)
         # the lock was released: another session can migrate
         with db.connect(empty_db_url) as other:
             got = other.execute("SELECT pg_try_advisory_lock(hashtext('tickq.migrate'))").fetchone()
             assert got == (True,)
+    assert _recorded(empty_db_url) == []
+    (toy_sql / "migrations" / "0003_broken.sql").unlink()
+    with db.connect(empty_db_url) as conn:
+        applied = db.migrate(conn, toy_sql)
+    assert applied[:2] == ["migration 0001_first.sql", "migration 0002_second.sql"]
     assert [v for v, _ in _recorded(empty_db_url)] == [1, 2]
+
+
+def test_a_migration_and_the_api_that_follows_it_commit_together(
+    empty_db_url: str, toy_sql: Path
+) -> None:
+    """A column renamed by a migration and a function naming it by its new name: no session may
+    see the one without the other (the same transaction wrote both rows)."""
+    with db.connect(empty_db_url) as conn:
+        db.migrate(conn, toy_sql)
+        (toy_sql / "migrations" / "0003_rename.sql").write_text(
+            "ALTER TABLE tickq.toy RENAME COLUMN label TO title;")
+        (toy_sql / "api" / "00_toy.sql").write_text(
+            "CREATE OR REPLACE FUNCTION tickq.toy_count() RETURNS bigint\n"
+            "LANGUAGE sql AS $$ SELECT count(title) FROM tickq.toy $$;")
+        assert db.migrate(conn, toy_sql)[0] == "migration 0003_rename.sql"
+        written = conn.execute(
+            "SELECT (SELECT xmin::text FROM tickq.migration WHERE version = 3),"
+            " (SELECT xmin::text FROM tickq.api_checksum)").fetchone()
+        assert written[0] == written[1]
+        assert conn.execute("SELECT tickq.toy_count()").fetchone() == (0,)
 
 
 def test_api_is_reapplied_when_its_checksum_changes(empty_db_url: str, toy_sql: Path) -> None:

@@ -87,8 +87,9 @@ def test_an_earlier_queue_migrated_today_is_a_fresh_one(
         applied = db.migrate(conn)
         assert any("0100_baseline.sql recorded" in step for step in applied), applied
         assert not any(step == "migration 0100_baseline.sql" for step in applied), applied
-        migrations = conn.execute("SELECT name FROM tickq.migration").fetchall()
-    assert migrations == [("0100_baseline.sql",)]
+        migrations = conn.execute("SELECT name FROM tickq.migration ORDER BY version").fetchall()
+    # The baseline recorded, then every migration shipped after it run.
+    assert migrations == [(m.name,) for m in db.migration_files()]
     upgraded, fresh = catalog(empty_db_url), catalog(db_url)
     for part in CATALOG:
         only_upgraded = sorted(row[:2] for row in upgraded[part] - fresh[part])
@@ -110,20 +111,23 @@ def test_the_earlier_queue_keeps_its_rows(empty_db_url: str, dump: Path) -> None
     assert any(run_id is not None for _, _, run_id in after), "the claim's lease is kept"
 
 
-LEFTOVER = ("CREATE FUNCTION tickq.claim_kind(p_kind text) RETURNS integer"
-            " LANGUAGE sql AS $$ SELECT 1 $$")
-HAS_LEFTOVER = "SELECT to_regprocedure('tickq.claim_kind(text)') IS NOT NULL"
+# The live runs of the dump's claim, each with the run its slot row names (job_run.slot_row,
+# named slot before migration 0120: the same values, under a name apart from job_run.slots).
+HELD = """SELECT r.id, r.dispatcher,
+        (SELECT sl.run_id FROM tickq.slot AS sl WHERE sl.n = r.slot_row)
+    FROM tickq.job_run AS r WHERE r.outcome = 'running' ORDER BY r.id"""
+BUSY = "SELECT count(*) FROM tickq.slot WHERE run_id IS NOT NULL"
 
 
-def test_a_function_no_api_file_defines_goes_when_the_api_is_applied(db_url: str) -> None:
-    """A function left by an earlier tickq (a signature since changed, one since removed) goes
-    when the migrator applies the API files; sql/api/99_privileges.sql run alone drops nothing."""
-    before = catalog(db_url)["functions"]
-    with db.connect(db_url) as conn:
-        conn.execute(LEFTOVER)
-        conn.execute((db.sql_root() / "api" / "99_privileges.sql").read_text())
-        assert conn.execute(HAS_LEFTOVER).fetchone() == (True,)
-        conn.execute("UPDATE tickq.api_checksum SET checksum = 'earlier'")
-        assert any(step.startswith("api ") for step in db.migrate(conn))
-        assert conn.execute(HAS_LEFTOVER).fetchone() == (False,)
-    assert catalog(db_url)["functions"] == before
+@pytest.mark.parametrize("dump", DUMPS, ids=lambda p: p.name.split(".")[0])
+def test_runs_claimed_before_the_upgrade_free_their_slot_rows_when_reported(
+    empty_db_url: str, dump: Path
+) -> None:
+    restore_earlier_queue(empty_db_url, dump)
+    with db.connect(empty_db_url) as conn:
+        db.migrate(conn)
+        held = conn.execute(HELD).fetchall()
+        assert held and all(holder == run_id for run_id, _, holder in held), held
+        for run_id, dispatcher, _ in held:
+            conn.execute("SELECT tickq.report_run(%s, %s, 'ok')", (run_id, dispatcher))
+        assert conn.execute(BUSY).fetchone() == (0,), "the reports freed them"

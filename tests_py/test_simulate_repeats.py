@@ -89,8 +89,8 @@ priority = "high"
 """
 
 RUN = ("SELECT kind, due_at, claimed_at, started_at, finished_at, outcome::text, run_trigger::text,"
-       " slot, slots, slot_at, first_slot_at, slots_covered, weight, pools, dispatcher"
-       " FROM tickq.job_run ORDER BY claimed_at, kind, slot")
+       " slot_row, slots, slot_at, first_slot_at, slots_covered, weight, pools, dispatcher"
+       " FROM tickq.job_run ORDER BY claimed_at, kind, slot_row")
 
 
 def registry_of(tmp_path: Path, text: str) -> Registry:

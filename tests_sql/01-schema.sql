@@ -128,7 +128,7 @@ SELECT is_empty(
 SELECT has_column('tickq', 'job_kind', 'leased_until', 'job_kind.leased_until is a stable name');
 SELECT columns_are('tickq', 'job_run', ARRAY[
     'id', 'kind', 'attempt', 'run_trigger', 'slots', 'dispatcher', 'claimed_at', 'started_at',
-    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot',
+    'finished_at', 'outcome', 'exit_code', 'output_tail', 'duration', 'due_at', 'slot_row',
     'late_report_at', 'run_by', 'cancel_requested_at', 'cancel_by', 'cancel_role', 'cancel_reason',
     'slot_at', 'first_slot_at', 'slots_covered', 'weight', 'pools'
 ]);

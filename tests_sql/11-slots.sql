@@ -25,7 +25,7 @@ SELECT is_empty(
     $$SELECT sl.n::integer FROM tickq.slot AS sl
       LEFT JOIN tickq.job_kind AS k ON sl.run_id = k.run_id
       LEFT JOIN tickq.job_run AS r ON sl.run_id = r.id
-      WHERE sl.leased_until IS DISTINCT FROM k.leased_until OR r.slot IS DISTINCT FROM sl.n$$,
+      WHERE sl.leased_until IS DISTINCT FROM k.leased_until OR r.slot_row IS DISTINCT FROM sl.n$$,
     'a busy slot carries its kind''s lease expiry, and the run records its slot');
 
 -- shrinking the limit never kills running work, and claims stay under the new limit

@@ -45,7 +45,7 @@ AS $$
 BEGIN
     RETURN QUERY
     WITH runs AS (
-        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+        INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot_row,
             slot_at, first_slot_at, slots_covered, weight, pools)
         SELECT k.name, k.attempts + 1, k.next_trigger, k.n, p_dispatcher, p_now, k.due_at,
             p_slots[array_position(p_picked, k.name)],
@@ -286,7 +286,7 @@ BEGIN
         v_pool_ns := v_pool_ns || v_n;
     END LOOP;
     -- A manual run stands for no scheduled slot, and the kind keeps its due time.
-    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot,
+    INSERT INTO tickq.job_run AS r (kind, attempt, run_trigger, slots, dispatcher, claimed_at, due_at, slot_row,
         run_by, weight, pools)
     VALUES (p_kind, v_kind.attempts + 1, 'manual', 0, p_dispatcher, p_now, p_now, v_slots[1],
         nullif(btrim(p_run_by), ''), v_kind.weight, v_kind.pools)

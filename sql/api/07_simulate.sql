@@ -130,7 +130,7 @@ BEGIN
     SELECT * INTO STRICT v_settings FROM tickq.settings;
     v_tick := extract(EPOCH FROM v_settings.tick);
     -- The simulator's runs still running, found by the slot rows they hold (every run a claim
-    -- opens holds one until it ends; a heavy run several, and is found by its first, r.slot),
+    -- opens holds one until it ends; a heavy run several, and is found by its first, r.slot_row),
     -- each by its primary key (OFFSET 0 keeps the lookup by key whatever the planner thinks of
     -- the history's size, read again at every part).
     SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}'), coalesce(array_agg(r.finish ORDER BY r.id), '{}')
@@ -139,7 +139,7 @@ BEGIN
     CROSS JOIN LATERAL (
         SELECT r.id, r.claimed_at + (p_holds ->> r.kind)::interval AS finish
         FROM tickq.job_run AS r
-        WHERE r.id = sl.run_id AND r.slot = sl.n AND r.outcome = 'running' AND r.dispatcher = 'simulator'
+        WHERE r.id = sl.run_id AND r.slot_row = sl.n AND r.outcome = 'running' AND r.dispatcher = 'simulator'
         OFFSET 0
     ) AS r;
     -- Events in time order: at every tick (p_now, p_now + tick, ...) the OS timer wakes a

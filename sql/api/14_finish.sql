@@ -96,7 +96,7 @@ BEGIN
         UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL WHERE sl.run_id = p_run_id;
     ELSE
         UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
-        WHERE sl.n = v_run.slot AND sl.run_id = p_run_id;
+        WHERE sl.n = v_run.slot_row AND sl.run_id = p_run_id;
     END IF;
     IF cardinality(v_run.pools) > 0 THEN
         UPDATE tickq.pool_slot AS ps SET run_id = NULL, leased_until = NULL
@@ -129,7 +129,7 @@ BEGIN
         -- several); the kind's own lease decides.
         SELECT k.name, k.run_id, k.leased_by, k.leased_until
         FROM tickq.slot AS sl
-        INNER JOIN tickq.job_run AS r ON sl.run_id = r.id AND sl.n = r.slot
+        INNER JOIN tickq.job_run AS r ON sl.run_id = r.id AND sl.n = r.slot_row
         INNER JOIN tickq.job_kind AS k ON r.kind = k.name
         WHERE sl.leased_until < p_now AND k.run_id = sl.run_id AND k.leased_until < p_now
         ORDER BY k.leased_until

@@ -25,7 +25,7 @@ AS $$
                     extract(EPOCH FROM k.slot_at - p_now), extract(EPOCH FROM k.first_slot_at - p_now), k.slots_covered)
                 END,
                 CASE WHEN k.run_id IS NOT NULL THEN jsonb_build_array(k.leased_by, extract(EPOCH FROM k.leased_until - p_now),
-                    extract(EPOCH FROM r.claimed_at - p_now), r.attempt, r.run_trigger, r.slots, r.slot,
+                    extract(EPOCH FROM r.claimed_at - p_now), r.attempt, r.run_trigger, r.slots, r.slot_row,
                     extract(EPOCH FROM r.due_at - p_now), r.dispatcher, r.run_by)
                 END) ORDER BY k.name)
             FROM tickq.job_kind AS k
@@ -104,7 +104,7 @@ BEGIN
     -- numbered in claim order), p_shift later and p_offset ids on (so the ids keep that order);
     -- those still going on at p_until as they were then.
     INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
-        outcome, exit_code, output_tail, duration, due_at, slot, late_report_at, run_by, slot_at, first_slot_at,
+        outcome, exit_code, output_tail, duration, due_at, slot_row, late_report_at, run_by, slot_at, first_slot_at,
         slots_covered, weight, pools)
     OVERRIDING SYSTEM VALUE
     SELECT r.id + p_offset, r.kind, r.attempt, r.run_trigger, r.slots, r.dispatcher, r.claimed_at + p_shift,
@@ -112,7 +112,7 @@ BEGIN
         CASE WHEN r.finished_at < p_until THEN r.outcome ELSE 'running' END,
         CASE WHEN r.finished_at < p_until THEN r.exit_code END,
         CASE WHEN r.finished_at < p_until THEN r.output_tail END,
-        CASE WHEN r.finished_at < p_until THEN r.duration END, r.due_at + p_shift, r.slot,
+        CASE WHEN r.finished_at < p_until THEN r.duration END, r.due_at + p_shift, r.slot_row,
         CASE WHEN r.finished_at < p_until THEN r.late_report_at + p_shift END, r.run_by, r.slot_at + p_shift,
         r.first_slot_at + p_shift, r.slots_covered, r.weight, r.pools
     FROM tickq.job_run AS r

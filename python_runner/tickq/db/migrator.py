@@ -198,11 +198,13 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
 
     First reads, without a lock or DDL, whether the database is current. Only when it is not,
     each step runs in a transaction of its own that first takes
-    ``pg_advisory_xact_lock(hashtext('tickq.migrate'))`` and then looks again whether the step
-    is still to do: each migration with its row in ``tickq.migration``, then the API files
-    together when their checksum differs from ``tickq.api_checksum``. So concurrent migrators
-    apply each file once, and nothing is held by the session: a transaction pooler may hand
-    each step to another server connection. ``conn`` must be in autocommit mode.
+    ``pg_advisory_xact_lock(hashtext('tickq.migrate'))`` and then looks again whether its work
+    is still to do: the bookkeeping tables, the adoption of the old chain (db/baseline.py),
+    then the pending migrations, each with its row in ``tickq.migration``, and the API files
+    when their checksum differs from ``tickq.api_checksum``, these last two together. So
+    concurrent migrators apply each file once, the new tables and the new function bodies
+    appear at once, and nothing is held by the session: a transaction pooler may hand each step
+    to another server connection. ``conn`` must be in autocommit mode.
     """
     if not conn.autocommit:
         raise ValueError("migrate needs an autocommit connection")
@@ -223,10 +225,8 @@ def migrate(conn: psycopg.Connection, sql_dir: Traversable | Path | None = None)
         adopted = _adopt_chain(conn, owner, shipped, sql_dir or sql_root())
         if adopted:
             recorded = {baseline.BASELINE_VERSION: baseline.BASELINE}  # the chain's rows went
-        applied = [*adopted, *(f"migration {m.name}" for m in migrations
-                               if m.version not in recorded and _apply(conn, owner, m))]
-        if api and _apply_api(conn, owner, api):
-            applied.append(f"api {len(api)} files, checksum {api_checksum(api)[:12]}")
+        pending = [m for m in migrations if m.version not in recorded]
+        applied = [*adopted, *_apply_pending(conn, owner, pending, api)]
     except psycopg.errors.InsufficientPrivilege as exc:
         raise MigrationError(
             f"the schema is not current and role {conn.info.user} may not migrate it "
@@ -279,33 +279,42 @@ def _adopt_chain(conn: psycopg.Connection, owner: str | None, shipped: set[int],
             f"{len(adopt.replaced) + len(adopt.catch_up)} migrations it replaced"]
 
 
-def _apply(conn: psycopg.Connection, owner: str | None, m: Migration) -> bool:
-    """Migration `m` with its row, unless another migrator applied it meanwhile."""
+def _apply_pending(conn: psycopg.Connection, owner: str | None, pending: list[Migration],
+                   api: list[tuple[str, str]]) -> list[str]:
+    """The migrations of `pending` that no other migrator applied meanwhile, each with its row,
+    then the API files unless the database has their checksum: in one transaction, so no
+    session ever sees a table of the new schema with a function body of the old one (a column
+    renamed under a function that still names it) and a failure anywhere leaves the database
+    as it was."""
+    applied = []
     with _step(conn, owner):
-        if conn.execute("SELECT FROM tickq.migration WHERE version = %s",
-                        (m.version,)).fetchone() is not None:
-            return False
-        _execute_file(conn, m.name, m.text)
-        conn.execute("INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
-                     (m.version, m.name))
-    return True
+        recorded = {v for (v,) in conn.execute("SELECT version FROM tickq.migration")}
+        for m in pending:
+            if m.version in recorded:
+                continue
+            _execute_file(conn, m.name, m.text)
+            conn.execute("INSERT INTO tickq.migration (version, name) VALUES (%s, %s)",
+                         (m.version, m.name))
+            applied.append(f"migration {m.name}")
+        if api and _apply_api(conn, api):
+            applied.append(f"api {len(api)} files, checksum {api_checksum(api)[:12]}")
+    return applied
 
 
-def _apply_api(conn: psycopg.Connection, owner: str | None, api: list[tuple[str, str]]
-               ) -> bool:
-    """The API files and their checksum, unless the database has that checksum already."""
+def _apply_api(conn: psycopg.Connection, api: list[tuple[str, str]]) -> bool:
+    """The API files and their checksum, unless the database has that checksum already (inside
+    the migrator's transaction)."""
     checksum = api_checksum(api)
-    with _step(conn, owner):
-        row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
-        if row is not None and row[0] == checksum:
-            return False
-        # Tells sql/api/99_privileges.sql that every API file runs in this transaction.
-        conn.execute("SELECT set_config('tickq.applying_api', %s, true)", (checksum,))
-        for name, text in api:
-            _execute_file(conn, name, text)
-        conn.execute(
-            "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
-            " ON CONFLICT (id) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
-            (checksum,),
-        )
+    row = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
+    if row is not None and row[0] == checksum:
+        return False
+    # Tells sql/api/99_privileges.sql that every API file runs in this transaction.
+    conn.execute("SELECT set_config('tickq.applying_api', %s, true)", (checksum,))
+    for name, text in api:
+        _execute_file(conn, name, text)
+    conn.execute(
+        "INSERT INTO tickq.api_checksum (checksum) VALUES (%s)"
+        " ON CONFLICT (id) DO UPDATE SET checksum = excluded.checksum, applied_at = now()",
+        (checksum,),
+    )
     return True
