@@ -1,7 +1,7 @@
 -- The operator's functions: a dead dispatcher's lease released at once; the next retry due;
 -- the health check.
 BEGIN;
-SELECT plan(12);
+SELECT plan(13);
 
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2},
@@ -35,6 +35,10 @@ SELECT is(tickq.next_due_at('2026-06-01 10:08:30Z', '2026-06-01 10:08Z'), NULL,
     'not one due at or after p_before');
 SELECT is(tickq.next_due_at('2026-06-01 11:00Z', '2026-06-01 10:09Z'), NULL,
     'a scheduled slot (a''s next cadence) is not waited for, nor one already due');
+UPDATE tickq.job_kind SET irreversible = true, armed_at = NULL WHERE name = 'b';
+SELECT is(tickq.next_due_at('2026-06-01 10:10Z', '2026-06-01 10:08Z'), NULL,
+    'nor the retry of an irreversible kind no person armed: no claim would take it');
+UPDATE tickq.job_kind SET irreversible = false WHERE name = 'b';
 
 -- health_problems. At 10:09 b waits for its retry, a for its next slot; nothing has ticked.
 SELECT results_eq($$SELECT kind, problem FROM tickq.health_problems('2026-06-01 10:09Z')$$,

@@ -1,6 +1,8 @@
 -- What "claimable" means, written once: an enabled kind that is not irreversible or has been
--- armed by a person's run. Due, running and paused are said beside it where they matter. Every
--- view and function that asks it calls tickq.kind_claimable, the claim's index ranges too.
+-- armed by a person's run. Every view and function that asks it calls tickq.kind_claimable, the
+-- claim's index ranges too. What "due" means, written once beside it: tickq.kind_due, which the
+-- views, the page, explain and the metrics ask; the claim spells it out in its own ranges
+-- (sql/api/03_claim_pick.sql, 26_pools.sql), where the plan must match the partial indexes.
 
 CREATE OR REPLACE FUNCTION tickq.kind_claimable(p_kind tickq.job_kind) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -13,3 +15,17 @@ $$;
 COMMENT ON FUNCTION tickq.kind_claimable(tickq.job_kind) IS
 'True when a schedule may run the kind: enabled, and not irreversible or armed by a person''s '
 'successful run (whether it is due, running or paused is asked separately).';
+
+CREATE OR REPLACE FUNCTION tickq.kind_due(
+    p_kind tickq.job_kind,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+-- One expression, inlined as tickq.kind_claimable is: the same plan as the expression written out.
+AS $$
+    SELECT tickq.kind_claimable(p_kind) AND p_kind.run_id IS NULL AND p_kind.due_at <= p_now
+        AND NOT coalesce(p_kind.paused_until > p_now, false)
+$$;
+COMMENT ON FUNCTION tickq.kind_due(tickq.job_kind, timestamptz) IS
+'True when the kind waits for a slot at p_now: claimable (tickq.kind_claimable), not running, due '
+'by p_now and not paused at p_now (a pause that has ended holds nothing back).';

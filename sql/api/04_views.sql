@@ -73,8 +73,7 @@ AS $$
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
         END,
-        tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
-            AND NOT coalesce(k.paused_until > p_now, false),
+        tickq.kind_due(k, p_now),
         k.run_id IS NOT NULL,
         k.due_at,
         CASE

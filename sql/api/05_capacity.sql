@@ -2,6 +2,24 @@
 -- whether a kind holds a slot; cadence does. This is the one implementation of that arithmetic:
 -- the view, `tickq check` and the simulator all read it.
 
+CREATE OR REPLACE FUNCTION tickq.recent_durations(
+    p_kind text,
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (duration interval)
+LANGUAGE sql STABLE
+-- One query of a set-returning SQL function: inlined into the query that reads it, an index
+-- range of job_run_kind_ok per kind.
+AS $$
+    SELECT r.duration
+    FROM tickq.job_run AS r
+    WHERE r.kind = p_kind AND r.outcome = 'ok' AND r.finished_at <= p_now
+    ORDER BY r.id DESC
+    LIMIT 20
+$$;
+COMMENT ON FUNCTION tickq.recent_durations(text, timestamptz) IS
+'The durations of the kind''s last 20 successful runs ended by p_now: what its expected duration '
+'(tickq.expected_duration) and the page''s p50 and p95 are taken from.';
+
 CREATE OR REPLACE FUNCTION tickq.expected_duration(
     p_kind text,
     p_now timestamptz DEFAULT now()
@@ -14,11 +32,7 @@ AS $$
     -- `tickq check` judges a registry in a scratch database of its own with the user's queue's
     -- history, read from that queue's capacity view.
     WITH recent AS (
-        SELECT r.duration
-        FROM tickq.job_run AS r
-        WHERE r.kind = p_kind AND r.outcome = 'ok' AND r.finished_at <= p_now
-        ORDER BY r.id DESC
-        LIMIT 20
+        SELECT d.duration FROM tickq.recent_durations(p_kind, p_now) AS d
     ),
 
     given AS (

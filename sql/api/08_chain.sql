@@ -14,9 +14,7 @@ DECLARE
     v_key text;
     v_total interval := '0'::interval;
 BEGIN
-    IF p_entry ? 'resume' AND jsonb_typeof(p_entry -> 'resume') <> 'boolean' THEN
-        PERFORM tickq.registry_error(p_name, 'resume', format('must be true or false, got %s', p_entry -> 'resume'));
-    END IF;
+    PERFORM tickq.registry_shape(p_entry -> 'resume', p_name, 'resume', 'boolean');
     IF NOT p_entry ? 'steps' THEN
         IF p_entry ? 'resume' THEN
             PERFORM tickq.registry_error(p_name, 'resume', 'only a chain (a kind with "steps") takes this key');
@@ -45,24 +43,11 @@ BEGIN
             PERFORM tickq.registry_error(p_name, v_where || '.name',
                 'a step name is 1-100 characters of a-z, 0-9, _ . - starting with a letter or digit');
         END IF;
-        IF jsonb_typeof(v_step -> 'command') IS DISTINCT FROM 'array' OR jsonb_array_length(v_step -> 'command') = 0
-            OR EXISTS (SELECT FROM jsonb_array_elements(v_step -> 'command') AS e (arg)
-                WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '') THEN
-            PERFORM tickq.registry_error(p_name, v_where || '.command',
-                'must be a non-empty list of non-empty strings');
-        END IF;
-        IF v_step ? 'cwd' AND jsonb_typeof(v_step -> 'cwd') <> 'string' THEN
-            PERFORM tickq.registry_error(p_name, v_where || '.cwd', 'must be a string');
-        END IF;
-        IF v_step ? 'env' AND (jsonb_typeof(v_step -> 'env') <> 'object' OR EXISTS (
-            SELECT FROM jsonb_each(v_step -> 'env') AS e (name, value) WHERE jsonb_typeof(e.value) <> 'string'
-        )) THEN
-            PERFORM tickq.registry_error(p_name, v_where || '.env', 'must be a table of strings');
-        END IF;
-        IF v_step ? 'continue_on_failure' AND jsonb_typeof(v_step -> 'continue_on_failure') <> 'boolean' THEN
-            PERFORM tickq.registry_error(p_name, v_where || '.continue_on_failure',
-                format('must be true or false, got %s', v_step -> 'continue_on_failure'));
-        END IF;
+        PERFORM tickq.registry_shape(v_step -> 'command', p_name, v_where || '.command', 'command');
+        PERFORM tickq.registry_shape(v_step -> 'cwd', p_name, v_where || '.cwd', 'string');
+        PERFORM tickq.registry_shape(v_step -> 'env', p_name, v_where || '.env', 'table of strings');
+        PERFORM tickq.registry_shape(v_step -> 'continue_on_failure', p_name, v_where || '.continue_on_failure',
+            'boolean');
         v_total := v_total + tickq.registry_seconds(v_step -> 'timeout', p_name, v_where || '.timeout');
     END LOOP;
     -- Every repeated name at once, as one problem of the key steps.
@@ -138,11 +123,7 @@ AS $$
 DECLARE
     v_steps jsonb;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
-        RAISE EXCEPTION 'a step is reported as ok, failed, timeout, interrupted or cancelled, not %',
-            coalesce(p_outcome::text, 'null')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
-    END IF;
+    PERFORM tickq.check_reported_outcome(p_outcome, 'step');
     -- Only the dispatcher holding the run's lease reports its steps (TQ001 otherwise).
     PERFORM tickq.live_run(p_run_id, p_dispatcher);
     SELECT k.registry -> 'steps' INTO v_steps

@@ -40,31 +40,18 @@ CREATE OR REPLACE FUNCTION tickq.next_due_at(
 ) RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
-    -- One short range of job_kind_claimable per lane, as claim_jobs reads it. Only retries:
-    -- a cadence at or below the tick runs once per tick (what `tickq check` counts), while a
+    -- Per lane, its first retry due before p_before; the earliest of them. Only retries: a
+    -- cadence at or below the tick runs once per tick (what `tickq check` counts), while a
     -- retry's backoff is its own time, and a 30-second retry should not wait for a tick.
-    SELECT least(
-        (SELECT k.due_at FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.priority = 'urgent' AND k.due_at > p_now AND k.due_at < p_before
-                AND k.run_id IS NULL AND k.next_trigger = 'retry'
-                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.priority = 'high' AND k.due_at > p_now AND k.due_at < p_before
-                AND k.run_id IS NULL AND k.next_trigger = 'retry'
-                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.priority = 'normal' AND k.due_at > p_now AND k.due_at < p_before
-                AND k.run_id IS NULL AND k.next_trigger = 'retry'
-                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k
-            WHERE k.enabled AND k.priority = 'low' AND k.due_at > p_now AND k.due_at < p_before
-                AND k.run_id IS NULL AND k.next_trigger = 'retry'
-                AND (k.paused_until IS NULL OR k.paused_until <= p_now)
-            ORDER BY k.due_at LIMIT 1)
-    )
+    SELECT min(d.due_at)
+    FROM unnest(enum_range(NULL::tickq.priority)) AS p (lane)
+    CROSS JOIN LATERAL (
+        SELECT k.due_at FROM tickq.job_kind AS k
+        WHERE tickq.kind_claimable(k) AND k.priority = p.lane AND k.due_at > p_now AND k.due_at < p_before
+            AND k.run_id IS NULL AND k.next_trigger = 'retry'
+            AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+        ORDER BY k.due_at LIMIT 1
+    ) AS d
 $$;
 COMMENT ON FUNCTION tickq.next_due_at(timestamptz, timestamptz) IS
 'The earliest time after p_now and before p_before at which a retry falls due that a claim '

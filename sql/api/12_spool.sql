@@ -38,11 +38,7 @@ DECLARE
     v_kind tickq.job_kind;
     v_finished timestamptz;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
-        RAISE EXCEPTION 'a run is reported as ok, failed, timeout, interrupted or cancelled, not %',
-            coalesce(p_outcome::text, 'null')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
-    END IF;
+    PERFORM tickq.check_reported_outcome(p_outcome, 'run');
     SELECT * INTO v_run FROM tickq.job_run AS r WHERE r.id = p_run_id;
     -- A run the database never had (a claim lost in a failover): "unknown", kept aside by the
     -- dispatcher, never silently dropped.

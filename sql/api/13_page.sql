@@ -243,8 +243,7 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN tickq.settings AS s
     CROSS JOIN LATERAL (SELECT greatest(k.due_at, k.paused_until) AS since) AS w
-    WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
-        AND NOT coalesce(k.paused_until > p_now, false)
+    WHERE tickq.kind_due(k, p_now)
     ORDER BY w.since, k.name
 $$;
 COMMENT ON FUNCTION tickq.report_waiting_at(timestamptz) IS
@@ -274,18 +273,14 @@ AS $$
         q.failure_streak, q.next_due_at, d.p50, d.p95,
         coalesce(f.failures, '[]'::jsonb)
     FROM tickq.queue_status_at(p_now) AS q
-    -- Durations of the last 20 successful runs (job_run_kind_ok: an index range per kind).
+    -- Durations of the last 20 successful runs, as expected_duration reads them.
     LEFT JOIN LATERAL (
         SELECT
             percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(EPOCH FROM ok.duration))
             * interval '1 second' AS p50,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(EPOCH FROM ok.duration))
             * interval '1 second' AS p95
-        FROM (
-            SELECT r.duration FROM tickq.job_run AS r
-            WHERE r.kind = q.kind AND r.outcome = 'ok'
-            ORDER BY r.id DESC LIMIT 20
-        ) AS ok
+        FROM tickq.recent_durations(q.kind, p_now) AS ok
     ) AS d ON true
     -- The last three failures in the window of each kind, each with the end of its output (the
     -- page escapes it: output is untrusted text). One range of job_run_finished_at for all

@@ -168,6 +168,25 @@ COMMENT ON FUNCTION tickq.expire_leases(timestamptz) IS
 'the streak and may retry, unless its cancel was asked) and makes its kind claimable again. '
 'Returns the runs it turned.';
 
+CREATE OR REPLACE FUNCTION tickq.check_reported_outcome(
+    p_outcome tickq.outcome,
+    p_what text
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
+        RAISE EXCEPTION 'a % is reported as ok, failed, timeout, interrupted or cancelled, not %',
+            p_what, coalesce(p_outcome::text, 'null')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION tickq.check_reported_outcome(tickq.outcome, text) IS
+'Internal: refuses (22023, naming p_what: a run or a step) an outcome a report cannot end with: '
+'running, lost (the lease expiry''s), skipped (the claim''s), or null. report_run, '
+'report_late_run and report_step judge by it.';
+
 CREATE OR REPLACE FUNCTION tickq.live_run(
     p_run_id bigint,
     p_dispatcher text
@@ -244,11 +263,7 @@ AS $$
 DECLARE
     v_done record;
 BEGIN
-    IF p_outcome IS NULL OR p_outcome IN ('running', 'lost', 'skipped') THEN
-        RAISE EXCEPTION 'a run is reported as ok, failed, timeout, interrupted or cancelled, not %',
-            coalesce(p_outcome::text, 'null')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'Nothing was changed.';
-    END IF;
+    PERFORM tickq.check_reported_outcome(p_outcome, 'run');
     PERFORM tickq.live_run(p_run_id, p_dispatcher);
     v_done := tickq.finish_run(p_run_id, p_outcome, p_exit_code, p_output_tail, p_duration, p_now);
     run_id := v_done.run_id;

@@ -113,6 +113,26 @@ COMMENT ON FUNCTION tickq.simulation_windows(timestamptz) IS
 'the month, months, nth weekdays or cron strings, a month end of each length '
 '(tickq.month_end_windows, month_end) that no other window holds.';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_first_window(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    starts_at timestamptz, hours numeric, period interval, warm_up interval, tick interval, ticks integer
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The longest period first (a whole period of every schedule), the earliest of those.
+    SELECT w.starts_at, w.hours, w.period, w.warm_up, s.tick,
+        greatest(1, ceil(extract(EPOCH FROM w.period) / extract(EPOCH FROM s.tick)))::integer
+    FROM tickq.simulation_windows(p_now) AS w
+    CROSS JOIN tickq.settings AS s
+    ORDER BY w.period DESC, w.starts_at
+    LIMIT 1
+$$;
+COMMENT ON FUNCTION tickq.simulation_first_window(timestamptz) IS
+'The first planned window of tickq.simulation_windows (the longest period, then the earliest), '
+'with the tick and the whole ticks (at least one) in its period: the window tickq simulate replays '
+'by default and the period tickq.spread_offsets and spread_times load.';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_replay_window(
     p_hours numeric DEFAULT NULL,
     p_now timestamptz DEFAULT now()
@@ -125,9 +145,7 @@ AS $$
     -- first planned window's period and stale_after.
     SELECT p_now, coalesce(p_hours, round(w.hours - extract(EPOCH FROM w.warm_up) / 3600, 6)), w.period,
         '0'::interval, NULL::text, NULL::date
-    FROM tickq.simulation_windows(p_now) AS w
-    ORDER BY w.period DESC, w.starts_at
-    LIMIT 1
+    FROM tickq.simulation_first_window(p_now) AS w
 $$;
 COMMENT ON FUNCTION tickq.simulation_replay_window(numeric, timestamptz) IS
 'The window tickq simulate replays: from p_now, p_hours long (default: every schedule once and '
@@ -311,6 +329,7 @@ DECLARE
     v_tick interval;
     v_start timestamptz;
     v_period interval;
+    v_ticks integer;
     v_load integer[];
     v_cells integer[];
     v_kind record;
@@ -321,13 +340,9 @@ BEGIN
     -- Over the period of the first planned window, each kind's runs hold whole ticks
     -- (tickq.held_ticks); v_load[t + 1] counts the slots the runs holding tick t take (their
     -- weights).
-    SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
-    SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
-    FROM tickq.simulation_windows(p_now) AS w
-    ORDER BY w.period DESC, w.starts_at
-    LIMIT 1;
-    v_load := array_fill(0,
-        ARRAY[greatest(1, ceil(extract(EPOCH FROM v_period) / extract(EPOCH FROM v_tick)))::integer]);
+    SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
+    FROM tickq.simulation_first_window(p_now) AS w;
+    v_load := array_fill(0, ARRAY[v_ticks]);
     -- What no offset moves: calendar slots, the housekeeping kind, cadences at or below the tick
     -- (claimed at every tick, whatever their offset).
     FOR v_cells, v_weight IN

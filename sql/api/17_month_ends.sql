@@ -103,12 +103,8 @@ BEGIN
     -- each calendar kind with "at" times in turn (longest holder first) moved later by the whole
     -- ticks (whole minutes, within its day) whose ticks are least loaded: its own times when
     -- they are as good. A month-end pile-up (many kinds on days = [-1] at 00:00) is spread so.
-    SELECT s.tick INTO STRICT v_tick FROM tickq.settings AS s;
-    SELECT w.starts_at + w.warm_up, w.period INTO STRICT v_start, v_period
-    FROM tickq.simulation_windows(p_now) AS w
-    ORDER BY w.period DESC, w.starts_at
-    LIMIT 1;
-    v_ticks := greatest(1, ceil(extract(EPOCH FROM v_period) / extract(EPOCH FROM v_tick)))::integer;
+    SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
+    FROM tickq.simulation_first_window(p_now) AS w;
     v_load := array_fill(0, ARRAY[v_ticks]);
     -- What stays: cadences at their own offsets, cron strings, the housekeeping kind.
     FOR v_cells IN

@@ -144,32 +144,53 @@ COMMENT ON FUNCTION tickq.registry_limit(text) IS
 'The bounds tickq.registry_limits gives the registry key p_key as the file spells it (steps[2].timeout, '
 'agents.tools.search.timeout).';
 
-CREATE OR REPLACE FUNCTION tickq.registry_seconds(
+CREATE OR REPLACE FUNCTION tickq.registry_number(
     p_value jsonb,
     p_kind text,
-    p_key text
-) RETURNS interval
+    p_key text,
+    p_what text
+) RETURNS jsonb
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_low numeric;
     v_high numeric;
+    v_duration boolean := p_what = 'duration';
 BEGIN
+    -- p_what is what the message calls the value: a duration (whole seconds, bounds in words),
+    -- a whole number, or a number (fractions allowed).
     SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
     IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
         OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
-        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
-        PERFORM tickq.registry_error(p_kind, p_key,
-            format('must be a duration from %s to %s, got %s',
-                tickq.format_duration(make_interval(secs => v_low::double precision)),
-                tickq.format_duration(make_interval(secs => v_high::double precision)),
-                CASE WHEN jsonb_typeof(p_value) = 'number' AND (p_value #>> '{}')::numeric >= 1
-                    AND (p_value #>> '{}')::numeric < 1e11
-                    THEN tickq.format_duration(make_interval(secs => (p_value #>> '{}')::double precision))
-                    ELSE coalesce(p_value::text || 's', 'nothing') END));
+        OR (p_what <> 'number' AND (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric)) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, format('must be a %s from %s to %s, got %s', p_what,
+            CASE WHEN v_duration THEN tickq.format_duration(make_interval(secs => v_low::double precision))
+                ELSE v_low::text END,
+            CASE WHEN v_duration THEN tickq.format_duration(make_interval(secs => v_high::double precision))
+                ELSE v_high::text END,
+            CASE WHEN v_duration AND jsonb_typeof(p_value) = 'number' AND (p_value #>> '{}')::numeric >= 1
+                AND (p_value #>> '{}')::numeric < 1e11
+                THEN tickq.format_duration(make_interval(secs => (p_value #>> '{}')::double precision))
+                WHEN v_duration THEN coalesce(p_value::text || 's', 'nothing')
+                ELSE coalesce(p_value::text, 'nothing') END));
     END IF;
-    RETURN make_interval(secs => (p_value #>> '{}')::double precision);
+    RETURN p_value;
 END
+$$;
+COMMENT ON FUNCTION tickq.registry_number(jsonb, text, text, text) IS
+'p_value when it is a number within the bounds tickq.registry_limits gives p_key (whole unless '
+'p_what is ''number''), or TQ002 naming kind, key and bounds: the one check behind '
+'tickq.registry_seconds (p_what ''duration''), registry_count (''whole number'') and '
+'registry_fraction (''number'').';
+
+CREATE OR REPLACE FUNCTION tickq.registry_seconds(
+    p_value jsonb,
+    p_kind text,
+    p_key text
+) RETURNS interval
+LANGUAGE sql
+AS $$
+    SELECT make_interval(secs => (tickq.registry_number(p_value, p_kind, p_key, 'duration') #>> '{}')::double precision)
 $$;
 COMMENT ON FUNCTION tickq.registry_seconds(jsonb, text, text) IS
 'A registry duration (whole seconds within the bounds tickq.registry_limits gives p_key) as an '
@@ -180,22 +201,9 @@ CREATE OR REPLACE FUNCTION tickq.registry_count(
     p_kind text,
     p_key text
 ) RETURNS integer
-LANGUAGE plpgsql
+LANGUAGE sql
 AS $$
-DECLARE
-    v_low numeric;
-    v_high numeric;
-BEGIN
-    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
-    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
-        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high
-        OR (p_value #>> '{}')::numeric <> trunc((p_value #>> '{}')::numeric) THEN
-        PERFORM tickq.registry_error(p_kind, p_key,
-            format('must be a whole number from %s to %s, got %s', v_low, v_high,
-                coalesce(p_value::text, 'nothing')));
-    END IF;
-    RETURN (p_value #>> '{}')::integer;
-END
+    SELECT (tickq.registry_number(p_value, p_kind, p_key, 'whole number') #>> '{}')::integer
 $$;
 COMMENT ON FUNCTION tickq.registry_count(jsonb, text, text) IS
 'A registry whole number within the bounds tickq.registry_limits gives p_key, or TQ002 naming '
@@ -206,25 +214,48 @@ CREATE OR REPLACE FUNCTION tickq.registry_fraction(
     p_kind text,
     p_key text
 ) RETURNS numeric
-LANGUAGE plpgsql
+LANGUAGE sql
 AS $$
-DECLARE
-    v_low numeric;
-    v_high numeric;
-BEGIN
-    SELECT l.low, l.high INTO STRICT v_low, v_high FROM tickq.registry_limit(p_key) AS l;
-    IF p_value IS NULL OR jsonb_typeof(p_value) <> 'number'
-        OR NOT (p_value #>> '{}')::numeric BETWEEN v_low AND v_high THEN
-        PERFORM tickq.registry_error(p_kind, p_key,
-            format('must be a number from %s to %s, got %s', v_low, v_high,
-                coalesce(p_value::text, 'nothing')));
-    END IF;
-    RETURN (p_value #>> '{}')::numeric;
-END
+    SELECT (tickq.registry_number(p_value, p_kind, p_key, 'number') #>> '{}')::numeric
 $$;
 COMMENT ON FUNCTION tickq.registry_fraction(jsonb, text, text) IS
 'A registry number within the bounds tickq.registry_limits gives p_key, or TQ002 naming kind, '
 'key and bounds.';
+
+CREATE OR REPLACE FUNCTION tickq.registry_shape(
+    p_value jsonb,
+    p_kind text,
+    p_key text,
+    p_shape text
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- p_shape: command (a non-empty list of non-empty strings, never left out), string, table of
+    -- strings, boolean. A value left out (SQL NULL) of the last three is the caller's default; an
+    -- explicit JSON null is refused.
+    IF p_shape = 'command' AND (jsonb_typeof(p_value) IS DISTINCT FROM 'array' OR jsonb_array_length(p_value) = 0
+        OR EXISTS (SELECT FROM jsonb_array_elements(p_value) AS e (arg)
+            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '')) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a non-empty list of non-empty strings');
+    ELSIF p_value IS NULL OR p_shape = 'command' THEN
+        RETURN p_value;
+    ELSIF p_shape = 'string' AND jsonb_typeof(p_value) <> 'string' THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a string');
+    ELSIF p_shape = 'table of strings' AND (jsonb_typeof(p_value) <> 'object' OR EXISTS (
+        SELECT FROM jsonb_each(p_value) AS e (name, value) WHERE jsonb_typeof(e.value) <> 'string'
+    )) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, 'must be a table of strings');
+    ELSIF p_shape = 'boolean' AND jsonb_typeof(p_value) <> 'boolean' THEN
+        PERFORM tickq.registry_error(p_kind, p_key, format('must be true or false, got %s', p_value));
+    END IF;
+    RETURN p_value;
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_shape(jsonb, text, text, text) IS
+'p_value when it has the shape p_shape (command: a non-empty list of non-empty strings; string; '
+'table of strings; boolean) or, but for a command, is left out (NULL); else TQ002 naming kind and '
+'key: one wording for a kind''s keys and a chain step''s.';
 
 CREATE OR REPLACE FUNCTION tickq.registry_settings(
     p_settings tickq.settings

@@ -76,22 +76,12 @@ BEGIN
     v_item := p_entry -> 'command';
     -- A chain (steps, sql/api/08_chain.sql) has no command of its own.
     v_steps_timeout := tickq.parse_chain(p_name, p_entry);
-    IF v_steps_timeout IS NULL AND (jsonb_typeof(v_item) IS DISTINCT FROM 'array' OR jsonb_array_length(v_item) = 0
-        OR EXISTS (SELECT FROM jsonb_array_elements(v_item) AS e (arg)
-            WHERE jsonb_typeof(e.arg) <> 'string' OR e.arg #>> '{}' = '')) THEN
-        PERFORM tickq.registry_error(p_name, 'command', 'must be a non-empty list of non-empty strings');
+    IF v_steps_timeout IS NULL THEN
+        PERFORM tickq.registry_shape(v_item, p_name, 'command', 'command');
     END IF;
-    IF p_entry ? 'cwd' AND jsonb_typeof(p_entry -> 'cwd') <> 'string' THEN
-        PERFORM tickq.registry_error(p_name, 'cwd', 'must be a string');
-    END IF;
-    IF p_entry ? 'env' AND (jsonb_typeof(p_entry -> 'env') <> 'object' OR EXISTS (
-        SELECT FROM jsonb_each(p_entry -> 'env') AS e (name, value) WHERE jsonb_typeof(e.value) <> 'string'
-    )) THEN
-        PERFORM tickq.registry_error(p_name, 'env', 'must be a table of strings');
-    END IF;
-    IF p_entry ? 'ping_url' AND jsonb_typeof(p_entry -> 'ping_url') <> 'string' THEN
-        PERFORM tickq.registry_error(p_name, 'ping_url', 'must be a string');
-    END IF;
+    PERFORM tickq.registry_shape(p_entry -> 'cwd', p_name, 'cwd', 'string');
+    PERFORM tickq.registry_shape(p_entry -> 'env', p_name, 'env', 'table of strings');
+    PERFORM tickq.registry_shape(p_entry -> 'ping_url', p_name, 'ping_url', 'string');
     v_kind.name := p_name;
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object(
         'command', v_item, 'cwd', p_entry -> 'cwd', 'env', tickq.env_digests(p_name, p_entry -> 'env'),
@@ -107,11 +97,8 @@ BEGIN
         'resume', CASE WHEN p_entry -> 'resume' = 'true' THEN true END,
         -- read once, by the insert of a kind new to the queue (tickq.write_kind)
         'first_run', p_entry -> 'first_run'));
-    v_kind.irreversible := coalesce(p_entry -> 'irreversible', 'false') = 'true';
-    IF p_entry ? 'irreversible' AND jsonb_typeof(p_entry -> 'irreversible') <> 'boolean' THEN
-        PERFORM tickq.registry_error(p_name, 'irreversible',
-            format('must be true or false, got %s', p_entry -> 'irreversible'));
-    END IF;
+    v_kind.irreversible := coalesce(
+        tickq.registry_shape(p_entry -> 'irreversible', p_name, 'irreversible', 'boolean'), 'false') = 'true';
 
     SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone, s.catch_up
     INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months,
@@ -139,10 +126,7 @@ BEGIN
 
     v_kind.retries := tickq.registry_count(coalesce(p_entry -> 'retries', '0'::jsonb), p_name, 'retries');
 
-    v_item := coalesce(p_entry -> 'enabled', 'true');
-    IF jsonb_typeof(v_item) <> 'boolean' THEN
-        PERFORM tickq.registry_error(p_name, 'enabled', format('must be true or false, got %s', v_item));
-    END IF;
+    v_item := coalesce(tickq.registry_shape(p_entry -> 'enabled', p_name, 'enabled', 'boolean'), 'true');
     v_kind.enabled := (v_item #>> '{}')::boolean;
     SELECT w.weight, w.pools INTO v_kind.weight, v_kind.pools FROM tickq.parse_weight(p_name, p_entry) AS w;
     RETURN v_kind;

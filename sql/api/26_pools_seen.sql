@@ -94,8 +94,7 @@ AS $$
     -- what the partial index job_kind_weighted covers), and those of them due and unclaimed.
     LEFT JOIN (
         SELECT u.pool, count(*)::integer AS kinds,
-            count(*) FILTER (WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_now
-                AND NOT coalesce(k.paused_until > p_now, false))::integer AS waiting
+            count(*) FILTER (WHERE tickq.kind_due(k, p_now))::integer AS waiting
         FROM tickq.job_kind AS k
         CROSS JOIN LATERAL unnest(k.pools) AS u (pool)
         WHERE k.pools <> '{}' AND k.retired_at IS NULL

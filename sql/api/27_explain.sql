@@ -15,8 +15,7 @@ AS $$
             k.due_at <= tickq.hold_from(s.stale_after, p_now) AS held
         FROM tickq.job_kind AS k
         CROSS JOIN tickq.settings AS s
-        WHERE tickq.kind_claimable(k) AND k.run_id IS NULL
-            AND k.due_at <= p_now AND (k.paused_until IS NULL OR k.paused_until <= p_now)
+        WHERE tickq.kind_due(k, p_now)
     ),
     ordered AS (
         SELECT d.*, row_number() OVER (

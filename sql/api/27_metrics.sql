@@ -73,10 +73,8 @@ AS $$
     SELECT k.name, tickq.metrics_label(k.name), coalesce(c.runs[2:], '{0,0,0,0,0,0,0}'), coalesce(c.merged_slots, 0),
         coalesce(c.timed_runs, 0), coalesce(c.seconds, 0), coalesce(c.buckets, '{0,0,0,0,0,0,0,0,0}'), c.last_ok,
         CASE
-            WHEN tickq.kind_claimable(k) AND k.run_id IS NULL
-                AND NOT coalesce(k.paused_until > p_now, false)
-                AND greatest(k.due_at, k.paused_until) <= p_now
-                THEN extract(EPOCH FROM p_now - greatest(k.due_at, k.paused_until))
+            -- not paused at p_now: a pause that ended counts as due since its end
+            WHEN tickq.kind_due(k, p_now) THEN extract(EPOCH FROM p_now - greatest(k.due_at, k.paused_until))
             ELSE 0
         END,
         st.kind IS NOT NULL, k.failure_streak, k.run_id IS NOT NULL, coalesce(k.paused_until > p_now, false), k.weight
