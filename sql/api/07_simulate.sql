@@ -60,16 +60,9 @@ CREATE OR REPLACE FUNCTION tickq.simulation_next_due() RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
     -- The due time a claim could first find something at: the earliest of the enabled kinds no
-    -- run holds, read as four short ranges of job_kind_claimable (one per lane), not a scan.
-    SELECT least(
-        (SELECT k.due_at FROM tickq.job_kind AS k WHERE k.enabled AND k.priority = 'urgent' AND k.run_id IS NULL
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k WHERE k.enabled AND k.priority = 'high' AND k.run_id IS NULL
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k WHERE k.enabled AND k.priority = 'normal' AND k.run_id IS NULL
-            ORDER BY k.due_at LIMIT 1),
-        (SELECT k.due_at FROM tickq.job_kind AS k WHERE k.enabled AND k.priority = 'low' AND k.run_id IS NULL
-            ORDER BY k.due_at LIMIT 1))
+    -- run holds. One pass over job_kind: no index holds every such kind (job_kind_claimable
+    -- leaves unarmed kinds out), and the four ranges by lane it once read were four scans.
+    SELECT min(k.due_at) FROM tickq.job_kind AS k WHERE k.enabled AND k.run_id IS NULL
 $$;
 COMMENT ON FUNCTION tickq.simulation_next_due() IS
 'For the simulator: the earliest due time of an enabled kind no run holds (NULL: none), the first '

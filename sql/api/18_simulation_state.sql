@@ -29,19 +29,19 @@ AS $$
                     extract(EPOCH FROM r.due_at - p_now), r.dispatcher, r.run_by)
                 END) ORDER BY k.name)
             FROM tickq.job_kind AS k
-            LEFT JOIN tickq.job_run AS r ON k.run_id = r.id
+            LEFT JOIN LATERAL (SELECT r.* FROM tickq.job_run AS r WHERE r.id = k.run_id OFFSET 0) AS r ON true
             WHERE k.enabled AND (k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.due_at < p_now OR k.attempts <> 0
                 OR k.next_trigger <> 'schedule')), '[]'),
         'slots', coalesce((
             SELECT jsonb_agg(jsonb_build_array(sl.n, r.kind, extract(EPOCH FROM sl.leased_until - p_now)) ORDER BY sl.n)
             FROM tickq.slot AS sl
-            LEFT JOIN tickq.job_run AS r ON sl.run_id = r.id
+            LEFT JOIN LATERAL (SELECT r.kind FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0) AS r ON true
             WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL), '[]'),
         'pools', coalesce((
             SELECT jsonb_agg(jsonb_build_array(ps.pool, ps.n, r.kind, extract(EPOCH FROM ps.leased_until - p_now))
                 ORDER BY ps.pool, ps.n)
             FROM tickq.pool_slot AS ps
-            LEFT JOIN tickq.job_run AS r ON ps.run_id = r.id
+            LEFT JOIN LATERAL (SELECT r.kind FROM tickq.job_run AS r WHERE r.id = ps.run_id OFFSET 0) AS r ON true
             WHERE ps.run_id IS NOT NULL OR ps.leased_until IS NOT NULL), '[]'))
 $$;
 COMMENT ON FUNCTION tickq.simulation_state(timestamptz) IS

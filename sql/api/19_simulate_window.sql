@@ -283,6 +283,7 @@ DECLARE
     v_fps text[] := '{}'::text[];
     v_ids jsonb[] := '{}'::jsonb[];
     v_firsts bigint[] := '{}'::bigint[];
+    v_kept integer := 1;  -- the parts before it are let go of
     v_rest text := md5(jsonb_build_object('kinds', '[]'::jsonb, 'slots', '[]'::jsonb, 'pools', '[]'::jsonb)::text);
     v_at timestamptz;
     v_idle timestamptz;
@@ -329,7 +330,13 @@ BEGIN
             v_fps[v_n] := v_mark.digest;
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
-            v_states[v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer] := NULL;  -- a week back is enough
+            -- A week back is enough: older states and runs are let go of, so the arrays passed to
+            -- each call stay a week long (a month of copied parts kept made every call copy them all).
+            FOR k IN v_kept..v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer LOOP
+                v_states[k] := NULL;
+                v_ids[k] := NULL;
+            END LOOP;
+            v_kept := greatest(v_kept, v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer + 1);
             v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
             CONTINUE WHEN v_idle IS NOT NULL;
             v_copy := tickq.simulation_best_copy(v_states, v_fps, v_n, v_count, v_grid, v_len, v_b.shifts,
