@@ -52,6 +52,21 @@ $$;
 COMMENT ON FUNCTION tickq.schedule_of(tickq.agent) IS
 'An agent''s schedule columns as one tickq.schedule (an agent''s every cadence has no offset).';
 
+CREATE OR REPLACE FUNCTION tickq.with_schedule(
+    p_row anyelement,
+    p_schedule tickq.schedule
+) RETURNS anyelement
+LANGUAGE sql STABLE
+AS $$
+    -- The inverse of tickq.schedule_of: each field of the schedule lands in the row's column of
+    -- the same name (a NULL field clears it); a field the row has no column for (an agent's
+    -- every_offset) is left out, and every other column keeps its value.
+    SELECT jsonb_populate_record(p_row, to_jsonb(p_schedule))
+$$;
+COMMENT ON FUNCTION tickq.with_schedule(anyelement, tickq.schedule) IS
+'p_row (a job_kind or an agent) with its schedule columns set from p_schedule, the other columns '
+'as they were; the inverse of tickq.schedule_of.';
+
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_schedule tickq.schedule,
     p_after timestamptz DEFAULT now()

@@ -75,7 +75,7 @@ AS $$
 DECLARE
     v_agent tickq.agent := p_agent;
     v_item jsonb;
-    v_schedule tickq.job_kind;
+    v_schedule tickq.schedule;
     v_message text;
     v_key text;
 BEGIN
@@ -102,13 +102,7 @@ BEGIN
             GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
             PERFORM tickq.agent_error(p_agent.name, v_key, tickq.registry_problem(v_message, p_agent.name, v_key));
         END;
-        v_agent.every := v_schedule.every;
-        v_agent.at_times := v_schedule.at_times;
-        v_agent.on_days := v_schedule.on_days;
-        v_agent.days := v_schedule.days;
-        v_agent.months := v_schedule.months;
-        v_agent.cron := v_schedule.cron;
-        v_agent.timezone := v_schedule.timezone;
+        v_agent := tickq.with_schedule(v_agent, v_schedule);
     END IF;
     RETURN v_agent;
 END

@@ -100,10 +100,17 @@ BEGIN
     v_kind.irreversible := coalesce(
         tickq.registry_shape(p_entry -> 'irreversible', p_name, 'irreversible', 'boolean'), 'false') = 'true';
 
-    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone, s.catch_up
-    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months,
-        v_kind.cron, v_kind.timezone, v_kind.catch_up
-    FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
+    -- When a kind new to the queue first runs (tickq.write_kind reads it).
+    IF p_entry ? 'first_run' AND (jsonb_typeof(p_entry -> 'first_run') <> 'string'
+        OR NOT p_entry ->> 'first_run' IN ('now', 'next_slot')) THEN
+        PERFORM tickq.registry_error(p_name, 'first_run',
+            format('must be "now" or "next_slot", got %s', p_entry -> 'first_run'));
+    END IF;
+    -- How late a missed slot may still run (tickq.catch_up_kinds skips older ones).
+    IF p_entry ? 'catch_up' THEN
+        v_kind.catch_up := tickq.registry_seconds(p_entry -> 'catch_up', p_name, 'catch_up');
+    END IF;
+    v_kind := tickq.with_schedule(v_kind, tickq.parse_schedule(p_name, p_entry, p_default_timezone));
 
     IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
         v_kind.timeout := v_steps_timeout;
