@@ -219,6 +219,31 @@ COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text) IS
 'with timezone. Returns the schedule (tickq.with_schedule puts it in a kind''s or an agent''s row); '
 'raises TQ002 naming p_name and the key.';
 
+CREATE OR REPLACE FUNCTION tickq.schedule_entry(
+    p_schedule tickq.schedule
+) RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- The inverse of tickq.parse_schedule: the keys of a registry entry (or of an agent's
+    -- fields) that give this schedule, as the file writes them; a calendar's zone only.
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'every', extract(EPOCH FROM p_schedule.every)::bigint,
+        'offset', extract(EPOCH FROM p_schedule.every_offset)::bigint,
+        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
+            FROM unnest(p_schedule.at_times) AS t (at_time)),
+        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_schedule.on_days) AS d (day)),
+        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_schedule.days) AS d (day)),
+        'months', (SELECT jsonb_agg((ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct',
+            'nov', 'dec'])[m.month] ORDER BY m.month) FROM unnest(p_schedule.months) AS m (month)),
+        'cron', p_schedule.cron,
+        'timezone', CASE WHEN p_schedule.every IS NULL THEN p_schedule.timezone END
+    ))
+$$;
+COMMENT ON FUNCTION tickq.schedule_entry(tickq.schedule) IS
+'A schedule as the registry file writes it (every and offset in seconds; at "HH:MM", on, days, '
+'months by name; cron; the zone of a calendar or cron schedule): what tickq.parse_schedule reads '
+'back to the same schedule. tickq.registry_entry and tickq.agent_entry hold it.';
+
 CREATE OR REPLACE FUNCTION tickq.write_kind(
     p_kind tickq.job_kind,
     p_reschedule boolean,
