@@ -118,7 +118,6 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_schedule tickq.schedule;
-    v_at timestamptz := p_now;
     v_message text;
     v_key text;
 BEGIN
@@ -136,15 +135,9 @@ BEGIN
         END IF;
         RAISE EXCEPTION '%: %', v_key, tickq.registry_problem(v_message, 'schedule', v_key) USING ERRCODE = '22023';
     END;
-    schedule := tickq.describe_schedule(v_schedule);
-    timezone := v_schedule.timezone;
-    FOR v_n IN 1..p_count LOOP
-        v_at := tickq.next_slot(v_schedule, v_at);
-        EXIT WHEN v_at IS NULL;
-        at := v_at;
-        local_at := v_at AT TIME ZONE v_schedule.timezone;
-        RETURN NEXT;
-    END LOOP;
+    RETURN QUERY SELECT n.slot, n.slot AT TIME ZONE v_schedule.timezone, v_schedule.timezone,
+        tickq.describe_schedule(v_schedule)
+    FROM tickq.next_slots(v_schedule, p_count, p_now) AS n (slot);
 END
 $$;
 COMMENT ON FUNCTION tickq.schedule_slots(text, jsonb, text, integer, timestamptz) IS

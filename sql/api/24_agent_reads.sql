@@ -31,23 +31,14 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_agent tickq.agent;
-    v_at timestamptz := p_now;
-    v_found integer := 0;
 BEGIN
     SELECT * INTO v_agent FROM tickq.agent AS a WHERE a.name = p_name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no agent %', quote_literal(p_name) USING ERRCODE = 'TQ041',
             HINT = 'tickq agent list shows the agents.';
     END IF;
-    WHILE v_found < least(p_count, 100) LOOP
-        v_at := tickq.next_slot(tickq.schedule_of(v_agent), v_at);
-        EXIT WHEN v_at IS NULL;
-        v_found := v_found + 1;
-        run_at := v_at;
-        local_time := v_at AT TIME ZONE v_agent.timezone;
-        timezone := v_agent.timezone;
-        RETURN NEXT;
-    END LOOP;
+    RETURN QUERY SELECT n.slot, n.slot AT TIME ZONE v_agent.timezone, v_agent.timezone
+    FROM tickq.next_slots(tickq.schedule_of(v_agent), least(p_count, 100), p_now) AS n (slot);
 END
 $$;
 COMMENT ON FUNCTION tickq.agent_next_runs(text, integer, timestamptz) IS
