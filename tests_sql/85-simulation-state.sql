@@ -21,8 +21,7 @@ SELECT is(tickq.simulation_next_due(), '2026-06-01 10:00Z'::timestamptz, 'the fi
 
 CREATE TEMP TABLE mark (at timestamptz PRIMARY KEY, state jsonb, ids jsonb, first_id bigint);
 CREATE FUNCTION pg_temp.mark(p_at timestamptz) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO mark SELECT p_at, tickq.simulation_state(p_at), tickq.simulation_running(),
-        coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1
+    INSERT INTO mark SELECT p_at, m.state, m.ids, m.first_id FROM tickq.simulation_mark(p_at) AS m
 $$;
 SELECT tickq.simulate_events('2026-06-01 10:14:59.999999Z', NULL, '2026-06-01 10:00Z');
 SELECT pg_temp.mark('2026-06-01 10:15Z');

@@ -123,8 +123,13 @@ AS $$
     -- The state at p_at (tickq.simulation_state) with its digest, the runs going on by kind, the
     -- id the next run will get (a window's runs are numbered in claim order), and, when no run
     -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
+    -- That id is the sequence's, not the last run's plus one: in a database that simulated
+    -- before, simulation_start let go of those runs but not of their ids, and a copy counted
+    -- from a smaller id takes that many ids more, each copy and window more than the last
+    -- (tests_sql/122-simulation-copy-ids.sql).
     SELECT s.state, md5(s.state::text), tickq.simulation_running(),
-        coalesce((SELECT max(r.id) FROM tickq.job_run AS r), 0) + 1,
+        (SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END
+            FROM tickq.job_run_id_seq AS q),
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
             THEN coalesce(tickq.simulation_next_due(), 'infinity') END
     FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
@@ -132,8 +137,8 @@ $$;
 COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
 'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
 'its md5 digest, the runs going on by kind (tickq.simulation_running), the id the next run will '
-'get, and when no run holds a slot the next due time (tickq.simulation_next_due; ''infinity'' when '
-'none).';
+'get (job_run''s sequence), and when no run holds a slot the next due time '
+'(tickq.simulation_next_due; ''infinity'' when none).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
     p_since bigint,
