@@ -52,6 +52,21 @@ $$;
 COMMENT ON FUNCTION tickq.schedule_of(tickq.agent) IS
 'An agent''s schedule columns as one tickq.schedule (an agent''s every cadence has no offset).';
 
+CREATE OR REPLACE FUNCTION tickq.with_schedule(
+    p_row anyelement,
+    p_schedule tickq.schedule
+) RETURNS anyelement
+LANGUAGE sql STABLE
+AS $$
+    -- The inverse of tickq.schedule_of: each field of the schedule lands in the row's column of
+    -- the same name (a NULL field clears it); a field the row has no column for (an agent's
+    -- every_offset) is left out, and every other column keeps its value.
+    SELECT jsonb_populate_record(p_row, to_jsonb(p_schedule))
+$$;
+COMMENT ON FUNCTION tickq.with_schedule(anyelement, tickq.schedule) IS
+'p_row (a job_kind or an agent) with its schedule columns set from p_schedule, the other columns '
+'as they were; the inverse of tickq.schedule_of.';
+
 CREATE OR REPLACE FUNCTION tickq.next_slot(
     p_schedule tickq.schedule,
     p_after timestamptz DEFAULT now()
@@ -82,6 +97,27 @@ COMMENT ON FUNCTION tickq.next_slot(tickq.schedule, timestamptz) IS
 'and shifted by its offset (NULL for none); for a calendar schedule (times of day, optional '
 'weekdays: ISO 1=Mon..7=Sun, nth 10*n+day, last 90+day; days of the month, negative from its '
 'end; months) or a cron string, in its IANA zone, correct across daylight-saving changes.';
+
+CREATE OR REPLACE FUNCTION tickq.next_slots(
+    p_schedule tickq.schedule,
+    p_count integer,
+    p_now timestamptz DEFAULT now()
+) RETURNS SETOF timestamptz
+LANGUAGE sql STABLE
+AS $$
+    -- Each from the one before with next_slot; a calendar that names no more dates ends early.
+    WITH RECURSIVE walk (n, slot) AS (
+        SELECT 1, tickq.next_slot(p_schedule, p_now) WHERE p_count >= 1
+        UNION ALL
+        SELECT w.n + 1, tickq.next_slot(p_schedule, w.slot)
+        FROM walk AS w
+        WHERE w.n < p_count AND w.slot IS NOT NULL
+    )
+    SELECT w.slot FROM walk AS w WHERE w.slot IS NOT NULL ORDER BY w.n
+$$;
+COMMENT ON FUNCTION tickq.next_slots(tickq.schedule, integer, timestamptz) IS
+'The next p_count slots of p_schedule after p_now, in order (fewer when the calendar names no more '
+'dates; none for a count below 1): tickq next, tickq schedule and tickq agent show.';
 
 CREATE OR REPLACE FUNCTION tickq.slots_between(
     p_schedule tickq.schedule,

@@ -205,15 +205,7 @@ COMMENT ON FUNCTION tickq.simulation_events(timestamptz, jsonb, timestamptz) IS
 CREATE OR REPLACE FUNCTION tickq.simulation_report(
     p_until timestamptz,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    kind text,
-    priority tickq.priority,
-    runs integer,
-    longest_wait interval,
-    starved boolean,
-    worst_due_at timestamptz,
-    behind text[]
-)
+) RETURNS SETOF tickq.simulated_kind
 LANGUAGE sql STABLE
 AS $$
     WITH settings AS (SELECT s.stale_after FROM tickq.settings AS s),
@@ -275,15 +267,7 @@ CREATE OR REPLACE FUNCTION tickq.simulate(
     p_hours numeric,
     p_durations jsonb DEFAULT NULL,
     p_now timestamptz DEFAULT now()
-) RETURNS TABLE (
-    kind text,
-    priority tickq.priority,
-    runs integer,
-    longest_wait interval,
-    starved boolean,
-    worst_due_at timestamptz,
-    behind text[]
-)
+) RETURNS SETOF tickq.simulated_kind
 LANGUAGE plpgsql
 AS $$
 BEGIN

@@ -75,7 +75,9 @@ AS $$
 DECLARE
     v_agent tickq.agent := p_agent;
     v_item jsonb;
-    v_schedule tickq.job_kind;
+    v_schedule tickq.schedule;
+    -- the agent's own schedule, as its fields would give it
+    v_own jsonb := tickq.schedule_entry(tickq.schedule_of(p_agent));
     v_message text;
     v_key text;
 BEGIN
@@ -84,17 +86,14 @@ BEGIN
     IF p_fields ?| ARRAY['every', 'at', 'on', 'days', 'months', 'cron', 'timezone'] THEN
         v_item := jsonb_strip_nulls(p_fields - ARRAY['prompt', 'max_turns', 'timeout', 'owner', 'tools', 'paused']);
         IF p_exists AND NOT v_item ?| ARRAY['every', 'at', 'cron'] THEN
-            v_item := v_item || CASE WHEN p_agent.every IS NOT NULL
-                THEN jsonb_build_object('every', extract(EPOCH FROM p_agent.every)::bigint)
-                WHEN p_agent.cron IS NOT NULL THEN jsonb_build_object('cron', p_agent.cron)
-                ELSE jsonb_build_object('at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
-                    FROM unnest(p_agent.at_times) AS t (at_time))) END;
+            v_item := v_item || (v_own - ARRAY['on', 'days', 'months', 'timezone']);
         END IF;
         -- An at schedule keeps its day filters and its zone unless they are given, a cron string
-        -- its zone: the agent's own canonical entry (tickq.agent_entry) under what the edit says.
+        -- its zone: the agent's own schedule as the file writes it (tickq.schedule_entry) under what
+        -- the edit says.
         IF p_exists AND NOT v_item ? 'every' AND (v_item ? 'cron') = (p_agent.cron IS NOT NULL) THEN
-            v_item := (tickq.agent_entry(p_agent) - ARRAY['prompt', 'every', 'at', 'cron', 'max_turns', 'timeout',
-                'paused'] - CASE WHEN v_item ? 'cron' THEN ARRAY['on', 'days', 'months'] ELSE '{}' END) || v_item;
+            v_item := (v_own - ARRAY['every', 'at', 'cron']
+                - CASE WHEN v_item ? 'cron' THEN ARRAY['on', 'days', 'months'] ELSE '{}' END) || v_item;
         END IF;
         BEGIN
             v_schedule := tickq.parse_schedule(p_agent.name, v_item, (SELECT s.timezone FROM tickq.settings AS s));
@@ -102,13 +101,7 @@ BEGIN
             GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
             PERFORM tickq.agent_error(p_agent.name, v_key, tickq.registry_problem(v_message, p_agent.name, v_key));
         END;
-        v_agent.every := v_schedule.every;
-        v_agent.at_times := v_schedule.at_times;
-        v_agent.on_days := v_schedule.on_days;
-        v_agent.days := v_schedule.days;
-        v_agent.months := v_schedule.months;
-        v_agent.cron := v_schedule.cron;
-        v_agent.timezone := v_schedule.timezone;
+        v_agent := tickq.with_schedule(v_agent, v_schedule);
     END IF;
     RETURN v_agent;
 END

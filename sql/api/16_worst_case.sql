@@ -327,18 +327,9 @@ BEGIN
     -- What no offset moves: calendar slots, the housekeeping kind, cadences at or below the tick
     -- (claimed at every tick, whatever their offset).
     FOR v_cells, v_weight IN
-        SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick,
-            v_start), k.weight
+        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start), k.weight
         FROM tickq.job_kind AS k
-        CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(k), v_start + v_period, v_start) AS c (slot)
-        WHERE k.enabled AND (k.at_times IS NOT NULL OR k.cron IS NOT NULL)
-        UNION ALL
-        SELECT tickq.held_ticks(
-            tickq.next_slot(tickq.schedule_of(k), v_start - interval '1 microsecond'),
-            greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start),
-            k.weight
-        FROM tickq.job_kind AS k
-        WHERE k.enabled AND k.every IS NOT NULL AND (k.every <= v_tick OR k.name = 'tickq.housekeeping')
+        WHERE k.enabled AND (k.every IS NULL OR k.every <= v_tick OR k.name = 'tickq.housekeeping')
     LOOP
         FOREACH v_cell IN ARRAY v_cells LOOP
             v_load[v_cell + 1] := v_load[v_cell + 1] + v_weight;

@@ -80,6 +80,36 @@ COMMENT ON FUNCTION tickq.month_end_windows(timestamptz) IS
 'of them; each window from local midnight of the day before the last day to the end of the '
 'next month''s first day, over the calendar kinds'' zones.';
 
+CREATE OR REPLACE FUNCTION tickq.period_ticks(
+    p_kind tickq.job_kind,
+    p_durations jsonb,
+    p_tick interval,
+    p_period interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer[]
+LANGUAGE sql STABLE
+AS $$
+    -- A calendar kind (at or cron) holds ticks from each of its slots in the period, once a
+    -- period; a cadence from its first slot after p_now, every greatest(every, tick).
+    SELECT coalesce(array_agg(x.cell ORDER BY x.cell), '{}')
+    FROM (
+        SELECT tickq.held_ticks(c.slot, p_period, tickq.ticks_held(p_kind, p_durations, p_tick), p_period, p_tick,
+            p_now) AS cells
+        FROM tickq.calendar_slots_in(tickq.schedule_of(p_kind), p_now + p_period, p_now) AS c (slot)
+        WHERE p_kind.every IS NULL
+        UNION ALL
+        SELECT tickq.held_ticks(tickq.next_slot(tickq.schedule_of(p_kind), p_now - interval '1 microsecond'),
+            greatest(p_kind.every, p_tick), tickq.ticks_held(p_kind, p_durations, p_tick), p_period, p_tick, p_now)
+        WHERE p_kind.every IS NOT NULL
+    ) AS h
+    CROSS JOIN LATERAL unnest(h.cells) AS x (cell)
+$$;
+COMMENT ON FUNCTION tickq.period_ticks(tickq.job_kind, jsonb, interval, interval, timestamptz) IS
+'The ticks (numbered from p_now, the start of the period as tickq.held_ticks takes it, 0 first; a '
+'tick twice when two runs hold it) that the runs of p_kind at its own schedule hold over the '
+'period, each as long as tickq.ticks_held '
+'says: the load that spread_offsets and spread_times count for the kinds they do not move.';
+
 CREATE OR REPLACE FUNCTION tickq.spread_times(
     p_durations jsonb DEFAULT NULL,
     p_now timestamptz DEFAULT now()
@@ -113,16 +143,9 @@ BEGIN
     v_load := array_fill(0, ARRAY[v_ticks]);
     -- What stays: cadences at their own offsets, cron strings, the housekeeping kind.
     FOR v_cells IN
-        SELECT tickq.held_ticks(c.slot, v_period, tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
+        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start)
         FROM tickq.job_kind AS k
-        CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(k), v_start + v_period, v_start) AS c (slot)
-        WHERE k.enabled AND k.cron IS NOT NULL
-        UNION ALL
-        SELECT tickq.held_ticks(
-            tickq.next_slot(tickq.schedule_of(k), v_start - interval '1 microsecond'),
-            greatest(k.every, v_tick), tickq.ticks_held(k, p_durations, v_tick), v_period, v_tick, v_start)
-        FROM tickq.job_kind AS k
-        WHERE k.enabled AND k.every IS NOT NULL
+        WHERE k.enabled AND (k.cron IS NOT NULL OR k.every IS NOT NULL)
     LOOP
         FOREACH v_cell IN ARRAY v_cells LOOP
             v_load[v_cell + 1] := v_load[v_cell + 1] + 1;
@@ -130,11 +153,7 @@ BEGIN
     END LOOP;
     FOR v_kind IN
         SELECT k.name, k.at_times, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
-            coalesce((SELECT array_agg(x ORDER BY x) FROM tickq.job_kind AS j
-                CROSS JOIN LATERAL tickq.calendar_slots_in(tickq.schedule_of(j), v_start + v_period, v_start) AS c (slot)
-                CROSS JOIN LATERAL unnest(tickq.held_ticks(c.slot, v_period, tickq.ticks_held(j, p_durations, v_tick),
-                    v_period, v_tick, v_start)) AS x
-                WHERE j.name = k.name), '{}') AS cells,
+            tickq.period_ticks(k, p_durations, v_tick, v_period, v_start) AS cells,
             -- later by at most what keeps the last time within its day, in whole minutes
             floor(extract(EPOCH FROM '23:59'::time - (SELECT max(t) FROM unnest(k.at_times) AS t))
                 / extract(EPOCH FROM v_tick))::integer AS most

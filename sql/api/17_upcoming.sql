@@ -117,8 +117,7 @@ CREATE OR REPLACE FUNCTION tickq.schedule_slots(
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    v_kind tickq.job_kind;
-    v_at timestamptz := p_now;
+    v_schedule tickq.schedule;
     v_message text;
     v_key text;
 BEGIN
@@ -128,7 +127,7 @@ BEGIN
     END IF;
     -- A kind's entry names the kind in a refusal; a schedule typed alone (p_name NULL) only its key.
     BEGIN
-        v_kind := tickq.parse_schedule(coalesce(p_name, 'schedule'), p_entry, p_default_timezone);
+        v_schedule := tickq.parse_schedule(coalesce(p_name, 'schedule'), p_entry, p_default_timezone);
     EXCEPTION WHEN SQLSTATE 'TQ002' THEN
         GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_key = COLUMN_NAME;
         IF p_name IS NOT NULL THEN
@@ -136,15 +135,9 @@ BEGIN
         END IF;
         RAISE EXCEPTION '%: %', v_key, tickq.registry_problem(v_message, 'schedule', v_key) USING ERRCODE = '22023';
     END;
-    schedule := tickq.describe_schedule(tickq.schedule_of(v_kind));
-    timezone := v_kind.timezone;
-    FOR v_n IN 1..p_count LOOP
-        v_at := tickq.next_slot(tickq.schedule_of(v_kind), v_at);
-        EXIT WHEN v_at IS NULL;
-        at := v_at;
-        local_at := v_at AT TIME ZONE v_kind.timezone;
-        RETURN NEXT;
-    END LOOP;
+    RETURN QUERY SELECT n.slot, n.slot AT TIME ZONE v_schedule.timezone, v_schedule.timezone,
+        tickq.describe_schedule(v_schedule)
+    FROM tickq.next_slots(v_schedule, p_count, p_now) AS n (slot);
 END
 $$;
 COMMENT ON FUNCTION tickq.schedule_slots(text, jsonb, text, integer, timestamptz) IS

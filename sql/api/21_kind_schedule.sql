@@ -123,26 +123,14 @@ CREATE OR REPLACE FUNCTION tickq.parse_schedule(
     p_name text,
     p_entry jsonb,
     p_default_timezone text
-) RETURNS tickq.job_kind
+) RETURNS tickq.schedule
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    -- Only the schedule columns are set: every, every_offset, at_times, on_days, days, months,
-    -- cron, timezone, catch_up.
-    v_kind tickq.job_kind;
+    v_schedule tickq.schedule;
     v_item jsonb;
     v_key text;
 BEGIN
-    -- When a kind new to the queue first runs (tickq.write_kind reads it).
-    IF p_entry ? 'first_run' AND (jsonb_typeof(p_entry -> 'first_run') <> 'string'
-        OR NOT p_entry ->> 'first_run' IN ('now', 'next_slot')) THEN
-        PERFORM tickq.registry_error(p_name, 'first_run',
-            format('must be "now" or "next_slot", got %s', p_entry -> 'first_run'));
-    END IF;
-    -- How late a missed slot may still run (tickq.catch_up_kinds skips older ones).
-    IF p_entry ? 'catch_up' THEN
-        v_kind.catch_up := tickq.registry_seconds(p_entry -> 'catch_up', p_name, 'catch_up');
-    END IF;
     IF p_entry ? 'cron' THEN
         IF p_entry ?| ARRAY['every', 'at'] THEN
             PERFORM tickq.registry_error(p_name, 'cron', 'give exactly one of "every", "at" or "cron"');
@@ -157,13 +145,13 @@ BEGIN
             PERFORM tickq.registry_error(p_name, 'cron', coalesce(tickq.cron_problem(p_entry ->> 'cron'),
                 format('must be a string of five fields, got %s', left((p_entry -> 'cron')::text, 200))));
         END IF;
-        v_kind.cron := p_entry ->> 'cron';
-        v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
-        IF tickq.next_slot(tickq.schedule_of(v_kind), '2000-01-01Z') IS NULL THEN
+        v_schedule.cron := p_entry ->> 'cron';
+        v_schedule.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
+        IF tickq.next_slot(v_schedule, '2000-01-01Z') IS NULL THEN
             PERFORM tickq.registry_error(p_name, 'cron',
                 format('%s names no date that exists (such as the 30th of February)', p_entry -> 'cron'));
         END IF;
-        RETURN v_kind;
+        RETURN v_schedule;
     END IF;
     IF (p_entry ? 'every') = (p_entry ? 'at') THEN
         PERFORM tickq.registry_error(p_name, 'every', 'give exactly one of "every" or "at"');
@@ -174,25 +162,25 @@ BEGIN
         IF v_key IS NOT NULL THEN
             PERFORM tickq.registry_error(p_name, v_key, 'only a calendar schedule ("at") takes this key');
         END IF;
-        v_kind.every := tickq.registry_seconds(p_entry -> 'every', p_name, 'every');
-        v_kind.timezone := 'UTC';
+        v_schedule.every := tickq.registry_seconds(p_entry -> 'every', p_name, 'every');
+        v_schedule.timezone := 'UTC';
         -- The slots of the cadence shifted by the offset; 0 is no shift, stored as NULL.
         IF p_entry ? 'offset' THEN
             IF jsonb_typeof(p_entry -> 'offset') <> 'number' OR (p_entry ->> 'offset')::numeric < 0
-                OR make_interval(secs => (p_entry ->> 'offset')::double precision) >= v_kind.every THEN
+                OR make_interval(secs => (p_entry ->> 'offset')::double precision) >= v_schedule.every THEN
                 PERFORM tickq.registry_error(p_name, 'offset',
                     format('must be shorter than every (%s), got %s',
-                        tickq.format_duration(v_kind.every),
+                        tickq.format_duration(v_schedule.every),
                         CASE WHEN jsonb_typeof(p_entry -> 'offset') = 'number'
                             AND (p_entry ->> 'offset')::numeric >= 0
                             THEN tickq.format_duration(make_interval(
                                 secs => (p_entry ->> 'offset')::double precision))
                             ELSE p_entry ->> 'offset' END));
             END IF;
-            v_kind.every_offset := nullif(make_interval(secs => (p_entry ->> 'offset')::double precision),
+            v_schedule.every_offset := nullif(make_interval(secs => (p_entry ->> 'offset')::double precision),
                 '0'::interval);
         END IF;
-        RETURN v_kind;
+        RETURN v_schedule;
     END IF;
     IF p_entry ? 'offset' THEN
         PERFORM tickq.registry_error(p_name, 'offset', 'only an every cadence takes this key');
@@ -208,30 +196,53 @@ BEGIN
             format('must be a time of day "HH:MM" (00:00-23:59) or a list of them, got %s', left(v_item::text, 200)));
     END IF;
     -- A repeated time or day is refused, never merged: the file says something it cannot mean.
-    SELECT array_agg(DISTINCT (e.t #>> '{}')::time ORDER BY (e.t #>> '{}')::time) INTO v_kind.at_times
+    SELECT array_agg(DISTINCT (e.t #>> '{}')::time ORDER BY (e.t #>> '{}')::time) INTO v_schedule.at_times
     FROM jsonb_array_elements(v_item) AS e (t);
-    IF cardinality(v_kind.at_times) <> jsonb_array_length(v_item) THEN
+    IF cardinality(v_schedule.at_times) <> jsonb_array_length(v_item) THEN
         PERFORM tickq.registry_error(p_name, 'at', format('times must not repeat, got %s', v_item));
     END IF;
-    SELECT d.on_days, d.days, d.months INTO v_kind.on_days, v_kind.days, v_kind.months
+    SELECT d.on_days, d.days, d.months INTO v_schedule.on_days, v_schedule.days, v_schedule.months
     FROM tickq.parse_days(p_name, p_entry) AS d;
-    v_kind.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
-    IF (v_kind.days IS NOT NULL OR v_kind.months IS NOT NULL)
-        AND tickq.next_slot(tickq.schedule_of(v_kind), '2000-01-01Z') IS NULL THEN
+    v_schedule.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);
+    IF (v_schedule.days IS NOT NULL OR v_schedule.months IS NOT NULL)
+        AND tickq.next_slot(v_schedule, '2000-01-01Z') IS NULL THEN
         PERFORM tickq.registry_error(p_name, CASE WHEN p_entry ? 'days' THEN 'days' ELSE 'on' END,
             'these days, weekdays and months name no date that exists (such as the 30th of February)');
     END IF;
-    RETURN v_kind;
+    RETURN v_schedule;
 END
 $$;
 COMMENT ON FUNCTION tickq.parse_schedule(text, jsonb, text) IS
 'The one schedule parser, for registry kinds and user-built agents: every (seconds) with an '
 'optional offset; or at ("HH:MM" or a list, no repeats) with on, days and months (tickq.parse_days) '
 'and timezone (p_default_timezone when absent); or cron (five fields or an @ form, tickq.cron_calendar) '
-'with timezone; catch_up (seconds); first_run ("now" or "next_slot") checked. Returns a job_kind '
-'row holding only the '
-'schedule columns; raises TQ002 naming '
-'p_name and the key.';
+'with timezone. Returns the schedule (tickq.with_schedule puts it in a kind''s or an agent''s row); '
+'raises TQ002 naming p_name and the key.';
+
+CREATE OR REPLACE FUNCTION tickq.schedule_entry(
+    p_schedule tickq.schedule
+) RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- The inverse of tickq.parse_schedule: the keys of a registry entry (or of an agent's
+    -- fields) that give this schedule, as the file writes them; a calendar's zone only.
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'every', extract(EPOCH FROM p_schedule.every)::bigint,
+        'offset', extract(EPOCH FROM p_schedule.every_offset)::bigint,
+        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
+            FROM unnest(p_schedule.at_times) AS t (at_time)),
+        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_schedule.on_days) AS d (day)),
+        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_schedule.days) AS d (day)),
+        'months', (SELECT jsonb_agg((ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct',
+            'nov', 'dec'])[m.month] ORDER BY m.month) FROM unnest(p_schedule.months) AS m (month)),
+        'cron', p_schedule.cron,
+        'timezone', CASE WHEN p_schedule.every IS NULL THEN p_schedule.timezone END
+    ))
+$$;
+COMMENT ON FUNCTION tickq.schedule_entry(tickq.schedule) IS
+'A schedule as the registry file writes it (every and offset in seconds; at "HH:MM", on, days, '
+'months by name; cron; the zone of a calendar or cron schedule): what tickq.parse_schedule reads '
+'back to the same schedule. tickq.registry_entry and tickq.agent_entry hold it.';
 
 CREATE OR REPLACE FUNCTION tickq.write_kind(
     p_kind tickq.job_kind,

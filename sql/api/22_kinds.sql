@@ -18,16 +18,6 @@ AS $$
         'ping_url', p_kind.registry -> 'ping_url',
         'first_run', p_kind.registry -> 'first_run',
         'catch_up', extract(EPOCH FROM p_kind.catch_up)::bigint,
-        'every', extract(EPOCH FROM p_kind.every)::bigint,
-        'offset', extract(EPOCH FROM p_kind.every_offset)::bigint,
-        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
-            FROM unnest(p_kind.at_times) AS t (at_time)),
-        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_kind.on_days) AS d (day)),
-        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_kind.days) AS d (day)),
-        'months', (SELECT jsonb_agg((ARRAY['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct',
-            'nov', 'dec'])[m.month] ORDER BY m.month) FROM unnest(p_kind.months) AS m (month)),
-        'cron', p_kind.cron,
-        'timezone', CASE WHEN p_kind.every IS NULL THEN p_kind.timezone END,
         'timeout', extract(EPOCH FROM p_kind.timeout)::bigint,
         'priority', p_kind.priority,
         'retries', p_kind.retries,
@@ -35,7 +25,7 @@ AS $$
         -- only when not the default, so a kind that names neither reads as before they existed
         'weight', CASE WHEN p_kind.weight <> 1 THEN p_kind.weight END,
         'pools', CASE WHEN cardinality(p_kind.pools) > 0 THEN to_jsonb(p_kind.pools) END
-    ))
+    )) || tickq.schedule_entry(tickq.schedule_of(p_kind))
 $$;
 COMMENT ON FUNCTION tickq.registry_entry(tickq.job_kind) IS
 'A kind row in the canonical registry-entry form that tickq.sync_registry compares for drift.';
@@ -100,10 +90,17 @@ BEGIN
     v_kind.irreversible := coalesce(
         tickq.registry_shape(p_entry -> 'irreversible', p_name, 'irreversible', 'boolean'), 'false') = 'true';
 
-    SELECT s.every, s.every_offset, s.at_times, s.on_days, s.days, s.months, s.cron, s.timezone, s.catch_up
-    INTO v_kind.every, v_kind.every_offset, v_kind.at_times, v_kind.on_days, v_kind.days, v_kind.months,
-        v_kind.cron, v_kind.timezone, v_kind.catch_up
-    FROM tickq.parse_schedule(p_name, p_entry, p_default_timezone) AS s;
+    -- When a kind new to the queue first runs (tickq.write_kind reads it).
+    IF p_entry ? 'first_run' AND (jsonb_typeof(p_entry -> 'first_run') <> 'string'
+        OR NOT p_entry ->> 'first_run' IN ('now', 'next_slot')) THEN
+        PERFORM tickq.registry_error(p_name, 'first_run',
+            format('must be "now" or "next_slot", got %s', p_entry -> 'first_run'));
+    END IF;
+    -- How late a missed slot may still run (tickq.catch_up_kinds skips older ones).
+    IF p_entry ? 'catch_up' THEN
+        v_kind.catch_up := tickq.registry_seconds(p_entry -> 'catch_up', p_name, 'catch_up');
+    END IF;
+    v_kind := tickq.with_schedule(v_kind, tickq.parse_schedule(p_name, p_entry, p_default_timezone));
 
     IF v_steps_timeout IS NOT NULL AND NOT p_entry ? 'timeout' THEN
         v_kind.timeout := v_steps_timeout;

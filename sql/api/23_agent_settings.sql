@@ -170,13 +170,7 @@ BEGIN
     END IF;
     -- A mirror for psql readers; the command of an agent run comes from the registry file.
     v_kind.registry := jsonb_strip_nulls(jsonb_build_object('agent', p_agent.id, 'owner', p_agent.owner));
-    v_kind.every := p_agent.every;
-    v_kind.at_times := p_agent.at_times;
-    v_kind.on_days := p_agent.on_days;
-    v_kind.days := p_agent.days;
-    v_kind.months := p_agent.months;
-    v_kind.cron := p_agent.cron;
-    v_kind.timezone := p_agent.timezone;
+    v_kind := tickq.with_schedule(v_kind, tickq.schedule_of(p_agent));
     -- The registry may have lowered its cap since the agent was saved: the lower one holds.
     v_kind.timeout := least(p_agent.timeout, v_caps.max_timeout);
     v_kind.priority := v_caps.priority;

@@ -31,23 +31,14 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_agent tickq.agent;
-    v_at timestamptz := p_now;
-    v_found integer := 0;
 BEGIN
     SELECT * INTO v_agent FROM tickq.agent AS a WHERE a.name = p_name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no agent %', quote_literal(p_name) USING ERRCODE = 'TQ041',
             HINT = 'tickq agent list shows the agents.';
     END IF;
-    WHILE v_found < least(p_count, 100) LOOP
-        v_at := tickq.next_slot(tickq.schedule_of(v_agent), v_at);
-        EXIT WHEN v_at IS NULL;
-        v_found := v_found + 1;
-        run_at := v_at;
-        local_time := v_at AT TIME ZONE v_agent.timezone;
-        timezone := v_agent.timezone;
-        RETURN NEXT;
-    END LOOP;
+    RETURN QUERY SELECT n.slot, n.slot AT TIME ZONE v_agent.timezone, v_agent.timezone
+    FROM tickq.next_slots(tickq.schedule_of(v_agent), least(p_count, 100), p_now) AS n (slot);
 END
 $$;
 COMMENT ON FUNCTION tickq.agent_next_runs(text, integer, timestamptz) IS
@@ -97,22 +88,14 @@ AS $$
     -- An agent as the fields tickq.save_agent takes (the schedule as tickq.parse_schedule reads it).
     SELECT jsonb_strip_nulls(jsonb_build_object(
         'prompt', p_agent.prompt,
-        'every', extract(EPOCH FROM p_agent.every)::bigint,
-        'at', (SELECT jsonb_agg(to_char(t.at_time, 'HH24:MI') ORDER BY t.at_time)
-            FROM unnest(p_agent.at_times) AS t (at_time)),
-        'on', (SELECT jsonb_agg(tickq.weekday_name(d.day) ORDER BY d.day) FROM unnest(p_agent.on_days) AS d (day)),
-        'days', (SELECT jsonb_agg(d.day ORDER BY d.day) FROM unnest(p_agent.days) AS d (day)),
-        'months', (SELECT jsonb_agg(m.month ORDER BY m.month) FROM unnest(p_agent.months) AS m (month)),
-        'cron', p_agent.cron,
-        'timezone', CASE WHEN p_agent.every IS NULL THEN p_agent.timezone END,
         'max_turns', p_agent.max_turns,
         'timeout', extract(EPOCH FROM p_agent.timeout)::bigint,
         'paused', p_agent.paused
-    ))
+    )) || tickq.schedule_entry(tickq.schedule_of(p_agent))
 $$;
 COMMENT ON FUNCTION tickq.agent_entry(tickq.agent) IS
-'An agent as the JSON fields tickq.save_agent takes: prompt, every, or at with on, days and months, '
-'or cron, with timezone; max_turns, timeout, paused.';
+'An agent as the JSON fields tickq.save_agent takes: prompt, its schedule (tickq.schedule_entry: every, '
+'or at with on, days and months, or cron, with timezone), max_turns, timeout, paused.';
 
 CREATE OR REPLACE FUNCTION tickq.agents_export() RETURNS TABLE (name text, fields jsonb)
 LANGUAGE sql STABLE
