@@ -124,6 +124,7 @@ DECLARE
     v_ticks integer;
     v_load integer[];
     v_cells integer[];
+    v_weight integer;
     v_kind record;
     v_best integer;
     v_cell integer;
@@ -141,18 +142,19 @@ BEGIN
     SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
     FROM tickq.simulation_first_window(p_now) AS w;
     v_load := array_fill(0, ARRAY[v_ticks]);
-    -- What stays: cadences at their own offsets, cron strings, the housekeeping kind.
-    FOR v_cells IN
-        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start)
+    -- What stays: cadences at their own offsets, cron strings, the housekeeping kind. A run
+    -- loads its ticks by its weight (the slot rows it holds), as in tickq.spread_offsets.
+    FOR v_cells, v_weight IN
+        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start), k.weight
         FROM tickq.job_kind AS k
         WHERE k.enabled AND (k.cron IS NOT NULL OR k.every IS NOT NULL)
     LOOP
         FOREACH v_cell IN ARRAY v_cells LOOP
-            v_load[v_cell + 1] := v_load[v_cell + 1] + 1;
+            v_load[v_cell + 1] := v_load[v_cell + 1] + v_weight;
         END LOOP;
     END LOOP;
     FOR v_kind IN
-        SELECT k.name, k.at_times, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
+        SELECT k.name, k.at_times, k.weight, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
             tickq.period_ticks(k, p_durations, v_tick, v_period, v_start) AS cells,
             -- later by at most what keeps the last time within its day, in whole minutes
             floor(extract(EPOCH FROM '23:59'::time - (SELECT max(t) FROM unnest(k.at_times) AS t))
@@ -160,7 +162,7 @@ BEGIN
         FROM tickq.job_kind AS k
         -- an agent's times are its owner's, not the registry's to print
         WHERE k.enabled AND k.at_times IS NOT NULL AND k.name NOT LIKE 'agent.%'
-        ORDER BY 3 DESC, k.priority, k.name
+        ORDER BY 4 DESC, k.priority, k.name
     LOOP
         SELECT s.n INTO STRICT v_best
         FROM generate_series(0, greatest(v_kind.most, 0)) AS s (n)
@@ -169,7 +171,7 @@ BEGIN
             (SELECT sum(v_load[(x + s.n) % v_ticks + 1]) FROM unnest(v_kind.cells) AS x), s.n
         LIMIT 1;
         FOREACH v_cell IN ARRAY v_kind.cells LOOP
-            v_load[(v_cell + v_best) % v_ticks + 1] := v_load[(v_cell + v_best) % v_ticks + 1] + 1;
+            v_load[(v_cell + v_best) % v_ticks + 1] := v_load[(v_cell + v_best) % v_ticks + 1] + v_kind.weight;
         END LOOP;
         IF v_best > 0 THEN
             kind := v_kind.name;
@@ -185,7 +187,8 @@ COMMENT ON FUNCTION tickq.spread_times(jsonb, timestamptz) IS
 'over the first whole-period window of tickq.simulation_windows, each kind in turn, longest holder '
 'first, its times moved later by the whole ticks (whole minutes, within the day) whose ticks the '
 'runs already placed load least, its own times when they are as good. Returns only the kinds whose '
-'times change ("HH:MM"). Each run holds its slot for p_durations->kind seconds, else its timeout.';
+'times change ("HH:MM"). Each run holds its weight in slots for p_durations->kind seconds, else '
+'its timeout.';
 
 CREATE OR REPLACE FUNCTION tickq.month_end_at(
     p_zone text,
