@@ -23,7 +23,7 @@ Table: 10,000 kinds due an hour and more before the fixed clock (2026-11-29 12:0
 
 Needs valgrind on PATH. --sql-dir migrates from another sql/ folder (e.g. an older commit's,
 checked out with ``git worktree``), to compare two versions on the same data. --weighted puts
-weights and pools on the data (bench/_common.py weigh_kinds: the two kinds due first among them),
+weights and pools on the data (bench/_queues.py weigh_kinds: the two kinds due first among them),
 so every claim takes tickq.claim_fit's path; --weighted-behind puts them there too but makes every
 weighted or pooled kind due an hour later, so the claims' candidates are all light (the claim of a
 queue with weights whose due kinds have none: the probe, then the plain path). --profile WORKLOAD
@@ -43,6 +43,7 @@ from datetime import date
 from pathlib import Path
 
 import _common as c
+import _queues as q
 import psycopg
 
 KINDS = 10_000
@@ -67,14 +68,14 @@ WORKLOADS = {
 
 def load(url: str, slots: int, weighted: bool = False, behind: bool = False) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        c.load_kinds(conn, KINDS, DUE, every="1 second", slots=slots)
-        c.load_history(conn, KINDS, HISTORY, clock=f"timestamptz '{CLOCK}'")
+        q.load_kinds(conn, KINDS, DUE, every="1 second", slots=slots)
+        q.load_history(conn, KINDS, HISTORY, clock=f"timestamptz '{CLOCK}'")
         if weighted or behind:
-            c.weigh_kinds(conn, True)
+            q.weigh_kinds(conn, True)
         if behind:
             conn.execute("UPDATE tickq.job_kind SET due_at = due_at + interval '1 hour'"
                          " WHERE weight > 1 OR pools <> '{}'")
-            c.vacuum_analyze(conn)
+            q.vacuum_analyze(conn)
         conn.execute("CHECKPOINT")
 
 
@@ -116,7 +117,7 @@ def main() -> None:
     p.add_argument("--slots", type=int, default=100, help="slot rows (default 100)")
     p.add_argument("--sql-dir", type=Path, help="migrate from this sql/ folder instead")
     p.add_argument("--weighted", action="store_true",
-                   help="weights and pools present (bench/_common.py weigh_kinds): the claims"
+                   help="weights and pools present (bench/_queues.py weigh_kinds): the claims"
                    " take tickq.claim_fit's path")
     p.add_argument("--weighted-behind", action="store_true",
                    help="weights and pools present, none on a kind due before the others: the"

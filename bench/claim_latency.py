@@ -19,7 +19,7 @@ At the largest size it prints EXPLAIN (ANALYZE, BUFFERS) of the candidate and pi
 claim_jobs, taken from sql/api/03_claim.sql with the settings substituted, of the bare query,
 and (auto_explain) the plans of every statement claim_jobs runs. Target: under 1 ms everywhere.
 
-Each cell is measured again with weights and pools present (bench/_common.py weigh_kinds: every
+Each cell is measured again with weights and pools present (bench/_queues.py weigh_kinds: every
 tenth kind of weight 2 or 3 in one of three pools, so every claim takes tickq.claim_fit's path),
 and the last table gives both server times and their ratio (target: under 1 ms p95, and at most
 1.1x the claim without them).
@@ -32,6 +32,7 @@ import time
 from datetime import date
 
 import _common as c
+import _queues as q
 import psycopg
 from psycopg import sql
 
@@ -216,17 +217,17 @@ def main() -> None:
             for shape in ("none", "pct1", "all"):
                 t0 = time.perf_counter()
                 if shape == "pct1":
-                    c.make_pct1_due(admin)
+                    q.make_pct1_due(admin)
                 else:
-                    c.load_kinds(admin, size, c.DUE_SHAPES[shape])
+                    q.load_kinds(admin, size, q.DUE_SHAPES[shape])
                 (due,) = admin.execute(
                     "SELECT count(*) FROM tickq.job_kind WHERE due_at <= now()"
                 ).fetchone()  # type: ignore[misc]
                 load_s = time.perf_counter() - t0
                 m = measure(conn, reps)
-                c.weigh_kinds(admin, True)  # the same queue with weights and pools present
+                q.weigh_kinds(admin, True)  # the same queue with weights and pools present
                 weighed = measure(conn, reps)["claim_server"]
-                c.weigh_kinds(admin, False)
+                q.weigh_kinds(admin, False)
                 cs, cc, bs = m["claim_server"], m["claim_client"], m["bare_server"]
                 assert isinstance(weighed, c.Summary)
                 weights.append([f"{size:,}", SHAPE_LABEL[shape], f"{cs.median:.3f}",

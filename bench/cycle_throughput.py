@@ -40,6 +40,7 @@ from datetime import date
 from pathlib import Path
 
 import _common as c
+import _queues as q
 import psycopg
 
 KINDS = 10_000
@@ -101,8 +102,8 @@ SELECT count(*) FROM tickq.report_run(:rid, 'pgbench-' || :client_id, 'ok', 0, '
 def reset_tickq(conn: psycopg.Connection) -> None:
     # With history, as a queue in use has: analyzed while job_run was empty, the generic plans
     # of the foreign key checks scanned job_run whole, a cost that grew with every cycle run.
-    c.load_kinds(conn, KINDS, DUE, every="1 second", slots=SLOTS)
-    c.load_history(conn, KINDS, HISTORY)
+    q.load_kinds(conn, KINDS, DUE, every="1 second", slots=SLOTS)
+    q.load_history(conn, KINDS, HISTORY)
 
 
 def reset_raw(conn: psycopg.Connection) -> None:

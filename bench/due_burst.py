@@ -7,7 +7,7 @@ limit held, and what a claim costs meanwhile, across 1, 4 and 8 dispatchers.
                                         [--database-url URL]
 
 Per size (default 1,000 and 10,000 kinds; --quick: 1,000) and dispatcher count (default 1, 4 and
-8; --quick: 4): the kinds are loaded with `_common.load_kinds` (`every = "1h"`, lanes cycling),
+8; --quick: 4): the kinds are loaded with `_queues.load_kinds` (`every = "1h"`, lanes cycling),
 all due at the same instant (the load's), `slots` (default 100) slot rows.
 Then as many processes as dispatchers, each with its own connection and name, do what a
 dispatcher's tick does with the database: `tickq.claim_jobs(free, name)` for what its share of
@@ -52,6 +52,7 @@ import os
 import time
 
 import _common as c
+import _queues as q
 import psycopg
 
 from tickq import db
@@ -206,7 +207,7 @@ def run_dispatchers(url: str, dispatchers: int, slots: int, run_ms: int, sample_
 def burst(url: str, kinds: int, dispatchers: int, slots: int, run_ms: int, sample_ms: int
           ) -> list[str]:
     with db.connect(url) as conn:
-        c.load_kinds(conn, kinds, "now()", every="1 hour", slots=slots)
+        q.load_kinds(conn, kinds, "now()", every="1 hour", slots=slots)
         conn.execute(WRAPPER)
         conn.commit()
         due_at = conn.execute("SELECT min(due_at) FROM tickq.job_kind").fetchone()[0]

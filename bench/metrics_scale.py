@@ -5,7 +5,7 @@ bare psycopg process on the same server in the same run (the ratios' unit, measu
                                             [--before]
 
 Default sizes: 1,000, 5,000 and 20,000 kinds (`every = "5m"`), each with 1,000,000 finished
-runs (every tenth failed, durations 0-59 s), loaded with `_common.load_kinds` and
+runs (every tenth failed, durations 0-59 s), loaded with `_queues.load_kinds` and
 `load_history` (tickq.run_count counted from them in one statement, as migration 0072 does on an
 upgrade, rather than by its trigger a row at a time). Per size:
 the whole `tickq metrics` process (B) against `python -c "import psycopg; connect; select 1"`
@@ -28,6 +28,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import _common as c  # noqa: E402
+import _queues as q  # noqa: E402
 import psycopg  # noqa: E402
 
 from tickq import db  # noqa: E402
@@ -81,8 +82,8 @@ def measure(server: str, kinds: int, runs: int, reps: int, before: bool, folder:
     with c.fresh_database(server, "metrics") as url:
         with db.connect(url, timeouts=LOADING) as conn:
             started = time.perf_counter()
-            c.load_kinds(conn, kinds, c.DUE_SHAPES["pct1"])
-            c.load_history(conn, kinds, runs)
+            q.load_kinds(conn, kinds, q.DUE_SHAPES["pct1"])
+            q.load_history(conn, kinds, runs)
             loaded = time.perf_counter() - started
         env = environment(folder)
         timed([sys.executable, "-c", REFERENCE, url], env)  # bytecode first

@@ -26,6 +26,7 @@ from datetime import date
 from pathlib import Path
 
 import _common as c
+import _queues as q
 import psycopg
 
 from tickq import db
@@ -64,7 +65,7 @@ def against_copy(server_url: str, url: str, against: Path, stack: contextlib.Exi
     copy = psycopg.conninfo.make_conninfo(url, dbname=name)
     with psycopg.connect(copy, autocommit=True) as conn:
         db.migrate(conn, against / "sql")
-        c.vacuum_analyze(conn)
+        q.vacuum_analyze(conn)
     return copy
 
 
@@ -85,9 +86,9 @@ def main() -> None:
             print(f"page_speed: {date.today()}, {c.server_info(conn)}")
             t0 = time.perf_counter()
             # Every 40 minutes: the cadence the history below has (~35 runs per kind per day).
-            c.load_kinds(conn, KINDS, "now() + interval '1 minute' * (i % 40)",
+            q.load_kinds(conn, KINDS, "now() + interval '1 minute' * (i % 40)",
                          every="40 minutes", slots=3)
-            c.load_history(conn, KINDS, runs)
+            q.load_history(conn, KINDS, runs)
             (stored,) = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()  # type: ignore[misc]
             print(f"{KINDS:,} kinds, {stored:,} runs, loaded in {time.perf_counter() - t0:.0f} s")
         other = stack.enter_context(psycopg.connect(

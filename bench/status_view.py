@@ -19,6 +19,7 @@ import time
 from datetime import date
 
 import _common as c
+import _queues as q
 import psycopg
 
 KINDS = 10_000
@@ -51,8 +52,8 @@ def main() -> None:
     ):
         print(f"status_view: {date.today()}, {c.server_info(conn)}")
         t0 = time.perf_counter()
-        c.load_kinds(conn, KINDS, c.DUE_SHAPES["pct1"])
-        c.load_history(conn, KINDS, runs)
+        q.load_kinds(conn, KINDS, q.DUE_SHAPES["pct1"])
+        q.load_history(conn, KINDS, runs)
         (stored,) = conn.execute("SELECT count(*) FROM tickq.job_run").fetchone()  # type: ignore[misc]
         print(
             f"{KINDS:,} kinds, {stored:,} runs in job_run,"
