@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -39,6 +40,16 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="smaller sizes and shorter runs")
     p.add_argument("--keep", action="store_true", help="do not drop the bench database")
     return p
+
+
+def run_against(against: Path | None, script: str) -> None:
+    """With ``--against DIR``: run ``script`` again with DIR's tickq (its python_runner first on
+    the path) and the same arguments but that one, and exit with its status. Without, return."""
+    if against is None:
+        return
+    env = {**os.environ, "PYTHONPATH": str(against.resolve() / "python_runner")}
+    more = [a for a in sys.argv[1:] if a not in ("--against", str(against))]
+    sys.exit(subprocess.run([sys.executable, script, *more], env=env, check=False).returncode)
 
 
 def _embedded():

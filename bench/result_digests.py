@@ -26,8 +26,6 @@ import dataclasses  # noqa: E402
 import datetime as dt  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from decimal import Decimal  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -125,10 +123,7 @@ def main() -> None:
     p.add_argument("--no-suggest", action="store_true", help="leave --suggest out")
     p.add_argument("registry", nargs="*", type=Path)
     args = p.parse_args()
-    if args.against:
-        env = {**os.environ, "PYTHONPATH": str(args.against.resolve() / "python_runner")}
-        more = [a for a in sys.argv[1:] if a not in ("--against", str(args.against))]
-        sys.exit(subprocess.run([sys.executable, __file__, *more], env=env, check=False).returncode)
+    c.run_against(args.against, __file__)
     instants = [dt.datetime.fromisoformat(a) for a in (args.at or AT)]
     with c.server(args.database_url) as server, c.fresh_database(server, "digests") as url:
         paths = args.registry or registries()

@@ -19,7 +19,6 @@ sys.dont_write_bytecode = True
 
 import json  # noqa: E402
 import os  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -86,10 +85,7 @@ def main() -> None:
     p.add_argument("--against", type=Path, metavar="DIR", help="run that checkout's tickq instead")
     p.add_argument("registry", nargs="*", type=Path)
     args = p.parse_args()
-    if args.against:
-        env = {**os.environ, "PYTHONPATH": str(args.against.resolve() / "python_runner")}
-        more = [a for a in sys.argv[1:] if a not in ("--against", str(args.against))]
-        sys.exit(subprocess.run([sys.executable, __file__, *more], env=env, check=False).returncode)
+    c.run_against(args.against, __file__)
     with c.server(args.database_url) as server, c.fresh_database(server, "suggest") as url:
         from tickq import db
 
