@@ -294,6 +294,7 @@ DECLARE
     v_idle timestamptz;
     v_n integer;
     v_holds jsonb;
+    v_calm boolean;
 BEGIN
     -- One CALL for a whole window: the parts of tickq.simulation_parts, each committed before the
     -- next starts (so the versions of the kind and slot rows it left can be pruned), with no
@@ -309,6 +310,7 @@ BEGIN
     PERFORM tickq.simulation_session();
     PERFORM tickq.simulation_arm(p_now);
     v_holds := tickq.simulation_holds(p_durations);
+    v_calm := tickq.simulation_calm_allowed(v_holds);  -- calm stretches without the loop (18_simulation_calm.sql)
     SELECT min(p.part_from) FILTER (WHERE p.part_from > p_now), count(*) INTO v_grid, v_count
     FROM tickq.simulation_parts(p_until, p_now) AS p;
     SELECT greatest(s.tick, s.tick * floor(900 / extract(EPOCH FROM s.tick))) INTO STRICT v_len FROM tickq.settings AS s;
@@ -357,7 +359,7 @@ BEGIN
                 CONTINUE;
             END IF;
         END IF;
-        PERFORM tickq.simulation_events(v_part.part_until, v_holds, v_part.part_from);
+        PERFORM tickq.simulation_part(v_part.part_from, v_part.part_until, v_holds, v_calm);
         COMMIT;
     END LOOP;
 END
