@@ -174,6 +174,7 @@ AS $$
 DECLARE
     v_first bigint;
     v_lease interval;
+    v_going bigint[];
 BEGIN
     -- What the claims and reports of a calm stretch write, in one statement each: the runs going on
     -- that end before p_end reported (tickq.finish_run with outcome ok and no duration given); the
@@ -182,13 +183,15 @@ BEGIN
     -- slot rows of the runs still going on.
     SELECT greatest(s.lease, (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = 'simulator'))
     INTO STRICT v_lease FROM tickq.settings AS s;
+    -- The runs going on, each read by its primary key (OFFSET 0: whatever the planner thinks of
+    -- the history's size).
+    v_going := ARRAY(SELECT sl.run_id FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL);
     WITH ended AS (
         UPDATE tickq.job_run AS r SET finished_at = r.claimed_at + (p_holds ->> r.kind)::interval, outcome = 'ok',
             exit_code = 0, output_tail = NULL,
             duration = greatest(r.claimed_at + (p_holds ->> r.kind)::interval - coalesce(r.started_at, r.claimed_at),
                 '0'::interval)
-        FROM tickq.slot AS sl
-        WHERE sl.run_id = r.id AND r.slot_row = sl.n AND r.claimed_at + (p_holds ->> r.kind)::interval < p_end
+        WHERE r.id = ANY(v_going) AND r.claimed_at + (p_holds ->> r.kind)::interval < p_end
         RETURNING r.id, r.kind, r.finished_at
     ),
     freed AS (
@@ -203,43 +206,49 @@ BEGIN
     END IF;
     SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END INTO v_first FROM tickq.job_run_id_seq AS q;
     PERFORM setval(pg_get_serial_sequence('tickq.job_run', 'id'), v_first + cardinality(p_kinds) - 1);
-    INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, finished_at, outcome,
-        exit_code, duration, due_at, slot_row, slot_at, first_slot_at, slots_covered, weight, pools)
-    OVERRIDING SYSTEM VALUE
-    SELECT v_first + u.i - 1, u.kind, 1, 'schedule', c.n, 'simulator', u.claimed,
-        CASE WHEN u.ends < p_end THEN u.ends END, CASE WHEN u.ends < p_end THEN 'ok' ELSE 'running' END::tickq.outcome,
-        CASE WHEN u.ends < p_end THEN 0 END, CASE WHEN u.ends < p_end THEN u.ends - u.claimed END,
-        u.due, u.slot_row,
-        CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k), u.due, u.claimed) ELSE u.due END, u.due, c.n,
-        k.weight, k.pools
-    FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_rows) WITH ORDINALITY AS u (kind, due, claimed, ends, slot_row, i)
-    INNER JOIN tickq.job_kind AS k ON k.name = u.kind
-    CROSS JOIN LATERAL (SELECT 1 + tickq.slots_between(tickq.schedule_of(k), u.due, u.claimed) AS n OFFSET 0) AS c
-    ORDER BY u.i;
+    -- The runs, then each kind as its last run left it and the slot rows of those going on, from
+    -- what the insert returns.
+    WITH runs AS (
+        INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, finished_at, outcome,
+            exit_code, duration, due_at, slot_row, slot_at, first_slot_at, slots_covered, weight, pools)
+        OVERRIDING SYSTEM VALUE
+        SELECT v_first + u.i - 1, u.kind, 1, 'schedule', c.n, 'simulator', u.claimed,
+            CASE WHEN u.ends < p_end THEN u.ends END,
+            CASE WHEN u.ends < p_end THEN 'ok' ELSE 'running' END::tickq.outcome,
+            CASE WHEN u.ends < p_end THEN 0 END, CASE WHEN u.ends < p_end THEN u.ends - u.claimed END,
+            u.due, u.slot_row,
+            CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k), u.due, u.claimed) ELSE u.due END, u.due, c.n,
+            k.weight, k.pools
+        FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_rows) WITH ORDINALITY AS u (kind, due, claimed, ends, slot_row, i)
+        INNER JOIN tickq.job_kind AS k ON k.name = u.kind
+        CROSS JOIN LATERAL (SELECT 1 + tickq.slots_between(tickq.schedule_of(k), u.due, u.claimed) AS n OFFSET 0) AS c
+        ORDER BY u.i
+        RETURNING id, kind, claimed_at, due_at, slot_at, first_slot_at, slots_covered, slot_row, outcome
+    ),
+    held AS (
+        UPDATE tickq.slot AS sl SET run_id = r.id, leased_until = r.claimed_at + v_lease
+        FROM runs AS r WHERE r.outcome = 'running' AND sl.n = r.slot_row
+    )
     UPDATE tickq.job_kind AS k SET
-        run_id = CASE WHEN l.ends >= p_end THEN l.id END,
-        leased_by = CASE WHEN l.ends >= p_end THEN 'simulator' END,
-        leased_until = CASE WHEN l.ends >= p_end THEN l.claimed_at + v_lease END,
-        attempts = CASE WHEN l.ends >= p_end THEN 1 ELSE 0 END,
-        last_run_id = CASE WHEN l.ends < p_end THEN l.id ELSE coalesce(l.before_id, k.last_run_id) END,
-        failure_streak = CASE WHEN l.ends < p_end OR l.before_id IS NOT NULL THEN 0 ELSE k.failure_streak END,
+        run_id = CASE WHEN l.going THEN l.id END,
+        leased_by = CASE WHEN l.going THEN 'simulator' END,
+        leased_until = CASE WHEN l.going THEN l.claimed_at + v_lease END,
+        attempts = CASE WHEN l.going THEN 1 ELSE 0 END,
+        last_run_id = CASE WHEN l.going THEN coalesce(l.before_id, k.last_run_id) ELSE l.id END,
+        failure_streak = CASE WHEN NOT l.going OR l.before_id IS NOT NULL THEN 0 ELSE k.failure_streak END,
         next_trigger = 'schedule',
-        due_at = CASE WHEN l.ends < p_end
-            THEN coalesce(tickq.next_slot(tickq.schedule_of(k), l.ends), l.ends + interval '1 day') ELSE l.due_at END,
+        due_at = CASE WHEN l.going THEN l.due_at ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), l.ends),
+            l.ends + interval '1 day') END,
         slot_at = l.slot_at, first_slot_at = l.first_slot_at, slots_covered = l.slots_covered,
-        updated_at = CASE WHEN l.ends < p_end THEN l.ends ELSE l.claimed_at END
+        updated_at = CASE WHEN l.going THEN l.claimed_at ELSE l.ends END
     FROM (
         SELECT DISTINCT ON (r.kind) r.kind, r.id, r.claimed_at, r.claimed_at + (p_holds ->> r.kind)::interval AS ends,
-            r.due_at, r.slot_at, r.first_slot_at, r.slots_covered,
+            r.outcome = 'running' AS going, r.due_at, r.slot_at, r.first_slot_at, r.slots_covered,
             lag(r.id) OVER (PARTITION BY r.kind ORDER BY r.id) AS before_id
-        FROM tickq.job_run AS r
-        WHERE r.id >= v_first AND r.id < v_first + cardinality(p_kinds)
+        FROM runs AS r
         ORDER BY r.kind, r.id DESC
     ) AS l
     WHERE k.name = l.kind;
-    UPDATE tickq.slot AS sl SET run_id = r.id, leased_until = r.claimed_at + v_lease
-    FROM tickq.job_run AS r
-    WHERE r.id >= v_first AND r.id < v_first + cardinality(p_kinds) AND r.outcome = 'running' AND sl.n = r.slot_row;
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm_write(
