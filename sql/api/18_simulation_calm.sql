@@ -287,6 +287,13 @@ BEGIN
     IF NOT tickq.simulation_calm_state(p_from, p_holds) THEN
         RETURN p_from;
     END IF;
+    -- Short at p_from already (a starving queue, part after part): nothing to work out.
+    IF (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
+        + (SELECT count(*) FROM tickq.job_kind AS k
+            WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_from)
+        > (SELECT count(*) FROM tickq.slot AS sl CROSS JOIN tickq.settings AS s WHERE sl.n <= s.slots) THEN
+        RETURN p_from;
+    END IF;
     -- The runs in time order and, at one instant, in claim order (tickq.claim_candidates).
     SELECT coalesce(array_agg(r.kind ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.due_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
