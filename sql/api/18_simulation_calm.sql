@@ -82,12 +82,14 @@ AS $$
     -- claimed at the first tick (of p_from's grid) at or after its due time, as the clock's wake
     -- has it, holding its slot for its hold; the next due time the next slot after the run ends
     -- (or a day later when there is none), as tickq.finish_run sets it. A kind running at p_from
-    -- starts from the end of its run.
+    -- starts from the end of its run. Each kind's first run claimed after p_until is returned
+    -- too when it is known (its due time is the kind's after the part).
     WITH RECURSIVE s AS (
         SELECT st.tick, extract(EPOCH FROM st.tick) AS secs FROM tickq.settings AS st
     ),
     k AS (
         SELECT k.name, k.priority, k.catch_up, tickq.schedule_of(k) AS sched, (p_holds ->> k.name)::interval AS hold,
+            CASE WHEN k.every IS NULL THEN tickq.calendar_of(tickq.schedule_of(k)) END AS cal,
             CASE WHEN k.run_id IS NULL THEN k.due_at
                 ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), r.ends_at), r.ends_at + interval '1 day') END AS due
         FROM tickq.job_kind AS k
@@ -98,29 +100,31 @@ AS $$
         WHERE tickq.kind_claimable(k)
             AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
     ),
-    runs (kind, priority, catch_up, sched, hold, due, claimed) AS (
-        SELECT k.name, k.priority, k.catch_up, k.sched, k.hold, k.due,
+    runs (kind, priority, catch_up, sched, cal, hold, due, claimed) AS (
+        SELECT k.name, k.priority, k.catch_up, k.sched, k.cal, k.hold, k.due,
             greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM k.due - p_from) / s.secs))
         FROM k CROSS JOIN s
         UNION ALL
-        SELECT r.kind, r.priority, r.catch_up, r.sched, r.hold, n.due,
+        SELECT r.kind, r.priority, r.catch_up, r.sched, r.cal, r.hold, n.due,
             greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM n.due - p_from) / s.secs))
         FROM runs AS r
         CROSS JOIN s
         CROSS JOIN LATERAL (
-            SELECT coalesce(tickq.next_slot(r.sched, r.claimed + r.hold), r.claimed + r.hold + interval '1 day') AS due
+            -- next_slot, with a calendar's calendar read once per kind
+            SELECT coalesce(CASE WHEN r.cal IS NULL THEN tickq.next_slot(r.sched, r.claimed + r.hold)
+                ELSE tickq.calendar_next(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
         ) AS n
         WHERE r.claimed <= p_until AND r.claimed + r.hold <= p_until
     )
     SELECT r.kind, r.priority, r.due, r.claimed, r.claimed + r.hold, r.catch_up
     FROM runs AS r
-    WHERE r.claimed <= p_until
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm_runs(timestamptz, timestamptz, jsonb) IS
 'For tickq.simulation_calm: the runs each claimable kind would have claimed from p_from through '
 'p_until were no kind ever kept waiting: its due time, claimed at the first tick at or after it, '
 'ending its hold (p_holds) later, the next due time its next slot after that end '
-'(tickq.finish_run''s rule). A kind running at p_from starts from its run''s end.';
+'(tickq.finish_run''s rule). A kind running at p_from starts from its run''s end. Each kind''s first '
+'run claimed after p_until is returned too where its last run ends by then.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_calm_short(
     p_from timestamptz,
@@ -159,106 +163,6 @@ COMMENT ON FUNCTION tickq.simulation_calm_short(
 'and their kinds'' catch_up beside them) at which they and the runs going on at p_from would hold '
 'more slot rows than there are, or a kind would skip slots for its catch_up; NULL when none.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_calm_write(
-    p_kinds text[],
-    p_dues timestamptz[],
-    p_claimed timestamptz[],
-    p_ends timestamptz[],
-    p_rows integer[],
-    p_end timestamptz,
-    p_holds jsonb,
-    p_now timestamptz DEFAULT now()
-) RETURNS void
-LANGUAGE plpgsql
-AS $$
-DECLARE
-    v_first bigint;
-    v_lease interval;
-    v_going bigint[];
-BEGIN
-    -- What the claims and reports of a calm stretch write, in one statement each: the runs going on
-    -- that end before p_end reported (tickq.finish_run with outcome ok and no duration given); the
-    -- runs p_kinds .. p_rows opened in that order (the claim order) as tickq.claim_open_runs opens
-    -- them, those ending before p_end reported; each kind as its last claim or report left it; the
-    -- slot rows of the runs still going on.
-    SELECT greatest(s.lease, (SELECT d.lease FROM tickq.dispatcher AS d WHERE d.name = 'simulator'))
-    INTO STRICT v_lease FROM tickq.settings AS s;
-    -- The runs going on, each read by its primary key (OFFSET 0: whatever the planner thinks of
-    -- the history's size).
-    v_going := ARRAY(SELECT sl.run_id FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL);
-    WITH ended AS (
-        UPDATE tickq.job_run AS r SET finished_at = r.claimed_at + (p_holds ->> r.kind)::interval, outcome = 'ok',
-            exit_code = 0, output_tail = NULL,
-            duration = greatest(r.claimed_at + (p_holds ->> r.kind)::interval - coalesce(r.started_at, r.claimed_at),
-                '0'::interval)
-        WHERE r.id = ANY(v_going) AND r.claimed_at + (p_holds ->> r.kind)::interval < p_end
-        RETURNING r.id, r.kind, r.finished_at
-    ),
-    freed AS (
-        UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL FROM ended AS e WHERE sl.run_id = e.id
-    )
-    UPDATE tickq.job_kind AS k SET run_id = NULL, leased_by = NULL, leased_until = NULL, last_run_id = e.id,
-        failure_streak = 0, attempts = 0, next_trigger = 'schedule', updated_at = e.finished_at,
-        due_at = coalesce(tickq.next_slot(tickq.schedule_of(k), e.finished_at), e.finished_at + interval '1 day')
-    FROM ended AS e WHERE k.name = e.kind;
-    IF cardinality(p_kinds) = 0 THEN
-        RETURN;
-    END IF;
-    SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END INTO v_first FROM tickq.job_run_id_seq AS q;
-    PERFORM setval(pg_get_serial_sequence('tickq.job_run', 'id'), v_first + cardinality(p_kinds) - 1);
-    -- The runs, then each kind as its last run left it and the slot rows of those going on, from
-    -- what the insert returns.
-    WITH runs AS (
-        INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, finished_at, outcome,
-            exit_code, duration, due_at, slot_row, slot_at, first_slot_at, slots_covered, weight, pools)
-        OVERRIDING SYSTEM VALUE
-        SELECT v_first + u.i - 1, u.kind, 1, 'schedule', c.n, 'simulator', u.claimed,
-            CASE WHEN u.ends < p_end THEN u.ends END,
-            CASE WHEN u.ends < p_end THEN 'ok' ELSE 'running' END::tickq.outcome,
-            CASE WHEN u.ends < p_end THEN 0 END, CASE WHEN u.ends < p_end THEN u.ends - u.claimed END,
-            u.due, u.slot_row,
-            CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k), u.due, u.claimed) ELSE u.due END, u.due, c.n,
-            k.weight, k.pools
-        FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_rows) WITH ORDINALITY AS u (kind, due, claimed, ends, slot_row, i)
-        INNER JOIN tickq.job_kind AS k ON k.name = u.kind
-        CROSS JOIN LATERAL (SELECT 1 + tickq.slots_between(tickq.schedule_of(k), u.due, u.claimed) AS n OFFSET 0) AS c
-        ORDER BY u.i
-        RETURNING id, kind, claimed_at, due_at, slot_at, first_slot_at, slots_covered, slot_row, outcome
-    ),
-    held AS (
-        UPDATE tickq.slot AS sl SET run_id = r.id, leased_until = r.claimed_at + v_lease
-        FROM runs AS r WHERE r.outcome = 'running' AND sl.n = r.slot_row
-    )
-    UPDATE tickq.job_kind AS k SET
-        run_id = CASE WHEN l.going THEN l.id END,
-        leased_by = CASE WHEN l.going THEN 'simulator' END,
-        leased_until = CASE WHEN l.going THEN l.claimed_at + v_lease END,
-        attempts = CASE WHEN l.going THEN 1 ELSE 0 END,
-        last_run_id = CASE WHEN l.going THEN coalesce(l.before_id, k.last_run_id) ELSE l.id END,
-        failure_streak = CASE WHEN NOT l.going OR l.before_id IS NOT NULL THEN 0 ELSE k.failure_streak END,
-        next_trigger = 'schedule',
-        due_at = CASE WHEN l.going THEN l.due_at ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), l.ends),
-            l.ends + interval '1 day') END,
-        slot_at = l.slot_at, first_slot_at = l.first_slot_at, slots_covered = l.slots_covered,
-        updated_at = CASE WHEN l.going THEN l.claimed_at ELSE l.ends END
-    FROM (
-        SELECT DISTINCT ON (r.kind) r.kind, r.id, r.claimed_at, r.claimed_at + (p_holds ->> r.kind)::interval AS ends,
-            r.outcome = 'running' AS going, r.due_at, r.slot_at, r.first_slot_at, r.slots_covered,
-            lag(r.id) OVER (PARTITION BY r.kind ORDER BY r.id) AS before_id
-        FROM runs AS r
-        ORDER BY r.kind, r.id DESC
-    ) AS l
-    WHERE k.name = l.kind;
-END
-$$;
-COMMENT ON FUNCTION tickq.simulation_calm_write(
-    text[], timestamptz[], timestamptz[], timestamptz[], integer[], timestamptz, jsonb, timestamptz
-) IS
-'For tickq.simulation_calm: writes a calm stretch as its claims and reports would: the runs going on '
-'that end (p_holds) before p_end reported ok, the runs of p_kinds (due times, claim instants, ends, '
-'slot rows beside them) opened in that order with the next ids, those ending before p_end reported '
-'ok, each kind as its last claim or report left it, and the slot rows of the runs still going on.';
-
 CREATE OR REPLACE FUNCTION tickq.simulation_calm(
     p_from timestamptz,
     p_until timestamptz,
@@ -281,14 +185,19 @@ DECLARE
     v_free integer[];
     v_i integer := 1;
     v_j integer;
+    v_next_kinds text[];
+    v_next_dues timestamptz[];
 BEGIN
     -- The part from p_from through p_until as far as it is calm: returns the instant from which
     -- the real loop must go on (NULL: the whole part was written; p_from: nothing was).
     IF NOT tickq.simulation_calm_state(p_from, p_holds) THEN
         RETURN p_from;
     END IF;
-    -- Short at p_from already (a starving queue, part after part): nothing to work out.
-    IF (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
+    -- Short at p_from already (a starving queue, part after part): nothing to work out. A run
+    -- ending at p_from is reported before the claim there.
+    IF (SELECT count(*) FROM tickq.slot AS sl
+            CROSS JOIN LATERAL (SELECT r.* FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0) AS r
+            WHERE r.claimed_at + (p_holds ->> r.kind)::interval > p_from)
         + (SELECT count(*) FROM tickq.job_kind AS k
             WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_from)
         > (SELECT count(*) FROM tickq.slot AS sl CROSS JOIN tickq.settings AS s WHERE sl.n <= s.slots) THEN
@@ -306,11 +215,19 @@ BEGIN
             CASE WHEN c.due_at <= c.claimed_at - s.stale_after THEN c.due_at END AS stale_due
         FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c CROSS JOIN tickq.settings AS s
     ) AS r;
-    v_short := tickq.simulation_calm_short(p_from, v_claimed, v_ends, v_dues, v_catch_ups, p_holds);
+    -- (sorted by instant: the runs of the part come first, then each kind's first one after it)
+    v_count := (SELECT count(*) FROM unnest(v_claimed) AS c WHERE c <= p_until)::integer;
+    v_short := tickq.simulation_calm_short(p_from, v_claimed[1:v_count], v_ends[1:v_count], v_dues[1:v_count],
+        v_catch_ups[1:v_count], p_holds);
     IF v_short = p_from THEN
         RETURN p_from;
     END IF;
-    v_count := (SELECT count(*) FROM unnest(v_claimed) AS c WHERE c < coalesce(v_short, 'infinity'))::integer;
+    v_count := (SELECT count(*) FROM unnest(v_claimed) AS c WHERE c < coalesce(v_short, p_until + interval '1 microsecond'))::integer;
+    -- Each kind's due time after its last run written: that of its first run not written.
+    SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
+    FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
+        FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
+        ORDER BY u.kind, u.i) AS n;
     -- Slot rows as claim_plain takes them: at each instant the lowest free ones, in claim order.
     SELECT array_agg(sl.n ORDER BY sl.n), array_agg(r.ends ORDER BY sl.n) INTO v_rows, v_busy
     FROM tickq.slot AS sl
@@ -337,7 +254,8 @@ BEGIN
         v_i := v_j + 1;
     END LOOP;
     PERFORM tickq.simulation_calm_write(v_kinds[1:v_count], v_dues[1:v_count], v_claimed[1:v_count],
-        v_ends[1:v_count], v_slot_rows, coalesce(v_short, p_until + interval '1 microsecond'), p_holds);
+        v_ends[1:v_count], v_slot_rows, coalesce(v_short, p_until + interval '1 microsecond'), p_holds, v_next_kinds,
+        v_next_dues);
     RETURN v_short;
 END
 $$;
