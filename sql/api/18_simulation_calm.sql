@@ -1,5 +1,5 @@
 -- Calm stretches of the simulator's clock, written without the claim and report loop
--- (tickq.simulation_part, called by tickq.simulate_window for each part: 19_simulate_window.sql).
+-- (tickq.simulation_clock, called by tickq.simulate_window for each part: 19_simulate_window.sql).
 --
 -- While the slots never run short no kind waits for another: every kind is claimed at the first
 -- tick at or after its due time (the clock goes there, and every claim takes everything due),
@@ -266,27 +266,48 @@ COMMENT ON FUNCTION tickq.simulation_calm(timestamptz, timestamptz, jsonb, times
 'NULL when the whole part was written, p_from when nothing was (the queue''s state at p_from is not '
 'one it can go on from: tickq.simulation_calm_state). p_holds: tickq.simulation_holds.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_part(
+CREATE OR REPLACE FUNCTION tickq.simulation_clock(
     p_from timestamptz,
     p_until timestamptz,
     p_holds jsonb,
     p_calm boolean,
     p_now timestamptz DEFAULT now()
-) RETURNS void
+) RETURNS timestamptz[]
 LANGUAGE plpgsql
 AS $$
 DECLARE
     v_from timestamptz := p_from;
+    v_short timestamptz;
+    v_back timestamptz;
+    v_step interval;
+    v_handed timestamptz[] := '{}'::timestamptz[];
 BEGIN
-    IF p_calm THEN
-        v_from := tickq.simulation_calm(p_from, p_until, p_holds);
+    -- Calm stretches written (tickq.simulation_calm); from the first instant the slots run short
+    -- the real loop for five ticks, then calm again. The real loop may stop and go on at any
+    -- tick: a call begins with a claim at its start, which claims what a claim there would have.
+    IF NOT p_calm THEN
+        PERFORM tickq.simulation_events(p_until, p_holds, p_from);
+        RETURN ARRAY[p_from];
     END IF;
-    IF v_from IS NOT NULL THEN
-        PERFORM tickq.simulation_events(p_until, p_holds, v_from);
-    END IF;
+    SELECT s.tick * 5 INTO STRICT v_step FROM tickq.settings AS s;
+    LOOP
+        v_short := tickq.simulation_calm(v_from, p_until, p_holds);
+        EXIT WHEN v_short IS NULL;
+        v_handed := v_handed || v_short;
+        v_back := v_short + v_step;
+        IF v_back > p_until THEN
+            PERFORM tickq.simulation_events(p_until, p_holds, v_short);
+            EXIT;
+        END IF;
+        PERFORM tickq.simulation_events(v_back - interval '1 microsecond', p_holds, v_short);
+        v_from := v_back;
+    END LOOP;
+    RETURN v_handed;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_part(timestamptz, timestamptz, jsonb, boolean, timestamptz) IS
-'For tickq.simulate_window: one part of the clock, from p_from through p_until: with p_calm '
-'(tickq.simulation_calm_allowed) as far as it is calm without the claim and report loop '
-'(tickq.simulation_calm), the rest through it (tickq.simulation_events). Scratch databases only.';
+COMMENT ON FUNCTION tickq.simulation_clock(timestamptz, timestamptz, jsonb, boolean, timestamptz) IS
+'For tickq.simulate_window: the clock through one part, from p_from through p_until. With p_calm '
+'(tickq.simulation_calm_allowed) its calm stretches are written without the claim and report loop '
+'(tickq.simulation_calm) and the real loop (tickq.simulation_events) runs from each instant the '
+'slots run short for five ticks; without, the real loop runs the whole part. Returns the instants '
+'the real loop took over at. Scratch databases only.';

@@ -359,17 +359,18 @@ BEGIN
                 CONTINUE;
             END IF;
         END IF;
-        PERFORM tickq.simulation_part(v_part.part_from, v_part.part_until, v_holds, v_calm);
+        PERFORM tickq.simulation_clock(v_part.part_from, v_part.part_until, v_holds, v_calm);
         COMMIT;
     END LOOP;
 END
 $$;
 COMMENT ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) IS  -- noqa: LT01
 'The simulator''s clock through a whole window in one CALL: with p_steady, tickq.simulation_start '
-'at p_now first; then tickq.simulation_events for each part of tickq.simulation_parts(p_until, '
-'p_now), committing after each, but where a stretch repeats one of a day or a week before from the '
-'same state, whose runs are copied (tickq.simulation_best_copy, tickq.simulation_copy), and where '
-'nothing runs or falls due. With p_stop_stale it stops at the first part that starts after a wait '
+'at p_now first; then tickq.simulation_clock for each part of tickq.simulation_parts(p_until, '
+'p_now) (the real claim and report of tickq.simulation_events, or a calm stretch''s runs written '
+'without them), committing after each, but where a stretch repeats one of a day or a week before '
+'from the same state, whose runs are copied (tickq.simulation_best_copy, tickq.simulation_copy), and '
+'where nothing runs or falls due. With p_stop_stale it stops at the first part that starts after a wait '
 'of stale_after (tickq.simulation_stale). Must be called outside a transaction block (it commits). '
 'Scratch databases only.';
 REVOKE ALL ON PROCEDURE tickq.simulate_window(timestamptz, jsonb, boolean, boolean, timestamptz) FROM public;
