@@ -12,24 +12,19 @@
 -- comments and settings are written by the files each time, so nothing of a dropped function is
 -- lost.
 DO $$
-DECLARE
-    v_routine regprocedure;
 BEGIN
-    IF coalesce(current_setting('tickq.applying_api', true), '') = '' THEN
-        RETURN;
+    IF coalesce(current_setting('tickq.applying_api', true), '') <> '' THEN
+        EXECUTE coalesce((
+            SELECT string_agg(format('DROP ROUTINE %s;', p.oid::regprocedure), ' ' ORDER BY p.oid)
+            FROM pg_catalog.pg_proc AS p
+            WHERE p.pronamespace = 'tickq'::regnamespace
+                AND NOT EXISTS (
+                    SELECT FROM pg_catalog.pg_depend AS d
+                    WHERE d.refclassid = 'pg_catalog.pg_proc'::regclass
+                        AND d.refobjid = p.oid
+                        AND d.deptype IN ('n', 'a')
+                )
+        ), 'SELECT');
     END IF;
-    FOR v_routine IN
-        SELECT p.oid::regprocedure FROM pg_catalog.pg_proc AS p
-        WHERE p.pronamespace = 'tickq'::regnamespace
-            AND NOT EXISTS (
-                SELECT FROM pg_catalog.pg_depend AS d
-                WHERE d.refclassid = 'pg_catalog.pg_proc'::regclass
-                    AND d.refobjid = p.oid
-                    AND d.deptype IN ('n', 'a')
-            )
-        ORDER BY p.oid
-    LOOP
-        EXECUTE format('DROP ROUTINE %s', v_routine);
-    END LOOP;
 END
 $$;
