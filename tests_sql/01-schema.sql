@@ -59,7 +59,7 @@ SELECT functions_are('tickq', ARRAY[
     'sync_kind',
     'sync_kinds', 'settings_drift', 'save_settings', 'sync_dispatcher', 'sync_slots',
     'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
-    'agents_problems', 'agent_schedule', 'agent_with_fields',
+    'agents_problems', 'entry_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_first_window', 'simulation_replay_window',
     'simulation_merge', 'simulation_worst',
     'simulation_fold',

@@ -93,3 +93,32 @@ COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'by the same rules, and (key NULL) the queue''s refusal of another project''s sync when '
 'p_registry names its source (tickq.queue_registry_problem); changes nothing. None, without '
 'judging again, for the registry the queue last synced (tickq.queue_registry.digest).';
+
+CREATE OR REPLACE FUNCTION tickq.entry_problems(
+    p_table jsonb,
+    p_parse regproc
+) RETURNS TABLE (key text, problem text)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_name text;
+    v_message text;
+    v_column text;
+BEGIN
+    -- Each entry on its own ({NAME: entry}), so that one answer names every entry at fault. The
+    -- parser is the one the sync uses, called by name: any parser of a registry table.
+    FOR v_name IN SELECT jsonb_object_keys(p_table) ORDER BY 1 LOOP
+        BEGIN
+            EXECUTE format('SELECT FROM %s($1)', p_parse) USING jsonb_build_object(v_name, p_table -> v_name);
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
+            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
+        END;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.entry_problems(jsonb, regproc) IS
+'Every entry of a registry table (p_table: the "agents" or "pools" object) that p_parse, the '
+'parser its sync uses (tickq.parse_agents, tickq.parse_pools), refuses when given that entry '
+'alone: the key the refusal names, as the file spells it, and what is wrong. Changes nothing.';

@@ -83,30 +83,17 @@ CREATE OR REPLACE FUNCTION tickq.agents_problems(
 ) RETURNS TABLE (key text, problem text)
 LANGUAGE plpgsql
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_key text;
-    v_message text;
-    v_column text;
 BEGIN
-    -- Each key on its own, so that one answer names every key at fault.
     IF jsonb_typeof(p_agents) <> 'object' THEN
         RETURN QUERY SELECT 'agents'::text, 'must be a table'::text;
-        RETURN;
+    ELSE
+        RETURN QUERY SELECT * FROM tickq.entry_problems(p_agents, 'tickq.parse_agents');
     END IF;
-    FOR v_key IN SELECT jsonb_object_keys(p_agents) ORDER BY 1 LOOP
-        BEGIN
-            PERFORM tickq.parse_agents(jsonb_build_object(v_key, p_agents -> v_key));
-        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
-            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
-        END;
-    END LOOP;
 END
 $$;
 COMMENT ON FUNCTION tickq.agents_problems(jsonb) IS
 'Every key of the registry''s "agents" object that tickq.parse_agents refuses, with what is wrong '
-'(for tickq.registry_problems); changes nothing.';
+'(tickq.entry_problems, for tickq.registry_problems); changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_agents(
     p_agents jsonb,

@@ -109,29 +109,17 @@ CREATE OR REPLACE FUNCTION tickq.pools_problems(
 ) RETURNS TABLE (key text, problem text)
 LANGUAGE plpgsql
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_name text;
-    v_message text;
-    v_column text;
 BEGIN
     IF p_pools IS NOT NULL AND jsonb_typeof(p_pools) NOT IN ('object', 'null') THEN
         RETURN QUERY SELECT 'pools'::text, 'must be a table of pools ([pools.NAME])'::text;
-        RETURN;
+    ELSE
+        RETURN QUERY SELECT * FROM tickq.entry_problems(coalesce(p_pools, '{}'), 'tickq.parse_pools');
     END IF;
-    FOR v_name IN SELECT jsonb_object_keys(coalesce(p_pools, '{}')) ORDER BY 1 LOOP
-        BEGIN
-            PERFORM FROM tickq.parse_pools(jsonb_build_object(v_name, p_pools -> v_name));
-        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
-            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
-        END;
-    END LOOP;
 END
 $$;
 COMMENT ON FUNCTION tickq.pools_problems(jsonb) IS
 'Every pool of the registry''s "pools" object that tickq.parse_pools refuses, with the key and what '
-'is wrong (for tickq.registry_problems); changes nothing.';
+'is wrong (tickq.entry_problems, for tickq.registry_problems); changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_pools(
     p_pools jsonb,

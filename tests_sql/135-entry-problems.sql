@@ -1,0 +1,25 @@
+-- A registry table's entries are judged one by one (tickq.entry_problems) by the parser its sync
+-- uses, so one answer names every entry at fault: the same walk for [agents] and [pools].
+BEGIN;
+SELECT plan(5);
+
+SELECT results_eq($$SELECT key, problem FROM tickq.entry_problems('{"sf": {"slots": 1001}, "ok": {"slots": 2},
+    "x": {"slots": 1, "size": 2}}', 'tickq.parse_pools') ORDER BY 1$$,
+    $$VALUES ('pools.sf.slots'::text, 'must be a whole number from 1 to 1000, got 1001'::text),
+        ('pools.x.size', 'unknown key')$$,
+    'pools: each refused entry by the key the refusal names, the good one not at all');
+SELECT results_eq($$SELECT key, problem FROM tickq.entry_problems('{"max_turns": 7, "retries": -1, "weight": 1}',
+    'tickq.parse_agents') ORDER BY 1$$,
+    $$VALUES ('agents.max_turns'::text, 'must be a whole number from 1 to 6, got 7'::text),
+        ('agents.retries', 'must be a whole number from 0 to 10, got -1')$$,
+    'agents: each key alone, so both refused keys are named');
+SELECT is_empty($$SELECT * FROM tickq.entry_problems('{"sf": {"slots": 3}}', 'tickq.parse_pools')$$,
+    'a table its parser takes: no problem');
+SELECT results_eq($$SELECT * FROM tickq.pools_problems('[1]')$$,
+    $$VALUES ('pools'::text, 'must be a table of pools ([pools.NAME])'::text)$$,
+    'a pools value that is no table: one problem, the entries are not walked');
+SELECT results_eq($$SELECT * FROM tickq.agents_problems('{"priority": "urgent", "weight": 0}') ORDER BY 1$$,
+    $$SELECT * FROM tickq.entry_problems('{"priority": "urgent", "weight": 0}', 'tickq.parse_agents') ORDER BY 1$$,
+    'agents_problems answers what entry_problems answers with the agents parser');
+
+SELECT * FROM finish();
