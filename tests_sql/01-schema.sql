@@ -67,7 +67,7 @@ SELECT functions_are('tickq', ARRAY[
     'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
     'calendar_next', 'calendar_count', 'calendar_last', 'calendar_day_first', 'weekday_name', 'number_ranges',
     'describe_days',
-    'parse_days',
+    'parse_days', 'registry_no_repeats',
     'parse_zone', 'schedule_slots', 'schedule_warnings', 'slot_seconds', 'tick_lateness', 'tick_on_time',
     'on_time_tick',
     'metrics_buckets', 'metrics_label', 'metrics_text', 'metrics_families', 'metrics_runs_total',

@@ -63,10 +63,8 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'pools', format('must be a list of pool names, got %s',
             left(v_item::text, 200)));
     END IF;
-    v_kind.pools := ARRAY(SELECT DISTINCT e.p FROM jsonb_array_elements_text(v_item) AS e (p) ORDER BY 1);
-    IF cardinality(v_kind.pools) <> jsonb_array_length(v_item) THEN
-        PERFORM tickq.registry_error(p_name, 'pools', format('pools must not repeat, got %s', v_item));
-    END IF;
+    v_kind.pools := tickq.registry_no_repeats(
+        ARRAY(SELECT e.p FROM jsonb_array_elements_text(v_item) AS e (p)), v_item, p_name, 'pools', 'pools');
     RETURN v_kind;
 END
 $$;
