@@ -63,7 +63,7 @@ SELECT functions_are('tickq', ARRAY[
     'capacity_verdict_at', 'simulation_parts', 'simulation_first_window', 'simulation_replay_window',
     'simulation_merge', 'simulation_worst',
     'simulation_fold',
-    'calendar_slots_in', 'held_ticks', 'ticks_held', 'period_ticks', 'spread_offsets',
+    'calendar_slots_in', 'held_ticks', 'ticks_held', 'period_ticks', 'period_load', 'spread_offsets',
     'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
     'calendar_next', 'calendar_count', 'calendar_last', 'calendar_day_first', 'weekday_name', 'number_ranges',
     'describe_days',
