@@ -1,7 +1,7 @@
 -- A registry table's entries are judged one by one (tickq.entry_problems) by the parser its sync
 -- uses, so one answer names every entry at fault: the same walk for [agents] and [pools].
 BEGIN;
-SELECT plan(5);
+SELECT plan(6);
 
 SELECT results_eq($$SELECT key, problem FROM tickq.entry_problems('{"sf": {"slots": 1001}, "ok": {"slots": 2},
     "x": {"slots": 1, "size": 2}}', 'tickq.parse_pools') ORDER BY 1$$,
@@ -15,11 +15,12 @@ SELECT results_eq($$SELECT key, problem FROM tickq.entry_problems('{"max_turns":
     'agents: each key alone, so both refused keys are named');
 SELECT is_empty($$SELECT * FROM tickq.entry_problems('{"sf": {"slots": 3}}', 'tickq.parse_pools')$$,
     'a table its parser takes: no problem');
-SELECT results_eq($$SELECT * FROM tickq.pools_problems('[1]')$$,
+SELECT results_eq($$SELECT * FROM tickq.entry_problems('[1]', 'tickq.parse_pools')$$,
     $$VALUES ('pools'::text, 'must be a table of pools ([pools.NAME])'::text)$$,
-    'a pools value that is no table: one problem, the entries are not walked');
-SELECT results_eq($$SELECT * FROM tickq.agents_problems('{"priority": "urgent", "weight": 0}') ORDER BY 1$$,
-    $$SELECT * FROM tickq.entry_problems('{"priority": "urgent", "weight": 0}', 'tickq.parse_agents') ORDER BY 1$$,
-    'agents_problems answers what entry_problems answers with the agents parser');
+    'a pools value that is no table: the parser''s own refusal, the entries not walked');
+SELECT results_eq($$SELECT * FROM tickq.entry_problems('"x"', 'tickq.parse_agents')$$,
+    $$VALUES ('agents'::text, 'must be a table'::text)$$, 'likewise an agents value');
+SELECT is_empty($$SELECT * FROM tickq.entry_problems(NULL, 'tickq.parse_pools')$$,
+    'no pools at all: no problem, as the sync takes it');
 
 SELECT * FROM finish();

@@ -73,9 +73,10 @@ BEGIN
             FROM tickq.kind_problems(v_name, v_kinds -> v_name, v_zone) AS p;
     END LOOP;
     IF v_agents IS NOT NULL THEN
-        RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.agents_problems(v_agents) AS p;
+        RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.entry_problems(v_agents, 'tickq.parse_agents') AS p;
     END IF;
-    RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.pools_problems(p_registry -> 'pools') AS p;
+    RETURN QUERY SELECT NULL::text, p.key, p.problem
+        FROM tickq.entry_problems(p_registry -> 'pools', 'tickq.parse_pools') AS p;
     -- The rules between keys, once the slots they are judged against are fine.
     IF v_settings_ok THEN
         RETURN QUERY SELECT w.kind, w.key, w.problem
@@ -103,14 +104,22 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_name text;
+    v_piece jsonb;
     v_message text;
     v_column text;
 BEGIN
-    -- Each entry on its own ({NAME: entry}), so that one answer names every entry at fault. The
-    -- parser is the one the sync uses, called by name: any parser of a registry table.
-    FOR v_name IN SELECT jsonb_object_keys(p_table) ORDER BY 1 LOOP
+    -- Each entry on its own ({NAME: entry}), so that one answer names every entry at fault; a
+    -- value that is no table, whole, so the parser's own refusal names it. The parser is the one
+    -- the sync uses, called by name: any parser of a registry table.
+    FOR v_name, v_piece IN
+        SELECT e.key, jsonb_build_object(e.key, e.value)
+        FROM jsonb_each(CASE WHEN jsonb_typeof(p_table) = 'object' THEN p_table END) AS e
+        UNION ALL
+        SELECT NULL, p_table WHERE jsonb_typeof(p_table) IS DISTINCT FROM 'object'
+        ORDER BY 1
+    LOOP
         BEGIN
-            EXECUTE format('SELECT FROM %s($1)', p_parse) USING jsonb_build_object(v_name, p_table -> v_name);
+            EXECUTE format('SELECT FROM %s($1)', p_parse) USING v_piece;
         EXCEPTION WHEN SQLSTATE 'TQ002' THEN
             GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
             RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
@@ -121,4 +130,5 @@ $$;
 COMMENT ON FUNCTION tickq.entry_problems(jsonb, regproc) IS
 'Every entry of a registry table (p_table: the "agents" or "pools" object) that p_parse, the '
 'parser its sync uses (tickq.parse_agents, tickq.parse_pools), refuses when given that entry '
-'alone: the key the refusal names, as the file spells it, and what is wrong. Changes nothing.';
+'alone, or p_table itself when it is no table: the key the refusal names, as the file spells '
+'it, and what is wrong (for tickq.registry_problems). Changes nothing.';

@@ -78,23 +78,6 @@ COMMENT ON FUNCTION tickq.parse_agents(jsonb) IS
 'own bounds (deliver_timeout, request_timeout, http_attempts, tool_timeouts) judged too. TQ002 '
 'naming the key as the file spells it (agents.max_turns, agents.tools.NAME.timeout).';
 
-CREATE OR REPLACE FUNCTION tickq.agents_problems(
-    p_agents jsonb
-) RETURNS TABLE (key text, problem text)
-LANGUAGE plpgsql
-AS $$
-BEGIN
-    IF jsonb_typeof(p_agents) <> 'object' THEN
-        RETURN QUERY SELECT 'agents'::text, 'must be a table'::text;
-    ELSE
-        RETURN QUERY SELECT * FROM tickq.entry_problems(p_agents, 'tickq.parse_agents');
-    END IF;
-END
-$$;
-COMMENT ON FUNCTION tickq.agents_problems(jsonb) IS
-'Every key of the registry''s "agents" object that tickq.parse_agents refuses, with what is wrong '
-'(tickq.entry_problems, for tickq.registry_problems); changes nothing.';
-
 CREATE OR REPLACE FUNCTION tickq.sync_agents(
     p_agents jsonb,
     p_now timestamptz DEFAULT now()

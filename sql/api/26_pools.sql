@@ -102,23 +102,6 @@ COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer) IS
 'p_slots (settings.slots), and each pool a kind names (key pools) one of the registry''s [pools]. '
 'One row per problem; changes nothing.';
 
-CREATE OR REPLACE FUNCTION tickq.pools_problems(
-    p_pools jsonb
-) RETURNS TABLE (key text, problem text)
-LANGUAGE plpgsql
-AS $$
-BEGIN
-    IF p_pools IS NOT NULL AND jsonb_typeof(p_pools) NOT IN ('object', 'null') THEN
-        RETURN QUERY SELECT 'pools'::text, 'must be a table of pools ([pools.NAME])'::text;
-    ELSE
-        RETURN QUERY SELECT * FROM tickq.entry_problems(coalesce(p_pools, '{}'), 'tickq.parse_pools');
-    END IF;
-END
-$$;
-COMMENT ON FUNCTION tickq.pools_problems(jsonb) IS
-'Every pool of the registry''s "pools" object that tickq.parse_pools refuses, with the key and what '
-'is wrong (tickq.entry_problems, for tickq.registry_problems); changes nothing.';
-
 CREATE OR REPLACE FUNCTION tickq.sync_pools(
     p_pools jsonb,
     p_now timestamptz DEFAULT now()
