@@ -17,6 +17,7 @@ SELECT functions_are('tickq', ARRAY[
     'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
     'check_kind_offset',
     'refuse_deleting_running_runs',
+    'unknown_kind_error',
     'schedule_of', 'with_schedule', 'next_slot', 'next_slots', 'slots_between', 'last_slot', 'describe_schedule',
     'describe_calendar',
     'format_duration',

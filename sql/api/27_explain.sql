@@ -130,8 +130,7 @@ DECLARE
 BEGIN
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, false);
     END IF;
     SELECT * INTO STRICT v_settings FROM tickq.settings;
     v_due := greatest(v_kind.due_at, CASE WHEN v_kind.paused_until > p_now THEN v_kind.paused_until END);
