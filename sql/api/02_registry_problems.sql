@@ -24,10 +24,8 @@ BEGIN
     -- The rules of tickq.sync_registry (the same functions), each setting, each kind and each
     -- key of [agents] checked on its own, so that one answer lists every problem where
     -- sync_registry stops at the first. Changes nothing.
-    IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' OR jsonb_typeof(v_settings) <> 'object'
-        OR jsonb_typeof(v_kinds) <> 'object' THEN
-        RETURN QUERY SELECT NULL::text, '*'::text,
-            'the registry must be a JSON object whose "settings" and "kinds" are objects'::text;
+    IF tickq.registry_top_problem(p_registry) IS NOT NULL THEN
+        RETURN QUERY SELECT NULL::text, '*'::text, tickq.registry_top_problem(p_registry);
         RETURN;
     END IF;
     -- The registry this queue last synced, by these very rules (the digest covers the API): no
@@ -94,6 +92,23 @@ COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'by the same rules, and (key NULL) the queue''s refusal of another project''s sync when '
 'p_registry names its source (tickq.queue_registry_problem); changes nothing. None, without '
 'judging again, for the registry the queue last synced (tickq.queue_registry.digest).';
+
+CREATE OR REPLACE FUNCTION tickq.registry_top_problem(
+    p_registry jsonb
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN 'the registry must be a JSON object'
+        WHEN jsonb_typeof(coalesce(p_registry -> 'settings', '{}')) <> 'object'
+            OR jsonb_typeof(coalesce(p_registry -> 'kinds', '{}')) <> 'object'
+            THEN '"settings" and "kinds" must be objects'
+    END
+$$;
+COMMENT ON FUNCTION tickq.registry_top_problem(jsonb) IS
+'What is wrong with the registry as a whole (no JSON object, or its "settings" or "kinds" no '
+'object; either may be left out), or NULL: the one rule tickq.sync_registry refuses (TQ002, key '
+'*) and tickq.registry_problems reports before judging any key.';
 
 CREATE OR REPLACE FUNCTION tickq.entry_problems(
     p_table jsonb,
