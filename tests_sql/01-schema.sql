@@ -14,7 +14,7 @@ SELECT domains_are('tickq', ARRAY[
     'agent_turn_entry'
 ]);
 SELECT functions_are('tickq', ARRAY[
-    'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
+    'each_once', 'is_timezone', 'legacy_zone_problem', 'unknown_zone', 'check_lease_covers_timeouts', 'check_kind',
     'check_kind_offset',
     'refuse_deleting_running_runs',
     'unknown_kind_error',

@@ -24,3 +24,4 @@ SELECT is_empty($$SELECT * FROM tickq.entry_problems(NULL, 'tickq.parse_pools')$
     'no pools at all: no problem, as the sync takes it');
 
 SELECT * FROM finish();
+ROLLBACK;

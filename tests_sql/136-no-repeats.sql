@@ -1,7 +1,8 @@
--- A registry list names each value once (tickq.registry_no_repeats): the one rule behind the day
--- filters (on, days, months), the at times and a kind's pools, whatever the values' type.
+-- A list names each value once (tickq.each_once): the rule behind every registry list
+-- (tickq.registry_no_repeats: the day filters on, days, months, the at times and a kind's pools)
+-- and the row triggers' own checks of a kind's and an agent's lists, whatever the values' type.
 BEGIN;
-SELECT plan(7);
+SELECT plan(11);
 
 SELECT is(tickq.registry_no_repeats(ARRAY[15, -1, 1]::smallint[], '[15, -1, 1]', 'k', 'days', 'days'),
     ARRAY[-1, 1, 15]::smallint[], 'numbers: sorted, each once');
@@ -21,4 +22,14 @@ SELECT throws_ok($$SELECT tickq.parse_days('k', '{"on": ["mon-wed", "tue"]}')$$,
     'registry: kind "k", key "on": days must not repeat, got ["mon-wed", "tue"]',
     'a weekday inside a range and again alone is a repeat');
 
+SELECT is(tickq.each_once(ARRAY[3, 1, 2]), true, 'each_once: three values, none twice');
+SELECT is(tickq.each_once(ARRAY['a', 'b', 'a']), false, 'each_once: a value twice');
+SELECT is(tickq.each_once(ARRAY[]::integer[]), true, 'each_once: an empty list repeats nothing');
+SELECT tickq.sync_registry('{"settings": {"timezone": "UTC"}, "kinds": {
+    "k": {"command": ["x"], "at": "06:00", "days": [1, 15], "timeout": 60}}}', '2026-06-01 00:00Z');
+SELECT throws_ok($$UPDATE tickq.job_kind SET days = '{1,15,1}' WHERE name = 'k'$$, '23514',
+    'kind "k": days must be distinct days 1..31 or -1..-31, got {1,15,1}',
+    'the row trigger refuses a repeated day written past the registry');
+
 SELECT * FROM finish();
+ROLLBACK;

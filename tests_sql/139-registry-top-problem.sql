@@ -17,3 +17,4 @@ SELECT results_eq($$SELECT kind, key, problem FROM tickq.registry_problems('{"ki
     'registry_problems reports it alone, in the same words');
 
 SELECT * FROM finish();
+ROLLBACK;

@@ -14,7 +14,7 @@ AS $$
 BEGIN
     -- p_values: the values of the list p_item as read, one per element, none NULL (each judged
     -- before). A repeat is refused, never merged: the file says something it cannot mean.
-    IF cardinality(p_values) <> (SELECT count(DISTINCT u.v) FROM unnest(p_values) AS u (v)) THEN
+    IF NOT tickq.each_once(p_values) THEN
         PERFORM tickq.registry_error(p_kind, p_key, format('%s must not repeat, got %s', p_what, p_item));
     END IF;
     RETURN ARRAY(SELECT DISTINCT u.v FROM unnest(p_values) AS u (v) ORDER BY 1);
