@@ -118,7 +118,6 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_name text;
     v_piece jsonb;
     v_message text;
     v_column text;
@@ -126,12 +125,14 @@ BEGIN
     -- Each entry on its own ({NAME: entry}), so that one answer names every entry at fault; a
     -- value that is no table, whole, so the parser's own refusal names it. The parser is the one
     -- the sync uses, called by name: any parser of a registry table.
-    FOR v_name, v_piece IN
-        SELECT e.key, jsonb_build_object(e.key, e.value)
-        FROM jsonb_each(CASE WHEN jsonb_typeof(p_table) = 'object' THEN p_table END) AS e
-        UNION ALL
-        SELECT NULL, p_table WHERE jsonb_typeof(p_table) IS DISTINCT FROM 'object'
-        ORDER BY 1
+    FOR v_piece IN
+        SELECT p.piece FROM (
+            SELECT e.key, jsonb_build_object(e.key, e.value) AS piece
+            FROM jsonb_each(CASE WHEN jsonb_typeof(p_table) = 'object' THEN p_table END) AS e
+            UNION ALL
+            SELECT NULL, p_table WHERE jsonb_typeof(p_table) IS DISTINCT FROM 'object'
+        ) AS p
+        ORDER BY p.key
     LOOP
         BEGIN
             EXECUTE format('SELECT FROM %s($1)', p_parse) USING v_piece;
