@@ -29,6 +29,7 @@ SELECT functions_are('tickq', ARRAY[
     'finish_run', 'check_reported_outcome', 'expire_leases', 'slots_left', 'hold_from', 'claim_fit',
     'parse_pools', 'pool_slots_left',
     'sync_pools', 'weight_problems', 'parse_weight', 'claim_jobs', 'live_run', 'kind_claimable', 'kind_due',
+    'kind_held',
     'claim_candidates', 'claim_plain', 'claim_open_runs',
     'kinds_to_catch_up', 'catch_up_kinds', 'month_end_windows', 'month_end_at', 'spread_times',
     'agent_entry',
