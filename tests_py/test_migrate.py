@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -109,6 +110,53 @@ def test_api_is_reapplied_when_its_checksum_changes(empty_db_url: str, toy_sql: 
         assert conn.execute("SELECT tickq.toy_count()").fetchone() == (101,)
         checksum = conn.execute("SELECT checksum FROM tickq.api_checksum").fetchone()
         assert checksum == (db.api_checksum(db.api_files(toy_sql)),)
+
+
+def test_an_api_file_may_change_a_return_type_or_drop_a_parameter(
+    empty_db_url: str, toy_sql: Path
+) -> None:
+    """sql/api/00_api_begin.sql drops, before the files run, every function nothing depends
+    on: CREATE OR REPLACE cannot change a return type, and a signature without a parameter
+    beside the old one would make a call ambiguous. A function a view depends on is kept."""
+    api = toy_sql / "api"
+    api.joinpath("00_api_begin.sql").write_text(
+        (db.sql_root() / "api" / "00_api_begin.sql").read_text(encoding="utf-8"))
+    api.joinpath("01_label.sql").write_text(
+        "CREATE OR REPLACE FUNCTION tickq.toy_label(p_id int, p_now timestamptz DEFAULT now())\n"
+        "RETURNS text LANGUAGE sql AS $$ SELECT 'toy ' || p_id $$;\n"
+        "CREATE OR REPLACE FUNCTION tickq.toy_double(p_id int) RETURNS int\n"
+        "LANGUAGE sql IMMUTABLE AS $$ SELECT p_id * 2 $$;")
+    toy_sql.joinpath("migrations", "0003_view.sql").write_text(
+        "CREATE FUNCTION tickq.toy_double(p_id int) RETURNS int LANGUAGE sql AS $$ SELECT 0 $$;\n"
+        "CREATE VIEW tickq.toy_doubled AS SELECT tickq.toy_double(id) AS doubled FROM tickq.toy;")
+    with db.connect(empty_db_url) as conn:
+        db.migrate(conn, toy_sql)
+        api.joinpath("00_toy.sql").write_text(
+            "CREATE OR REPLACE FUNCTION tickq.toy_count() RETURNS integer\n"
+            "LANGUAGE sql AS $$ SELECT count(*)::integer FROM tickq.toy $$;")
+        api.joinpath("01_label.sql").write_text(
+            api.joinpath("01_label.sql").read_text().replace(
+                "p_id int, p_now timestamptz DEFAULT now()", "p_id int").replace("* 2", "* 3"))
+        assert db.migrate(conn, toy_sql)[-1].startswith("api 3 files")
+        got = conn.execute(
+            "SELECT pg_typeof(tickq.toy_count())::text, tickq.toy_label(1),"
+            " (SELECT doubled FROM tickq.toy_doubled),"
+            " array(SELECT p.oid::regprocedure::text FROM pg_proc AS p"
+            "       WHERE p.proname = 'toy_label')").fetchone()
+    assert got == ("integer", "toy 1", 3, ["tickq.toy_label(integer)"])
+
+
+def test_migrations_after_the_baseline_change_tables_only() -> None:
+    """Functions and views are the API files' (re-applied by checksum, old signatures dropped
+    by 00_api_begin.sql and 99_privileges.sql); a migration after the baseline changes tables,
+    types and constraints, so no migration need be read to know what a function does today."""
+    routine = re.compile(r"\b(CREATE|DROP|ALTER)\s+(OR\s+REPLACE\s+)?"
+                         r"(FUNCTION|PROCEDURE|ROUTINE|VIEW)\b", re.IGNORECASE)
+    later = [m for m in db.migration_files() if m.version > baseline.BASELINE_VERSION]
+    assert later, "no migration after the baseline to look at"
+    found = [f"{m.name}: {hit.group(0)}" for m in later
+             for hit in routine.finditer(re.sub(r"--[^\n]*", "", m.text))]
+    assert found == []
 
 
 def test_unknown_recorded_migration_is_refused(empty_db_url: str, toy_sql: Path) -> None:

@@ -1,6 +1,6 @@
 -- A cron string's calendar (tickq.cron_parse, 01_calendar.sql), kept for the rest of a session of
 -- the simulator, which asks for the same few again at every claim and report of their kinds.
--- First of the API files: tickq.calendar_of (01_calendar.sql) is read through it.
+-- Applied before 01_calendar.sql, whose tickq.calendar_of is read through it.
 
 CREATE OR REPLACE FUNCTION tickq.cron_calendar(
     p_cron text,

@@ -8,6 +8,18 @@
 -- 09_agent_rules.sql's; tickq.within_limit, which the bounds' constraints call, is
 -- 20_registry_values.sql's.
 
+CREATE OR REPLACE FUNCTION tickq.each_once(
+    p_values anyarray
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT cardinality(p_values) = (SELECT count(DISTINCT u.v) FROM unnest(p_values) AS u (v))
+$$;
+COMMENT ON FUNCTION tickq.each_once(anyarray) IS
+'True when no value of p_values stands twice (NULL elements are not counted; NULL for a NULL '
+'array): the no-repeats rule of a kind''s at_times, on_days, days and months, an agent''s tools '
+'(the row triggers) and every registry list (tickq.registry_no_repeats).';
+
 CREATE OR REPLACE FUNCTION tickq.is_timezone(p_zone text, p_now timestamptz DEFAULT now())
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -91,21 +103,21 @@ BEGIN
         v_rule := 'timezone_known';
         v_problem := format('unknown time zone "%s"', NEW.timezone);
     ELSIF NEW.at_times IS NOT NULL
-        AND cardinality(NEW.at_times) <> (SELECT count(DISTINCT t.at_time) FROM unnest(NEW.at_times) AS t (at_time)) THEN
+        AND NOT tickq.each_once(NEW.at_times) THEN
         v_rule := 'at_times_distinct';
         v_problem := format('at_times must not repeat, got %s', NEW.at_times);
     ELSIF NEW.on_days IS NOT NULL
-        AND cardinality(NEW.on_days) <> (SELECT count(DISTINCT d.day) FROM unnest(NEW.on_days) AS d (day)) THEN
+        AND NOT tickq.each_once(NEW.on_days) THEN
         v_rule := 'on_days_distinct';
         v_problem := format('on_days must not repeat, got %s', NEW.on_days);
     ELSIF NEW.days IS NOT NULL AND NOT (cardinality(NEW.days) >= 1 AND NOT EXISTS (
         SELECT FROM unnest(NEW.days) AS d (day) WHERE d.day = 0 OR NOT tickq.within_limit('days', d.day))
-        AND cardinality(NEW.days) = (SELECT count(DISTINCT d.day) FROM unnest(NEW.days) AS d (day))) THEN
+        AND tickq.each_once(NEW.days)) THEN
         v_rule := 'days_of_month';
         v_problem := format('days must be distinct days 1..31 or -1..-31, got %s', NEW.days);
     ELSIF NEW.months IS NOT NULL AND NOT (cardinality(NEW.months) >= 1 AND NOT EXISTS (
         SELECT FROM unnest(NEW.months) AS m (month) WHERE NOT tickq.within_limit('months', m.month))
-        AND cardinality(NEW.months) = (SELECT count(DISTINCT m.month) FROM unnest(NEW.months) AS m (month))) THEN
+        AND tickq.each_once(NEW.months)) THEN
         v_rule := 'months_of_year';
         v_problem := format('months must be distinct months 1..12, got %s', NEW.months);
     END IF;

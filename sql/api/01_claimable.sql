@@ -29,3 +29,23 @@ $$;
 COMMENT ON FUNCTION tickq.kind_due(tickq.job_kind, timestamptz) IS
 'True when the kind waits for a slot at p_now: claimable (tickq.kind_claimable), not running, due '
 'by p_now and not paused at p_now (a pause that has ended holds nothing back).';
+
+CREATE OR REPLACE FUNCTION tickq.kind_held(
+    p_kind tickq.job_kind,
+    p_now timestamptz DEFAULT now()
+) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+-- One expression, inlined as tickq.kind_claimable is, in the order an operator asks it.
+AS $$
+    SELECT CASE
+        WHEN p_kind.retired_at IS NOT NULL THEN 'retired'
+        WHEN p_kind.run_id IS NOT NULL THEN 'running'
+        WHEN NOT p_kind.enabled THEN 'disabled'
+        WHEN p_kind.irreversible AND p_kind.armed_at IS NULL THEN 'unarmed'
+        WHEN p_kind.paused_until > p_now THEN 'paused'
+    END
+$$;
+COMMENT ON FUNCTION tickq.kind_held(tickq.job_kind, timestamptz) IS
+'What holds the kind back at p_now whatever its due time, the first that applies: retired, running, '
+'disabled, unarmed (irreversible, never armed), paused; NULL when nothing does. The start of the '
+'state tickq.queue_status_at and tickq.explain_kind give.';

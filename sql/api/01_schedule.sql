@@ -23,6 +23,24 @@
 --   TQ072 same_role        sql/roles.sql given one role for two of owner, dispatcher, reader
 --   TQ073 schema_owner     sql/roles.sql found schema tickq owned by another role than the owner
 
+CREATE OR REPLACE FUNCTION tickq.unknown_kind_error(
+    p_kind text,
+    p_live boolean,
+    p_hint text DEFAULT 'tickq status lists the kinds.'
+) RETURNS void
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- p_live: the caller wants a kind of the registry (a retired kind is none); otherwise any
+    -- kind the queue still holds.
+    RAISE EXCEPTION 'no kind "%" in the %', p_kind, CASE WHEN p_live THEN 'registry' ELSE 'queue' END
+        USING ERRCODE = 'TQ003', HINT = p_hint;
+END
+$$;
+COMMENT ON FUNCTION tickq.unknown_kind_error(text, boolean, text) IS
+'Raises TQ003 (unknown_kind) naming the kind: no kind "NAME" in the registry (p_live: it must be a '
+'live kind) or in the queue, with p_hint saying where the kinds are listed.';
+
 -- A schedule travels as one value, tickq.schedule (migration 0110): the eight schedule columns
 -- of a kind (job_kind.every, every_offset, at_times, on_days, days, months, cron, timezone), made
 -- from a kind's or an agent's row by tickq.schedule_of. A new schedule field is one more field of

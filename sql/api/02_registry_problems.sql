@@ -24,10 +24,8 @@ BEGIN
     -- The rules of tickq.sync_registry (the same functions), each setting, each kind and each
     -- key of [agents] checked on its own, so that one answer lists every problem where
     -- sync_registry stops at the first. Changes nothing.
-    IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' OR jsonb_typeof(v_settings) <> 'object'
-        OR jsonb_typeof(v_kinds) <> 'object' THEN
-        RETURN QUERY SELECT NULL::text, '*'::text,
-            'the registry must be a JSON object whose "settings" and "kinds" are objects'::text;
+    IF tickq.registry_top_problem(p_registry) IS NOT NULL THEN
+        RETURN QUERY SELECT NULL::text, '*'::text, tickq.registry_top_problem(p_registry);
         RETURN;
     END IF;
     -- The registry this queue last synced, by these very rules (the digest covers the API): no
@@ -73,9 +71,10 @@ BEGIN
             FROM tickq.kind_problems(v_name, v_kinds -> v_name, v_zone) AS p;
     END LOOP;
     IF v_agents IS NOT NULL THEN
-        RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.agents_problems(v_agents) AS p;
+        RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.entry_problems(v_agents, 'tickq.parse_agents') AS p;
     END IF;
-    RETURN QUERY SELECT NULL::text, p.key, p.problem FROM tickq.pools_problems(p_registry -> 'pools') AS p;
+    RETURN QUERY SELECT NULL::text, p.key, p.problem
+        FROM tickq.entry_problems(p_registry -> 'pools', 'tickq.parse_pools') AS p;
     -- The rules between keys, once the slots they are judged against are fine.
     IF v_settings_ok THEN
         RETURN QUERY SELECT w.kind, w.key, w.problem
@@ -93,3 +92,59 @@ COMMENT ON FUNCTION tickq.registry_problems(jsonb, timestamptz) IS
 'by the same rules, and (key NULL) the queue''s refusal of another project''s sync when '
 'p_registry names its source (tickq.queue_registry_problem); changes nothing. None, without '
 'judging again, for the registry the queue last synced (tickq.queue_registry.digest).';
+
+CREATE OR REPLACE FUNCTION tickq.registry_top_problem(
+    p_registry jsonb
+) RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN 'the registry must be a JSON object'
+        WHEN jsonb_typeof(coalesce(p_registry -> 'settings', '{}')) <> 'object'
+            OR jsonb_typeof(coalesce(p_registry -> 'kinds', '{}')) <> 'object'
+            THEN '"settings" and "kinds" must be objects'
+    END
+$$;
+COMMENT ON FUNCTION tickq.registry_top_problem(jsonb) IS
+'What is wrong with the registry as a whole (no JSON object, or its "settings" or "kinds" no '
+'object; either may be left out), or NULL: the one rule tickq.sync_registry refuses (TQ002, key '
+'*) and tickq.registry_problems reports before judging any key.';
+
+CREATE OR REPLACE FUNCTION tickq.entry_problems(
+    p_table jsonb,
+    p_parse regproc
+) RETURNS TABLE (key text, problem text)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_piece jsonb;
+    v_message text;
+    v_column text;
+BEGIN
+    -- Each entry on its own ({NAME: entry}), so that one answer names every entry at fault; a
+    -- value that is no table, whole, so the parser's own refusal names it. The parser is the one
+    -- the sync uses, called by name: any parser of a registry table.
+    FOR v_piece IN
+        SELECT p.piece FROM (
+            SELECT e.key, jsonb_build_object(e.key, e.value) AS piece
+            FROM jsonb_each(CASE WHEN jsonb_typeof(p_table) = 'object' THEN p_table END) AS e
+            UNION ALL
+            SELECT NULL, p_table WHERE jsonb_typeof(p_table) IS DISTINCT FROM 'object'
+        ) AS p
+        ORDER BY p.key
+    LOOP
+        BEGIN
+            EXECUTE format('SELECT FROM %s($1)', p_parse) USING v_piece;
+        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
+            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
+            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
+        END;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION tickq.entry_problems(jsonb, regproc) IS
+'Every entry of a registry table (p_table: the "agents" or "pools" object) that p_parse, the '
+'parser its sync uses (tickq.parse_agents, tickq.parse_pools), refuses when given that entry '
+'alone, or p_table itself when it is no table: the key the refusal names, as the file spells '
+'it, and what is wrong (for tickq.registry_problems). Changes nothing.';

@@ -192,11 +192,8 @@ DECLARE
     v_digest text;
     v_problem record;
 BEGIN
-    IF jsonb_typeof(p_registry) IS DISTINCT FROM 'object' THEN
-        PERFORM tickq.registry_error(NULL, '*', 'the registry must be a JSON object');
-    END IF;
-    IF jsonb_typeof(v_settings) <> 'object' OR jsonb_typeof(v_kinds) <> 'object' THEN
-        PERFORM tickq.registry_error(NULL, '*', '"settings" and "kinds" must be objects');
+    IF tickq.registry_top_problem(p_registry) IS NOT NULL THEN
+        PERFORM tickq.registry_error(NULL, '*', tickq.registry_top_problem(p_registry));
     END IF;
     -- The registry the queue last synced, from the file it was synced from, and nothing written
     -- behind its back since (tickq.forget_registry_digest's triggers forget it): nothing to do,

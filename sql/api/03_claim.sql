@@ -240,8 +240,7 @@ BEGIN
     PERFORM tickq.expire_leases(p_now);
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
     IF NOT FOUND OR v_kind.retired_at IS NOT NULL THEN
-        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, true);
     END IF;
     IF v_kind.run_id IS NOT NULL THEN
         RAISE EXCEPTION 'kind "%" is already running (run %, leased by % until %)',

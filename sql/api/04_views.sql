@@ -61,18 +61,13 @@ AS $$
         k.name,
         k.priority,
         tickq.describe_schedule(tickq.schedule_of(k)),
-        CASE
-            WHEN k.retired_at IS NOT NULL THEN 'retired'
-            WHEN k.run_id IS NOT NULL THEN 'running'
-            WHEN NOT k.enabled THEN 'disabled'
-            WHEN k.irreversible AND k.armed_at IS NULL THEN 'unarmed'
-            WHEN k.paused_until > p_now THEN 'paused'
+        coalesce(tickq.kind_held(k, p_now), CASE
             -- as tickq.stale_due_at: a slot the next claim skips (catch_up) is not waited for
             WHEN greatest(k.due_at, k.paused_until) <= p_now - s.stale_after AND NOT (k.catch_up IS NOT NULL
                 AND k.name IN (SELECT c.name FROM tickq.kinds_to_catch_up(p_now) AS c (name))) THEN 'stale'
             WHEN k.due_at <= p_now THEN 'due'
             ELSE 'waiting'
-        END,
+        END),
         tickq.kind_due(k, p_now),
         k.run_id IS NOT NULL,
         k.due_at,

@@ -74,7 +74,7 @@ BEGIN
                 quote_literal(left(NEW.owner, 120)))),
         (13, 'tools', NEW.tools IS NULL OR NOT cardinality(NEW.tools)::numeric <@ v_tools OR EXISTS (
             SELECT FROM unnest(NEW.tools) AS t (tool) WHERE t.tool IS NULL OR t.tool !~ '^[a-z0-9][a-z0-9_-]{0,62}$')
-            OR cardinality(NEW.tools) <> (SELECT count(DISTINCT t.tool) FROM unnest(NEW.tools) AS t (tool)),
+            OR NOT tickq.each_once(NEW.tools),
             format('tools are up to %s distinct tool names (a-z 0-9 _ -), got %s', upper(v_tools), NEW.tools)),
         (14, 'tools', (TG_OP = 'INSERT' OR NEW.tools IS DISTINCT FROM OLD.tools)
             AND NOT NEW.tools <@ v_caps.tools,

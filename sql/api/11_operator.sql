@@ -85,8 +85,7 @@ BEGIN
         updated_at = p_now
     WHERE k.name = p_kind AND k.retired_at IS NULL;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, true);
     END IF;
     RETURN v_until;
 END
@@ -111,8 +110,7 @@ BEGIN
     WHERE k.name = p_kind AND k.retired_at IS NULL
     FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'no kind "%" in the registry', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, true);
     END IF;
     IF v_was IS NOT NULL THEN
         -- Ended now rather than cleared: a kind due during the pause counts as waiting since

@@ -30,8 +30,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
     IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.name = p_kind) THEN
-        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, false);
     END IF;
     RETURN QUERY
     SELECT r.id, r.run_trigger, r.attempt::integer, r.due_at, r.claimed_at, r.started_at,

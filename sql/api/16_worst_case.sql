@@ -313,28 +313,20 @@ DECLARE
     v_kind record;
     v_best integer;
     v_cell integer;
-    v_weight integer;
 BEGIN
     -- Over the period of the first planned window, each kind's runs hold whole ticks
     -- (tickq.held_ticks); v_load[t + 1] counts the slots the runs holding tick t take (their
-    -- weights). Without a movable kind (below) nothing moves, and the load is not counted.
+    -- weights: tickq.period_load). Without a movable kind (below) nothing moves, and the load is not counted.
     SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
     FROM tickq.simulation_first_window(p_now) AS w;
     IF NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.every > v_tick AND k.name <> 'tickq.housekeeping') THEN
         RETURN;
     END IF;
-    v_load := array_fill(0, ARRAY[v_ticks]);
     -- What no offset moves: calendar slots, the housekeeping kind, cadences at or below the tick
     -- (claimed at every tick, whatever their offset).
-    FOR v_cells, v_weight IN
-        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start), k.weight
-        FROM tickq.job_kind AS k
-        WHERE k.enabled AND (k.every IS NULL OR k.every <= v_tick OR k.name = 'tickq.housekeeping')
-    LOOP
-        FOREACH v_cell IN ARRAY v_cells LOOP
-            v_load[v_cell + 1] := v_load[v_cell + 1] + v_weight;
-        END LOOP;
-    END LOOP;
+    v_load := tickq.period_load(ARRAY(SELECT k FROM tickq.job_kind AS k
+        WHERE k.enabled AND (k.every IS NULL OR k.every <= v_tick OR k.name = 'tickq.housekeeping')),
+        p_durations, v_tick, v_period, v_ticks, v_start);
     -- The movable kinds, longest holders first as in bin packing, then by lane and name for a
     -- stable answer; each in turn at the offset (whole ticks) whose ticks are least loaded (the
     -- fullest tick, then the sum), its own offset when that is as good.

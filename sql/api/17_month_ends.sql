@@ -110,6 +110,32 @@ COMMENT ON FUNCTION tickq.period_ticks(tickq.job_kind, jsonb, interval, interval
 'period, each as long as tickq.ticks_held '
 'says: the load that spread_offsets and spread_times count for the kinds they do not move.';
 
+CREATE OR REPLACE FUNCTION tickq.period_load(
+    p_kinds tickq.job_kind[],
+    p_durations jsonb,
+    p_tick interval,
+    p_period interval,
+    p_ticks integer,
+    p_now timestamptz DEFAULT now()
+) RETURNS integer[]
+LANGUAGE sql STABLE
+AS $$
+    -- Element t + 1: the slots the runs of p_kinds holding tick t take (their weights), 0 where
+    -- none does.
+    SELECT coalesce(array_agg(coalesce(l.load, 0)::integer ORDER BY t.n), '{}')
+    FROM generate_series(0, p_ticks - 1) AS t (n)
+    LEFT JOIN (
+        SELECT x.cell, sum(k.weight) AS load
+        FROM unnest(p_kinds) AS k
+        CROSS JOIN LATERAL unnest(tickq.period_ticks(k, p_durations, p_tick, p_period, p_now)) AS x (cell)
+        GROUP BY x.cell
+    ) AS l ON t.n = l.cell
+$$;
+COMMENT ON FUNCTION tickq.period_load(tickq.job_kind[], jsonb, interval, interval, integer, timestamptz) IS
+'The load of kinds that stay where they are, per tick of the period from p_now (p_ticks ticks, 0 '
+'first): the weights of the runs of p_kinds holding each tick (tickq.period_ticks), what '
+'tickq.spread_offsets and tickq.spread_times place the kinds they move against.';
+
 CREATE OR REPLACE FUNCTION tickq.spread_times(
     p_durations jsonb DEFAULT NULL,
     p_now timestamptz DEFAULT now()
@@ -123,8 +149,6 @@ DECLARE
     v_period interval;
     v_ticks integer;
     v_load integer[];
-    v_cells integer[];
-    v_weight integer;
     v_kind record;
     v_best integer;
     v_cell integer;
@@ -141,18 +165,11 @@ BEGIN
     END IF;
     SELECT w.tick, w.starts_at + w.warm_up, w.period, w.ticks INTO STRICT v_tick, v_start, v_period, v_ticks
     FROM tickq.simulation_first_window(p_now) AS w;
-    v_load := array_fill(0, ARRAY[v_ticks]);
     -- What stays: cadences at their own offsets, cron strings, the housekeeping kind. A run
     -- loads its ticks by its weight (the slot rows it holds), as in tickq.spread_offsets.
-    FOR v_cells, v_weight IN
-        SELECT tickq.period_ticks(k, p_durations, v_tick, v_period, v_start), k.weight
-        FROM tickq.job_kind AS k
-        WHERE k.enabled AND (k.cron IS NOT NULL OR k.every IS NOT NULL)
-    LOOP
-        FOREACH v_cell IN ARRAY v_cells LOOP
-            v_load[v_cell + 1] := v_load[v_cell + 1] + v_weight;
-        END LOOP;
-    END LOOP;
+    v_load := tickq.period_load(ARRAY(SELECT k FROM tickq.job_kind AS k
+        WHERE k.enabled AND (k.cron IS NOT NULL OR k.every IS NOT NULL)),
+        p_durations, v_tick, v_period, v_ticks, v_start);
     FOR v_kind IN
         SELECT k.name, k.at_times, k.weight, tickq.ticks_held(k, p_durations, v_tick) AS ticks,
             tickq.period_ticks(k, p_durations, v_tick, v_period, v_start) AS cells,

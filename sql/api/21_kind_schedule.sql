@@ -2,6 +2,29 @@
 -- and one writer of a job_kind row, so a kind from the registry and an agent's kind are held to
 -- the same rules and land in the queue the same way.
 
+CREATE OR REPLACE FUNCTION tickq.registry_no_repeats(
+    p_values anyarray,
+    p_item jsonb,
+    p_kind text,
+    p_key text,
+    p_what text
+) RETURNS anyarray
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- p_values: the values of the list p_item as read, one per element, none NULL (each judged
+    -- before). A repeat is refused, never merged: the file says something it cannot mean.
+    IF NOT tickq.each_once(p_values) THEN
+        PERFORM tickq.registry_error(p_kind, p_key, format('%s must not repeat, got %s', p_what, p_item));
+    END IF;
+    RETURN ARRAY(SELECT DISTINCT u.v FROM unnest(p_values) AS u (v) ORDER BY 1);
+END
+$$;
+COMMENT ON FUNCTION tickq.registry_no_repeats(anyarray, jsonb, text, text, text) IS
+'The values of a registry list (on, days, months, at, pools) sorted, each once; TQ002 naming kind '
+'and key ("<p_what> must not repeat, got <p_item>") when one stands twice. The one rule behind '
+'tickq.parse_days, parse_schedule and parse_weight.';
+
 CREATE OR REPLACE FUNCTION tickq.parse_days(
     p_name text,
     p_entry jsonb
@@ -47,10 +70,7 @@ BEGIN
                     'nth weekdays (1st mon .. %sth sun) or last weekdays (last fri), got %s', v_nth,
                     left(v_item::text, 200)));
         END IF;
-        v_kind.on_days := ARRAY(SELECT DISTINCT d.day FROM unnest(v_days) AS d (day) ORDER BY d.day);
-        IF cardinality(v_kind.on_days) <> cardinality(v_days) THEN
-            PERFORM tickq.registry_error(p_name, 'on', format('days must not repeat, got %s', v_item));
-        END IF;
+        v_kind.on_days := tickq.registry_no_repeats(v_days, v_item, p_name, 'on', 'days');
     END IF;
     IF p_entry ? 'days' THEN
         v_item := p_entry -> 'days';
@@ -63,14 +83,12 @@ BEGIN
                 format('must be a list of days of the month, 1 to 31 or -1 (the last day) to -31, got %s',
                     left(v_item::text, 200)));
         END IF;
-        SELECT array_agg(DISTINCT (e.d #>> '{}')::smallint) INTO v_kind.days FROM jsonb_array_elements(v_item) AS e (d);
-        IF cardinality(v_kind.days) <> jsonb_array_length(v_item) THEN
-            PERFORM tickq.registry_error(p_name, 'days', format('days must not repeat, got %s', v_item));
-        END IF;
+        v_kind.days := tickq.registry_no_repeats(
+            ARRAY(SELECT (e.d #>> '{}')::smallint FROM jsonb_array_elements(v_item) AS e (d)), v_item, p_name, 'days', 'days');
     END IF;
     IF p_entry ? 'months' THEN
         v_item := p_entry -> 'months';
-        SELECT array_agg(DISTINCT CASE WHEN jsonb_typeof(e.m) = 'string' THEN array_position(v_months, e.m #>> '{}')
+        SELECT array_agg(CASE WHEN jsonb_typeof(e.m) = 'string' THEN array_position(v_months, e.m #>> '{}')
                 WHEN jsonb_typeof(e.m) = 'number' AND tickq.within_limit('months', (e.m #>> '{}')::numeric)
                     AND (e.m #>> '{}')::numeric = trunc((e.m #>> '{}')::numeric) THEN (e.m #>> '{}')::integer
             END::smallint) INTO v_kind.months
@@ -80,9 +98,7 @@ BEGIN
             PERFORM tickq.registry_error(p_name, 'months',
                 format('must be a list of months, jan .. dec or 1 to 12, got %s', left(v_item::text, 200)));
         END IF;
-        IF cardinality(v_kind.months) <> jsonb_array_length(v_item) THEN
-            PERFORM tickq.registry_error(p_name, 'months', format('months must not repeat, got %s', v_item));
-        END IF;
+        v_kind.months := tickq.registry_no_repeats(v_kind.months, v_item, p_name, 'months', 'months');
     END IF;
     RETURN v_kind;
 END
@@ -195,12 +211,8 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'at',
             format('must be a time of day "HH:MM" (00:00-23:59) or a list of them, got %s', left(v_item::text, 200)));
     END IF;
-    -- A repeated time or day is refused, never merged: the file says something it cannot mean.
-    SELECT array_agg(DISTINCT (e.t #>> '{}')::time ORDER BY (e.t #>> '{}')::time) INTO v_schedule.at_times
-    FROM jsonb_array_elements(v_item) AS e (t);
-    IF cardinality(v_schedule.at_times) <> jsonb_array_length(v_item) THEN
-        PERFORM tickq.registry_error(p_name, 'at', format('times must not repeat, got %s', v_item));
-    END IF;
+    v_schedule.at_times := tickq.registry_no_repeats(
+        ARRAY(SELECT (e.t #>> '{}')::time FROM jsonb_array_elements(v_item) AS e (t)), v_item, p_name, 'at', 'times');
     SELECT d.on_days, d.days, d.months INTO v_schedule.on_days, v_schedule.days, v_schedule.months
     FROM tickq.parse_days(p_name, p_entry) AS d;
     v_schedule.timezone := tickq.parse_zone(p_name, p_entry, p_default_timezone);

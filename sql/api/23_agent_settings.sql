@@ -78,36 +78,6 @@ COMMENT ON FUNCTION tickq.parse_agents(jsonb) IS
 'own bounds (deliver_timeout, request_timeout, http_attempts, tool_timeouts) judged too. TQ002 '
 'naming the key as the file spells it (agents.max_turns, agents.tools.NAME.timeout).';
 
-CREATE OR REPLACE FUNCTION tickq.agents_problems(
-    p_agents jsonb
-) RETURNS TABLE (key text, problem text)
-LANGUAGE plpgsql
-AS $$
-#variable_conflict use_column
-DECLARE
-    v_key text;
-    v_message text;
-    v_column text;
-BEGIN
-    -- Each key on its own, so that one answer names every key at fault.
-    IF jsonb_typeof(p_agents) <> 'object' THEN
-        RETURN QUERY SELECT 'agents'::text, 'must be a table'::text;
-        RETURN;
-    END IF;
-    FOR v_key IN SELECT jsonb_object_keys(p_agents) ORDER BY 1 LOOP
-        BEGIN
-            PERFORM tickq.parse_agents(jsonb_build_object(v_key, p_agents -> v_key));
-        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
-            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
-        END;
-    END LOOP;
-END
-$$;
-COMMENT ON FUNCTION tickq.agents_problems(jsonb) IS
-'Every key of the registry''s "agents" object that tickq.parse_agents refuses, with what is wrong '
-'(for tickq.registry_problems); changes nothing.';
-
 CREATE OR REPLACE FUNCTION tickq.sync_agents(
     p_agents jsonb,
     p_now timestamptz DEFAULT now()

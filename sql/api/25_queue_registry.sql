@@ -187,8 +187,7 @@ DECLARE
 BEGIN
     SELECT k.* INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status --retired lists the retired kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, false, 'tickq status --retired lists the retired kinds.');
     END IF;
     IF v_kind.retired_at IS NULL THEN
         RAISE EXCEPTION 'kind "%" is not retired: remove it from the registry first (its next sync retires it)', p_kind

@@ -63,10 +63,8 @@ BEGIN
         PERFORM tickq.registry_error(p_name, 'pools', format('must be a list of pool names, got %s',
             left(v_item::text, 200)));
     END IF;
-    v_kind.pools := ARRAY(SELECT DISTINCT e.p FROM jsonb_array_elements_text(v_item) AS e (p) ORDER BY 1);
-    IF cardinality(v_kind.pools) <> jsonb_array_length(v_item) THEN
-        PERFORM tickq.registry_error(p_name, 'pools', format('pools must not repeat, got %s', v_item));
-    END IF;
+    v_kind.pools := tickq.registry_no_repeats(
+        ARRAY(SELECT e.p FROM jsonb_array_elements_text(v_item) AS e (p)), v_item, p_name, 'pools', 'pools');
     RETURN v_kind;
 END
 $$;
@@ -103,35 +101,6 @@ COMMENT ON FUNCTION tickq.weight_problems(jsonb, integer) IS
 'The rules between keys of p_registry: a kind''s weight (key weight) and [agents] weight at most '
 'p_slots (settings.slots), and each pool a kind names (key pools) one of the registry''s [pools]. '
 'One row per problem; changes nothing.';
-
-CREATE OR REPLACE FUNCTION tickq.pools_problems(
-    p_pools jsonb
-) RETURNS TABLE (key text, problem text)
-LANGUAGE plpgsql
-AS $$
-#variable_conflict use_column
-DECLARE
-    v_name text;
-    v_message text;
-    v_column text;
-BEGIN
-    IF p_pools IS NOT NULL AND jsonb_typeof(p_pools) NOT IN ('object', 'null') THEN
-        RETURN QUERY SELECT 'pools'::text, 'must be a table of pools ([pools.NAME])'::text;
-        RETURN;
-    END IF;
-    FOR v_name IN SELECT jsonb_object_keys(coalesce(p_pools, '{}')) ORDER BY 1 LOOP
-        BEGIN
-            PERFORM FROM tickq.parse_pools(jsonb_build_object(v_name, p_pools -> v_name));
-        EXCEPTION WHEN SQLSTATE 'TQ002' THEN
-            GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT, v_column = COLUMN_NAME;
-            RETURN QUERY SELECT v_column, tickq.registry_problem(v_message, NULL, v_column);
-        END;
-    END LOOP;
-END
-$$;
-COMMENT ON FUNCTION tickq.pools_problems(jsonb) IS
-'Every pool of the registry''s "pools" object that tickq.parse_pools refuses, with the key and what '
-'is wrong (for tickq.registry_problems); changes nothing.';
 
 CREATE OR REPLACE FUNCTION tickq.sync_pools(
     p_pools jsonb,

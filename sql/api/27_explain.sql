@@ -1,6 +1,7 @@
--- `tickq explain KIND`: why a kind is or is not running now. The state is decided here, in the
--- order tickq.queue_status_at uses (retired, running, disabled, unarmed, paused, then due or
--- idle), with what an operator needs beside it; the runner only prints it.
+-- `tickq explain KIND`: why a kind is or is not running now. The state is decided here, by what
+-- holds the kind back as tickq.queue_status_at asks it (tickq.kind_held: retired, running,
+-- disabled, unarmed, paused), then due or idle, with what an operator needs beside it; the
+-- runner only prints it.
 
 CREATE OR REPLACE FUNCTION tickq.explain_queue(
     p_kind text,
@@ -130,20 +131,12 @@ DECLARE
 BEGIN
     SELECT * INTO v_kind FROM tickq.job_kind AS k WHERE k.name = p_kind;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'no kind "%" in the queue', p_kind
-            USING ERRCODE = 'TQ003', HINT = 'tickq status lists the kinds.';
+        PERFORM tickq.unknown_kind_error(p_kind, false);
     END IF;
     SELECT * INTO STRICT v_settings FROM tickq.settings;
     v_due := greatest(v_kind.due_at, CASE WHEN v_kind.paused_until > p_now THEN v_kind.paused_until END);
-    v_state := CASE
-        WHEN v_kind.retired_at IS NOT NULL THEN 'retired'
-        WHEN v_kind.run_id IS NOT NULL THEN 'running'
-        WHEN NOT v_kind.enabled THEN 'disabled'
-        WHEN v_kind.irreversible AND v_kind.armed_at IS NULL THEN 'unarmed'
-        WHEN v_kind.paused_until > p_now THEN 'paused'
-        WHEN v_kind.due_at <= p_now THEN 'waiting'
-        ELSE 'idle'
-    END;
+    v_state := coalesce(tickq.kind_held(v_kind, p_now),
+        CASE WHEN v_kind.due_at <= p_now THEN 'waiting' ELSE 'idle' END);
     RETURN jsonb_build_object(
         'kind', v_kind.name,
         'state', v_state,

@@ -1,5 +1,7 @@
 -- tickq.parse_schedule returns the schedule as one value (tickq.schedule) instead of a job_kind
 -- row holding only its schedule columns; tickq.with_schedule puts it in a kind's or an agent's
--- row. CREATE OR REPLACE cannot change a return type: the API file (21_kind_schedule.sql)
--- creates it again.
-DROP FUNCTION IF EXISTS tickq.parse_schedule(text, jsonb, text);
+-- row. This migration dropped the old signature, since CREATE OR REPLACE cannot change a return
+-- type. The API files now drop every function nothing depends on before they create theirs
+-- (sql/api/00_api_begin.sql), so it has nothing left to do; it stays so that a database that
+-- recorded it is known.
+SELECT;
