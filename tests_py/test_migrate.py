@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -117,10 +118,12 @@ def test_an_api_file_may_change_a_return_type_or_drop_a_parameter(
 ) -> None:
     """sql/api/00_api_begin.sql drops, before the files run, every function nothing depends
     on: CREATE OR REPLACE cannot change a return type, and a signature without a parameter
-    beside the old one would make a call ambiguous. A function a view depends on is kept."""
+    beside the old one would make a call ambiguous. A function a view depends on is kept, and
+    a grant to a role tickq does not manage is given again (99_privileges.sql)."""
     api = toy_sql / "api"
-    api.joinpath("00_api_begin.sql").write_text(
-        (db.sql_root() / "api" / "00_api_begin.sql").read_text(encoding="utf-8"))
+    for name in ("00_api_begin.sql", "99_privileges.sql"):
+        api.joinpath(name).write_text((db.sql_root() / "api" / name).read_text(encoding="utf-8"))
+    monitor = f"tickq_monitor_{uuid.uuid4().hex[:8]}"
     api.joinpath("01_label.sql").write_text(
         "CREATE OR REPLACE FUNCTION tickq.toy_label(p_id int, p_now timestamptz DEFAULT now())\n"
         "RETURNS text LANGUAGE sql AS $$ SELECT 'toy ' || p_id $$;\n"
@@ -131,19 +134,27 @@ def test_an_api_file_may_change_a_return_type_or_drop_a_parameter(
         "CREATE VIEW tickq.toy_doubled AS SELECT tickq.toy_double(id) AS doubled FROM tickq.toy;")
     with db.connect(empty_db_url) as conn:
         db.migrate(conn, toy_sql)
+        conn.execute(f"CREATE ROLE {monitor}")
+        conn.execute(f"GRANT EXECUTE ON FUNCTION tickq.toy_count() TO {monitor}")
         api.joinpath("00_toy.sql").write_text(
             "CREATE OR REPLACE FUNCTION tickq.toy_count() RETURNS integer\n"
             "LANGUAGE sql AS $$ SELECT count(*)::integer FROM tickq.toy $$;")
         api.joinpath("01_label.sql").write_text(
             api.joinpath("01_label.sql").read_text().replace(
                 "p_id int, p_now timestamptz DEFAULT now()", "p_id int").replace("* 2", "* 3"))
-        assert db.migrate(conn, toy_sql)[-1].startswith("api 3 files")
-        got = conn.execute(
-            "SELECT pg_typeof(tickq.toy_count())::text, tickq.toy_label(1),"
-            " (SELECT doubled FROM tickq.toy_doubled),"
-            " array(SELECT p.oid::regprocedure::text FROM pg_proc AS p"
-            "       WHERE p.proname = 'toy_label')").fetchone()
-    assert got == ("integer", "toy 1", 3, ["tickq.toy_label(integer)"])
+        try:
+            assert db.migrate(conn, toy_sql)[-1].startswith("api 4 files")
+            got = conn.execute(
+                "SELECT pg_typeof(tickq.toy_count())::text, tickq.toy_label(1),"
+                " (SELECT doubled FROM tickq.toy_doubled),"
+                " array(SELECT p.oid::regprocedure::text FROM pg_proc AS p"
+                "       WHERE p.proname = 'toy_label'),"
+                " has_function_privilege(%s, 'tickq.toy_count()', 'EXECUTE')",
+                (monitor,)).fetchone()
+        finally:
+            conn.execute(f"DROP OWNED BY {monitor}")
+            conn.execute(f"DROP ROLE {monitor}")
+    assert got == ("integer", "toy 1", 3, ["tickq.toy_label(integer)"], True)
 
 
 def test_migrations_after_the_baseline_change_tables_only() -> None:

@@ -31,6 +31,26 @@ BEGIN
 END
 $$;
 
+-- A grant of a function to a role tickq does not manage, kept by 00_api_begin.sql when it dropped
+-- the function, is given again to the function of the same signature if a file created one
+-- (grant_access below then sets the managed roles' privileges exactly).
+DO $$
+DECLARE
+    v_kept record;
+BEGIN
+    FOR v_kept IN
+        SELECT k.routine, k.grantee, k.grantable
+        FROM jsonb_to_recordset(coalesce(nullif(current_setting('tickq.kept_grants', true), ''), '[]')::jsonb)
+            AS k (routine text, grantee text, grantable boolean)
+        WHERE to_regprocedure(k.routine) IS NOT NULL
+            AND EXISTS (SELECT FROM pg_catalog.pg_roles AS r WHERE r.rolname = k.grantee)
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON ROUTINE %s TO %I%s', v_kept.routine, v_kept.grantee,
+            CASE WHEN v_kept.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+    END LOOP;
+END
+$$;
+
 -- Nothing in the schema is callable by every role; grants below name roles one by one.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tickq FROM public;
 
