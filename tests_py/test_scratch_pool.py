@@ -154,6 +154,8 @@ SAFEGUARDS = (
     "   AND p.prosecdef),"
     " (SELECT count(*) FROM pg_constraint AS c WHERE c.conrelid = 'tickq.job_run'::regclass"
     "   AND c.contype = 'f' AND c.confrelid = 'tickq.job_kind'::regclass),"
+    " (SELECT count(*) FROM pg_constraint AS c WHERE c.confrelid = 'tickq.job_run'::regclass"
+    "   AND c.contype = 'f'),"
     " (SELECT count(*) FROM pg_index AS i WHERE i.indrelid = 'tickq.job_run'::regclass),"
     " (SELECT count(*) FROM pg_constraint AS c WHERE c.contype = 'c' AND c.conrelid IN"
     "   ('tickq.job_kind'::regclass, 'tickq.job_run'::regclass, 'tickq.pool_slot'::regclass))")
@@ -163,14 +165,16 @@ def test_only_the_scratch_databases_go_without_the_queues_safeguards(
     pg_server_url: str, conn: psycopg.Connection
 ) -> None:
     # The queue: the dispatcher's and reader's functions run as their owner with a pinned
-    # search_path, every run names a kind that exists, the history is indexed for its views, and
-    # the tables check their rows.
-    definers, run_kind_keys, run_indexes, checks = conn.execute(SAFEGUARDS).fetchone() or (0,) * 4
-    assert definers > 20 and run_kind_keys == 1 and run_indexes == 4 and checks >= 5
+    # search_path, every run names a kind that exists, a run's steps and turns go with it, the
+    # history is indexed for its views, and the tables check their rows.
+    definers, run_kind_keys, run_children, run_indexes, checks = (
+        conn.execute(SAFEGUARDS).fetchone() or (0,) * 5)
+    assert (definers > 20 and run_kind_keys == 1 and run_children == 2 and run_indexes == 4
+            and checks >= 5)
     with scratch.scratch(pg_server_url, TIMEOUTS) as sim:
         # A scratch database: none of that but job_run's primary key (queries/scratch_lean.sql),
         # and its session pins the search_path the queue's functions pin themselves.
-        assert sim.execute(SAFEGUARDS).fetchone() == (0, 0, 1, 0)
+        assert sim.execute(SAFEGUARDS).fetchone() == (0, 0, 0, 1, 0)
         assert sim.execute("SELECT current_setting('search_path')").fetchone() == (
             "pg_catalog, tickq, pg_temp",)
         # and the simulation still runs the queue's claim: a run it opens is one a claim opened
@@ -181,4 +185,4 @@ def test_only_the_scratch_databases_go_without_the_queues_safeguards(
                           ).fetchone()
         assert row is not None and row[0] > 500 and row[1] == 0
     # and the queue's own safeguards are untouched by a check on the same server
-    assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1, 4, checks)
+    assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1, 2, 4, checks)

@@ -45,7 +45,7 @@ SELECT functions_are('tickq', ARRAY[
     'zone_steady', 'simulation_state', 'simulation_running', 'simulation_remap', 'simulation_copy_runs',
     'simulation_restore', 'simulation_copy', 'simulation_copy_until', 'simulation_session', 'simulation_arm',
     'simulation_next_due', 'simulation_holds', 'simulation_events', 'simulation_mark', 'simulation_stale',
-    'simulation_window_breaks', 'simulation_best_copy', 'simulation_copy_parts', 'cron_parse',
+    'simulation_window_breaks', 'simulation_best_copy', 'cron_parse',
     'simulation_windows',
     'access_privileges', 'grant_access',
     'check_kind_armed', 'claim_manual', 'parse_chain', 'command_changed', 'arm_kind', 'report_step',
