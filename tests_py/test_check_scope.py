@@ -174,9 +174,12 @@ def test_a_check_stopped_while_its_worst_case_runs_ends_at_once_and_leaves_no_sc
               for i in range(100)]
     registry = tmp_path / "week.toml"
     registry.write_text("\n".join(lines))
+    # The simulator's calm stretches (no kind waiting between the 13-minute bursts) would
+    # simulate that week in seconds and could end before the signal: the real loop, everywhere.
+    real_loop = f"{db_url} options='-c tickq.simulator_calm=off'"
     check = subprocess.Popen(
         [sys.executable, "-m", "tickq.cli", "check", "--registry", str(registry),
-         "--database-url", db_url], env=tickq_env(), stdout=subprocess.PIPE,
+         "--database-url", real_loop], env=tickq_env(), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     seen: set[str] = set()
     try:
