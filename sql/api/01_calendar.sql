@@ -328,38 +328,6 @@ $$;
 COMMENT ON FUNCTION tickq.calendar_next(tickq.calendar, timestamptz) IS
 'The first slot of a calendar strictly after p_after, or NULL when none falls within 56 years.';
 
-CREATE OR REPLACE FUNCTION tickq.calendar_count(
-    p_calendar tickq.calendar,
-    p_since timestamptz,
-    p_now timestamptz DEFAULT now()
-) RETURNS integer
-LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-    v_day date := (p_since AT TIME ZONE p_calendar.timezone)::date - 1;
-    v_last date := (p_now AT TIME ZONE p_calendar.timezone)::date + 1;
-    v_count integer := 0;
-BEGIN
-    -- A claim asks this of every calendar kind it leases, nearly always before the kind's next
-    -- slot: the first slot after p_since is found in a few steps, where counting walks three
-    -- local days.
-    IF tickq.calendar_next(p_calendar, p_since) > p_now THEN
-        RETURN 0;
-    END IF;
-    -- At most 100,000 (a minutely cron asleep for months counts no further).
-    WHILE v_day <= v_last AND v_count < 100000 LOOP
-        IF tickq.calendar_day(p_calendar, v_day) THEN
-            v_count := v_count + (SELECT count(*)::integer FROM tickq.calendar_day_slots(p_calendar, v_day) AS s (slot)
-                WHERE s.slot > p_since AND s.slot <= p_now);
-        END IF;
-        v_day := v_day + 1;
-    END LOOP;
-    RETURN least(v_count, 100000);
-END
-$$;
-COMMENT ON FUNCTION tickq.calendar_count(tickq.calendar, timestamptz, timestamptz) IS
-'How many slots of a calendar fall in (p_since, p_now], at most 100,000.';
-
 CREATE OR REPLACE FUNCTION tickq.calendar_last(
     p_calendar tickq.calendar,
     p_since timestamptz,

@@ -90,6 +90,7 @@ AS $$
     CROSS JOIN LATERAL (
         SELECT CASE WHEN k.every IS NULL
             THEN tickq.slots_between(tickq.schedule_of(k), p_now, p_now + interval '7 days') END AS week
+        OFFSET 0  -- counted once per kind, not once per use of week
     ) AS w
     CROSS JOIN LATERAL (
         SELECT CASE
@@ -107,6 +108,7 @@ AS $$
                     ELSE tickq.slots_between(tickq.schedule_of(k), p_now, p_now + interval '364 days') / 52.0 END
                 * extract(EPOCH FROM s.tick) / extract(EPOCH FROM interval '7 days')
         END AS runs_per_tick
+        OFFSET 0  -- once per kind, not once per use of runs_per_tick
     ) AS d
     CROSS JOIN LATERAL tickq.expected_duration(k.name, p_now) AS e
     WHERE k.enabled
