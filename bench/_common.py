@@ -23,11 +23,10 @@ from pathlib import Path
 import psycopg
 
 REPO = Path(__file__).resolve().parent.parent
-try:
-    from tickq import db
-except ImportError:  # run from a checkout without `pip install -e .`
-    sys.path.insert(0, str(REPO / "python_runner"))
-    from tickq import db
+# This checkout's tickq, ahead of whatever the venv installed: `python DIR/bench/X.py` measures
+# DIR's code (another checkout, a `git archive`), not the venv's, and its header names DIR's sql/.
+sys.path.insert(0, str(REPO / "python_runner"))
+from tickq import db  # noqa: E402
 
 
 def parser(description: str) -> argparse.ArgumentParser:
