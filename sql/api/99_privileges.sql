@@ -38,11 +38,18 @@ DO $$
 DECLARE
     v_kept record;
 BEGIN
+    -- Only in the migrator's application, where 00_api_begin.sql wrote the setting: a file run
+    -- alone gives nothing, whatever a session or a role's defaults put in it. Each routine is
+    -- named as the catalog names it (regprocedure), in schema tickq only.
+    IF coalesce(current_setting('tickq.applying_api', true), '') = '' THEN
+        RETURN;
+    END IF;
     FOR v_kept IN
-        SELECT k.routine, k.grantee, k.grantable
+        SELECT to_regprocedure(k.routine) AS routine, k.grantee, k.grantable
         FROM jsonb_to_recordset(coalesce(nullif(current_setting('tickq.kept_grants', true), ''), '[]')::jsonb)
             AS k (routine text, grantee text, grantable boolean)
-        WHERE to_regprocedure(k.routine) IS NOT NULL
+        INNER JOIN pg_catalog.pg_proc AS p ON p.oid = to_regprocedure(k.routine)
+        WHERE p.pronamespace = 'tickq'::regnamespace
             AND EXISTS (SELECT FROM pg_catalog.pg_roles AS r WHERE r.rolname = k.grantee)
     LOOP
         EXECUTE format('GRANT EXECUTE ON ROUTINE %s TO %I%s', v_kept.routine, v_kept.grantee,
