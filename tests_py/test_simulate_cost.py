@@ -204,3 +204,20 @@ def test_a_heavy_run_held_across_parts_is_picked_up_once(
     # claimed at 10:10 and 11:10, each finished 10 minutes later: in the part after its claim's
     assert [(r[2].strftime("%H:%M"), r[3].strftime("%H:%M"), r[4]) for r in heavy] == [
         ("10:10", "10:20", "ok"), ("11:10", "11:20", "ok")]
+
+
+
+def test_a_scratch_session_parses_each_cron_string_once(pg_server_url: str, tmp_path: Path) -> None:
+    """A scratch session is the simulator's from its start: the sync and the windows' planning
+    keep each cron string's calendar (tickq.cron_calendar) for the simulation after them, where
+    another session parses it at every use."""
+    path = tmp_path / "r.toml"
+    path.write_text('[settings]\nslots = 2\ntick = "1m"\n\n[kinds.nightly]\ncommand = ["true"]\n'
+                    'cron = "7,37 2 * * *"\ntimeout = "5m"\n')
+    kept = ("SELECT coalesce(current_setting('tickq.cron_'"
+            " || md5('7,37 2 * * *' || E'\\n' || 'UTC'), true), '') LIKE '(%',"
+            " (SELECT count(*) FROM tickq.job_kind WHERE name = 'nightly')")
+    with api.scratch(pg_server_url) as conn:
+        assert conn.execute(kept).fetchone() == (False, 0)
+        api.load(conn, load_registry(path), now=START)
+        assert conn.execute(kept).fetchone() == (True, 1)

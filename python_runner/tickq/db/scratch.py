@@ -63,9 +63,12 @@ POOL_LOCK = 0x7469636B  # the advisory lock a check holds in the pool database i
 # time; their generic plans give the same rows (every query the simulation's outcome depends on
 # orders by a unique key) in a fifth less backend CPU time (bench/README.md). The search_path
 # is the one the queue's functions pin, which the template's do not (queries/scratch_lean.sql).
+# And the session is the simulator's (tickq.simulation_session): each cron string is parsed once,
+# for the sync and the windows' planning as for the simulation (bench/README.md).
 SESSION_SETTINGS = ("SELECT set_config('synchronous_commit', 'off', false),"
                     " set_config('plan_cache_mode', 'force_generic_plan', false),"
-                    " set_config('search_path', 'pg_catalog, tickq, pg_temp', false)")
+                    " set_config('search_path', 'pg_catalog, tickq, pg_temp', false),"
+                    " tickq.simulation_session()")
 COPY_TRIES = 5  # a template another check is still building or renaming is in use for a moment
 
 

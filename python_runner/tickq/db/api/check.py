@@ -157,11 +157,10 @@ def capacity(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] 
     report: CapacityReport | None = None
     try:
         with conn.transaction():
-            # The scratch database's session keeps each cron string's calendar until the
-            # rollback (tickq.simulation_session's setting, for this transaction): the verdict
-            # reads each kind's calendar again for its week, its year and its description.
-            conn.execute("SELECT set_config('tickq.observed_durations', %s, true),"
-                         " set_config('tickq.simulator', 'on', true)", (json.dumps(given),))
+            # (A scratch session keeps each cron string's calendar: the verdict reads each
+            # kind's again for its week, its year and its description; tickq.db.scratch.)
+            conn.execute("SELECT set_config('tickq.observed_durations', %s, true)",
+                         (json.dumps(given),))
             load(conn, registry, agents)
             report = CapacityReport(
                 kinds=_rows(conn, KindCapacity, "capacity"),
