@@ -23,9 +23,12 @@ from pathlib import Path
 import psycopg
 
 REPO = Path(__file__).resolve().parent.parent
-# This checkout's tickq, ahead of whatever the venv installed: `python DIR/bench/X.py` measures
-# DIR's code (another checkout, a `git archive`), not the venv's, and its header names DIR's sql/.
-sys.path.insert(0, str(REPO / "python_runner"))
+# The tickq measured, ahead of whatever the venv installed: this checkout's, so `python
+# DIR/bench/X.py` measures DIR's code (another checkout, a `git archive`), not the venv's; or,
+# for a script run again by `run_against`, the other checkout's (TICKQ_BENCH_CODE: PYTHONPATH
+# alone would come after this). The header names the sql/ of the code measured.
+CODE = Path(os.environ.get("TICKQ_BENCH_CODE") or REPO / "python_runner").resolve()
+sys.path.insert(0, str(CODE))
 from tickq import db  # noqa: E402
 
 
@@ -46,7 +49,7 @@ def run_against(against: Path | None, script: str) -> None:
     the path) and the same arguments but that one, and exit with its status. Without, return."""
     if against is None:
         return
-    env = {**os.environ, "PYTHONPATH": str(against.resolve() / "python_runner")}
+    env = {**os.environ, "TICKQ_BENCH_CODE": str(against.resolve() / "python_runner")}
     more = [a for a in sys.argv[1:] if a not in ("--against", str(against))]
     sys.exit(subprocess.run([sys.executable, script, *more], env=env, check=False).returncode)
 
@@ -118,8 +121,8 @@ def server_info(conn: psycopg.Connection) -> str:
     ).fetchone()
     assert row is not None
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    api = db.api_checksum(db.api_files(REPO / "sql"))[:12]
-    migrations = len(db.migration_files(REPO / "sql"))
+    api = db.api_checksum(db.api_files(CODE.parent / "sql"))[:12]
+    migrations = len(db.migration_files(CODE.parent / "sql"))
     return (
         f"PostgreSQL {row[0]}, shared_buffers={row[1]}, fsync={row[2]}, "
         f"synchronous_commit={row[3]}, {os.cpu_count()} CPUs, load average before the run {load}"
