@@ -96,3 +96,29 @@ def test_a_lock_held_by_another_connection_ends_the_tick_with_exit_3(
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "lock" in lines[0], done.stderr
+
+
+def test_a_session_silent_inside_a_transaction_lets_go_of_its_locks_at_the_lock_timeout(
+    db_url: str,
+) -> None:
+    """A host cut off from the network between two statements of a transaction (a report and
+    the claim after it) says nothing more, and TCP takes hours to notice: the server ends such
+    a tickq session after db_lock_timeout, so the rows it locked hold up every other dispatcher
+    no longer than a lock may."""
+    from tickq import db
+
+    with psycopg.connect(db_url, autocommit=True) as admin:
+        admin.execute("UPDATE tickq.settings SET slots = slots")  # the row exists
+    with db.connect(db_url, autocommit=False, timeouts=db.Timeouts(lock=1)) as silent:
+        silent.execute("UPDATE tickq.settings SET slots = slots")  # locked, then nothing
+        # Another dispatcher's statement waits for the row: it gets it once the server ended the
+        # silent session (its own statement timeout is far longer: without that end it fails).
+        with psycopg.connect(db_url, autocommit=True,
+                             options="-c statement_timeout=60000") as other:
+            other.execute("UPDATE tickq.settings SET slots = slots")
+            ended = other.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (silent.info.backend_pid,)
+            ).fetchone()
+        assert ended == (0,)
+        with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+            silent.execute("SELECT 1")

@@ -259,11 +259,15 @@ def test_timeouts_hold_through_a_transaction_pool_and_stay_in_their_transaction(
             with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
                 conn.execute("SELECT pg_sleep(30)")
             with conn.transaction():
-                assert conn.execute("SHOW lock_timeout").fetchone() == ("3s",)
+                assert conn.execute("SELECT current_setting('lock_timeout'), current_setting("
+                                    "'idle_in_transaction_session_timeout')").fetchone() == (
+                    "3s", "3s")
             db.migrate(conn)  # a migration's statement timeout is its transactions' own
         with psycopg.connect(url, autocommit=True, prepare_threshold=None) as other:
             assert other.execute("SELECT current_setting('statement_timeout'),"
-                                 " current_setting('lock_timeout')").fetchone() == ("0", "0")
+                                 " current_setting('lock_timeout'), current_setting("
+                                 "'idle_in_transaction_session_timeout')").fetchone() == (
+                "0", "0", "0")
             assert other.execute("SELECT count(*) FROM pg_prepared_statements").fetchone() == (0,)
 
 

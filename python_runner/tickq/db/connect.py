@@ -77,7 +77,11 @@ class Timeouts(NamedTuple):
 
     connect: int = 10  # libpq's connect_timeout: a server that accepts and never answers
     statement: int = 60  # statement_timeout
-    lock: int = 10  # lock_timeout: a lock another connection holds
+    lock: int = 10  # lock_timeout: a lock another connection holds; and
+    # idle_in_transaction_session_timeout: a session of ours silent inside a transaction (a host
+    # cut off from the network mid-transaction) is ended by the server after as long, so the
+    # locks it holds stop every other dispatcher no longer than a lock may (TCP alone would
+    # take hours to notice).
 
 
 DEFAULT_TIMEOUTS = Timeouts()
@@ -112,7 +116,8 @@ def connect(
     else:
         options = conninfo.conninfo_to_dict(url).get("options") or ""
         options = (f"{options} -c statement_timeout={timeouts.statement * 1000}"
-                   f" -c lock_timeout={timeouts.lock * 1000}").strip()
+                   f" -c lock_timeout={timeouts.lock * 1000}"
+                   f" -c idle_in_transaction_session_timeout={timeouts.lock * 1000}").strip()
         try:
             conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=timeouts.connect,
                                    options=options)

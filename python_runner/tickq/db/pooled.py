@@ -30,7 +30,8 @@ from psycopg.pq import TransactionStatus
 def local_timeouts(statement_s: int, lock_s: int) -> str:
     """The statement that sets the timeouts for the rest of the transaction it runs in."""
     return (f"SELECT set_config('statement_timeout', '{int(statement_s) * 1000}', true),"
-            f" set_config('lock_timeout', '{int(lock_s) * 1000}', true)")
+            f" set_config('lock_timeout', '{int(lock_s) * 1000}', true),"
+            f" set_config('idle_in_transaction_session_timeout', '{int(lock_s) * 1000}', true)")
 
 
 class PooledCursor(psycopg.Cursor[Any]):
