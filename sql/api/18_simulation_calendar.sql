@@ -31,7 +31,8 @@ BEGIN
     FOR v_step IN 0..6 LOOP
         v_offset := CASE WHEN v_zone = 'UTC' THEN interval '0' ELSE tickq.calendar_steady_offset(v_zone, v_day) END;
         EXIT WHEN v_offset IS NULL;
-        IF NOT tickq.calendar_day(p_calendar, v_day) THEN
+        IF (p_calendar.days IS NOT NULL OR p_calendar.weekdays IS NOT NULL OR p_calendar.months IS NOT NULL)
+            AND NOT tickq.calendar_day(p_calendar, v_day) THEN  -- (no day filter: every day is one)
             NULL;
         ELSIF p_calendar.times IS NOT NULL THEN
             v_best := NULL;
