@@ -28,6 +28,10 @@ DECLARE
     v_i integer;
     v_j integer;
 BEGIN
+    IF p_calendar.times IS NULL AND (coalesce(cardinality(p_calendar.hours), 0) = 0
+            OR coalesce(cardinality(p_calendar.minutes), 0) = 0) THEN
+        RETURN tickq.calendar_next(p_calendar, p_after);  -- no calendar tickq makes: its own answer
+    END IF;
     FOR v_step IN 0..6 LOOP
         v_offset := CASE WHEN v_zone = 'UTC' THEN interval '0' ELSE tickq.calendar_steady_offset(v_zone, v_day) END;
         EXIT WHEN v_offset IS NULL;
