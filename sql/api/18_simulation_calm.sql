@@ -128,6 +128,7 @@ AS $$
         CROSS JOIN s
         CROSS JOIN LATERAL (
             SELECT greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM k.due - p_from) / s.secs)) AS claimed
+            OFFSET 0  -- computed once, not at each of its three uses
         ) AS c
         UNION ALL
         SELECT r.kind, r.priority, r.catch_up, r.sched, r.cal, r.hold, n.due,
@@ -139,6 +140,7 @@ AS $$
             -- tickq.calendar_next's answer in a few steps)
             SELECT coalesce(CASE WHEN r.cal IS NULL THEN tickq.next_slot(r.sched, r.claimed + r.hold)
                 ELSE tickq.simulation_next_slot(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
+            OFFSET 0  -- computed once, not at each of its two uses
         ) AS n
         WHERE r.claimed <= p_until AND r.claimed + r.hold <= p_until
     )
