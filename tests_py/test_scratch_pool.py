@@ -157,6 +157,8 @@ SAFEGUARDS = (
     " (SELECT count(*) FROM pg_constraint AS c WHERE c.confrelid = 'tickq.job_run'::regclass"
     "   AND c.contype = 'f'),"
     " (SELECT count(*) FROM pg_index AS i WHERE i.indrelid = 'tickq.job_run'::regclass),"
+    " (SELECT count(*) FROM pg_index AS i WHERE i.indexrelid::regclass::text"
+    "   IN ('tickq.job_kind_claimable', 'tickq.job_kind_catch_up')),"
     " (SELECT count(*) FROM pg_constraint AS c WHERE c.contype = 'c' AND c.conrelid IN"
     "   ('tickq.job_kind'::regclass, 'tickq.job_run'::regclass, 'tickq.pool_slot'::regclass))")
 
@@ -166,15 +168,16 @@ def test_only_the_scratch_databases_go_without_the_queues_safeguards(
 ) -> None:
     # The queue: the dispatcher's and reader's functions run as their owner with a pinned
     # search_path, every run names a kind that exists, a run's steps and turns go with it, the
-    # history is indexed for its views, and the tables check their rows.
-    definers, run_kind_keys, run_children, run_indexes, checks = (
-        conn.execute(SAFEGUARDS).fetchone() or (0,) * 5)
+    # history is indexed for its views, the claim finds due kinds by index, and the tables check
+    # their rows.
+    definers, run_kind_keys, run_children, run_indexes, claim_indexes, checks = (
+        conn.execute(SAFEGUARDS).fetchone() or (0,) * 6)
     assert (definers > 20 and run_kind_keys == 1 and run_children == 2 and run_indexes == 4
-            and checks >= 5)
+            and claim_indexes == 2 and checks >= 5)
     with scratch.scratch(pg_server_url, TIMEOUTS) as sim:
         # A scratch database: none of that but job_run's primary key (queries/scratch_lean.sql),
         # and its session pins the search_path the queue's functions pin themselves.
-        assert sim.execute(SAFEGUARDS).fetchone() == (0, 0, 0, 1, 0)
+        assert sim.execute(SAFEGUARDS).fetchone() == (0, 0, 0, 1, 0, 0)
         assert sim.execute("SELECT current_setting('search_path')").fetchone() == (
             "pg_catalog, tickq, pg_temp",)
         # and the simulation still runs the queue's claim: a run it opens is one a claim opened
@@ -185,4 +188,4 @@ def test_only_the_scratch_databases_go_without_the_queues_safeguards(
                           ).fetchone()
         assert row is not None and row[0] > 500 and row[1] == 0
     # and the queue's own safeguards are untouched by a check on the same server
-    assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1, 2, 4, checks)
+    assert conn.execute(SAFEGUARDS).fetchone() == (definers, 1, 2, 4, 2, checks)

@@ -39,34 +39,51 @@ COMMENT ON FUNCTION tickq.simulation_calm_allowed(jsonb) IS
 CREATE OR REPLACE FUNCTION tickq.simulation_calm_state(
     p_from timestamptz,
     p_holds jsonb
-) RETURNS boolean
+) RETURNS TABLE (calm boolean, short boolean, slot_rows integer[], busy timestamptz[])
 LANGUAGE sql STABLE
 AS $$
-    -- At p_from: no kind paused, between tries or leased without a run; every run going on is the
-    -- simulator's, scheduled, started by no person, holds its one slot row (within the limit) and
-    -- ends on a tick of p_from's grid within its lease.
-    SELECT NOT EXISTS (
-            SELECT FROM tickq.job_kind AS k
-            WHERE k.enabled AND (k.paused_until > p_from
-                OR (k.run_id IS NULL AND (k.attempts <> 0 OR k.next_trigger <> 'schedule' OR k.leased_by IS NOT NULL))))
-        AND NOT EXISTS (
-            SELECT FROM tickq.slot AS sl CROSS JOIN tickq.settings AS s
-            LEFT JOIN LATERAL (SELECT r.* FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0) AS r ON true
-            LEFT JOIN tickq.job_kind AS k ON k.name = r.kind
-            WHERE sl.run_id IS NOT NULL AND (sl.n > s.slots OR r.id IS NULL OR r.slot_row <> sl.n
+    -- One pass over the kinds and one over the slot rows. calm: no kind paused, between tries or
+    -- leased without a run; every run going on is the simulator's, scheduled, started by no person,
+    -- holds its one slot row (within the limit) and ends on a tick of p_from's grid within its
+    -- lease; every kind leased has its run in a slot row (the slot rows' runs are distinct kinds'
+    -- runs, so as many kinds leased as runs held). short: the runs going on past p_from and the
+    -- kinds due by then want more slot rows than there are (a run ending at p_from is reported
+    -- before the claim there). slot_rows, busy: the slot rows within the limit in order, each with
+    -- the end of the run holding it (NULL: free).
+    WITH kinds AS (
+        SELECT coalesce(bool_or(k.enabled AND (k.paused_until > p_from OR (k.run_id IS NULL
+                AND (k.attempts <> 0 OR k.next_trigger <> 'schedule' OR k.leased_by IS NOT NULL)))), false) AS odd,
+            count(k.run_id) AS leased,
+            count(*) FILTER (WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_from) AS due
+        FROM tickq.job_kind AS k
+    ),
+    rows AS (
+        SELECT coalesce(bool_or(sl.run_id IS NOT NULL AND (sl.n > s.slots OR r.id IS NULL OR r.slot_row <> sl.n
                 OR r.outcome <> 'running' OR r.dispatcher <> 'simulator' OR r.run_trigger <> 'schedule'
                 OR r.run_by IS NOT NULL OR r.weight <> 1 OR k.run_id IS DISTINCT FROM r.id OR NOT k.enabled
-                OR sl.leased_until < r.claimed_at + (p_holds ->> r.kind)::interval
-                OR extract(EPOCH FROM r.claimed_at + (p_holds ->> r.kind)::interval - p_from)
-                % extract(EPOCH FROM s.tick) <> 0))
-        AND NOT EXISTS (
-            SELECT FROM tickq.job_kind AS k
-            WHERE k.run_id IS NOT NULL AND NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id = k.run_id))
+                OR sl.leased_until < r.ends
+                OR extract(EPOCH FROM r.ends - p_from) % extract(EPOCH FROM s.tick) <> 0)), false) AS odd,
+            count(sl.run_id) AS held,
+            count(*) FILTER (WHERE r.ends > p_from) AS going,
+            count(*) FILTER (WHERE sl.n <= s.slots) AS n,
+            array_agg(sl.n::integer ORDER BY sl.n) FILTER (WHERE sl.n <= s.slots) AS slot_rows,
+            array_agg(r.ends ORDER BY sl.n) FILTER (WHERE sl.n <= s.slots) AS busy
+        FROM tickq.slot AS sl
+        CROSS JOIN tickq.settings AS s
+        LEFT JOIN LATERAL (
+            SELECT r.*, r.claimed_at + (p_holds ->> r.kind)::interval AS ends FROM tickq.job_run AS r
+            WHERE r.id = sl.run_id OFFSET 0
+        ) AS r ON true
+        LEFT JOIN tickq.job_kind AS k ON k.name = r.kind
+    )
+    SELECT NOT k.odd AND NOT sl.odd AND k.leased = sl.held, sl.going + k.due > sl.n, sl.slot_rows, sl.busy
+    FROM kinds AS k CROSS JOIN rows AS sl
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm_state(timestamptz, jsonb) IS
-'For tickq.simulation_calm: true when the queue at p_from is one its calm stretch can go on from: '
-'no kind paused, between tries or leased without a run, and every run going on the simulator''s '
-'scheduled run in one slot row, ending (p_holds) on a tick within its lease.';
+'For tickq.simulation_calm, the queue at p_from: calm when a calm stretch can go on from it (no kind '
+'paused, between tries or leased without a run, every run going on the simulator''s scheduled run '
+'in one slot row, ending (p_holds) on a tick within its lease); short when the runs going on and the '
+'kinds due want more slot rows than there are; the slot rows in order with the ends of their runs.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_calm_runs(
     p_from timestamptz,
@@ -87,11 +104,12 @@ AS $$
     WITH RECURSIVE s AS (
         SELECT st.tick, extract(EPOCH FROM st.tick) AS secs FROM tickq.settings AS st
     ),
-    k AS (
+    k AS MATERIALIZED (  -- each kind's due time computed once (the runs' first claim reads it thrice)
         SELECT k.name, k.priority, k.catch_up, tickq.schedule_of(k) AS sched, (p_holds ->> k.name)::interval AS hold,
-            CASE WHEN k.every IS NULL THEN tickq.calendar_of(tickq.schedule_of(k)) END AS cal,
+            k.every IS NULL AS calendar,
             CASE WHEN k.run_id IS NULL THEN k.due_at
-                ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), r.ends_at), r.ends_at + interval '1 day') END AS due
+                ELSE coalesce(CASE WHEN k.every IS NULL THEN tickq.simulation_next_slot(tickq.calendar_of(tickq.schedule_of(k)),
+                    r.ends_at) ELSE tickq.next_slot(tickq.schedule_of(k), r.ends_at) END, r.ends_at + interval '1 day') END AS due
         FROM tickq.job_kind AS k
         LEFT JOIN LATERAL (
             SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
@@ -101,18 +119,28 @@ AS $$
             AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
     ),
     runs (kind, priority, catch_up, sched, cal, hold, due, claimed) AS (
-        SELECT k.name, k.priority, k.catch_up, k.sched, k.cal, k.hold, k.due,
-            greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM k.due - p_from) / s.secs))
-        FROM k CROSS JOIN s
+        SELECT k.name, k.priority, k.catch_up, k.sched,
+            -- the calendar read only for a kind whose next due time is looked for in the part
+            CASE WHEN k.calendar AND c.claimed <= p_until AND c.claimed + k.hold <= p_until
+                THEN tickq.calendar_of(k.sched) END,
+            k.hold, k.due, c.claimed
+        FROM k
+        CROSS JOIN s
+        CROSS JOIN LATERAL (
+            SELECT greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM k.due - p_from) / s.secs)) AS claimed
+            OFFSET 0  -- computed once, not at each of its three uses
+        ) AS c
         UNION ALL
         SELECT r.kind, r.priority, r.catch_up, r.sched, r.cal, r.hold, n.due,
             greatest(p_from, p_from + s.tick * ceil(extract(EPOCH FROM n.due - p_from) / s.secs))
         FROM runs AS r
         CROSS JOIN s
         CROSS JOIN LATERAL (
-            -- next_slot, with a calendar's calendar read once per kind
+            -- next_slot, with a calendar's calendar read once per kind (tickq.simulation_next_slot:
+            -- tickq.calendar_next's answer in a few steps)
             SELECT coalesce(CASE WHEN r.cal IS NULL THEN tickq.next_slot(r.sched, r.claimed + r.hold)
-                ELSE tickq.calendar_next(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
+                ELSE tickq.simulation_next_slot(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
+            OFFSET 0  -- computed once, not at each of its two uses
         ) AS n
         WHERE r.claimed <= p_until AND r.claimed + r.hold <= p_until
     )
@@ -126,43 +154,6 @@ COMMENT ON FUNCTION tickq.simulation_calm_runs(timestamptz, timestamptz, jsonb) 
 '(tickq.finish_run''s rule). A kind running at p_from starts from its run''s end. Each kind''s first '
 'run claimed after p_until is returned too where its last run ends by then.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_calm_short(
-    p_from timestamptz,
-    p_claimed timestamptz[],
-    p_ends timestamptz[],
-    p_dues timestamptz[],
-    p_catch_ups interval[],
-    p_holds jsonb
-) RETURNS timestamptz
-LANGUAGE sql STABLE
-AS $$
-    -- The runs going on at p_from and those of p_claimed .. p_ends: at each claim instant, the
-    -- runs holding a slot then (a run ending at that instant is reported before the claim).
-    WITH runs AS (
-        SELECT u.claimed, u.ends FROM unnest(p_claimed, p_ends) AS u (claimed, ends)
-        UNION ALL
-        SELECT r.claimed_at, r.claimed_at + (p_holds ->> r.kind)::interval
-        FROM tickq.slot AS sl
-        CROSS JOIN LATERAL (SELECT r.* FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0) AS r
-        WHERE sl.run_id IS NOT NULL
-    ),
-    rows AS (SELECT count(*) AS n FROM tickq.slot AS sl CROSS JOIN tickq.settings AS s WHERE sl.n <= s.slots)
-    SELECT min(t.at) FROM (
-        SELECT i.at FROM (SELECT DISTINCT c AS at FROM unnest(p_claimed) AS c) AS i CROSS JOIN rows
-        WHERE (SELECT count(*) FROM runs AS r WHERE r.claimed <= i.at AND r.ends > i.at) > rows.n
-        UNION ALL
-        -- a kind that would skip slots for its catch_up before its claim
-        SELECT u.claimed FROM unnest(p_claimed, p_dues, p_catch_ups) AS u (claimed, due, catch_up)
-        WHERE u.due < u.claimed - u.catch_up
-    ) AS t
-$$;
-COMMENT ON FUNCTION tickq.simulation_calm_short(
-    timestamptz, timestamptz[], timestamptz[], timestamptz[], interval[], jsonb
-) IS
-'For tickq.simulation_calm: the first claim instant of the runs p_claimed .. p_ends (their due times '
-'and their kinds'' catch_up beside them) at which they and the runs going on at p_from would hold '
-'more slot rows than there are, or a kind would skip slots for its catch_up; NULL when none.';
-
 CREATE OR REPLACE FUNCTION tickq.simulation_calm(
     p_from timestamptz,
     p_until timestamptz,
@@ -172,6 +163,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_calm(
 LANGUAGE plpgsql
 AS $$
 DECLARE
+    v_state record;
     v_kinds text[];
     v_dues timestamptz[];
     v_claimed timestamptz[];
@@ -190,19 +182,12 @@ DECLARE
 BEGIN
     -- The part from p_from through p_until as far as it is calm: returns the instant from which
     -- the real loop must go on (NULL: the whole part was written; p_from: nothing was).
-    IF NOT tickq.simulation_calm_state(p_from, p_holds) THEN
+    SELECT * INTO STRICT v_state FROM tickq.simulation_calm_state(p_from, p_holds);
+    IF NOT v_state.calm OR v_state.short THEN
         RETURN p_from;
     END IF;
-    -- Short at p_from already (a starving queue, part after part): nothing to work out. A run
-    -- ending at p_from is reported before the claim there.
-    IF (SELECT count(*) FROM tickq.slot AS sl
-            CROSS JOIN LATERAL (SELECT r.* FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0) AS r
-            WHERE r.claimed_at + (p_holds ->> r.kind)::interval > p_from)
-        + (SELECT count(*) FROM tickq.job_kind AS k
-            WHERE tickq.kind_claimable(k) AND k.run_id IS NULL AND k.due_at <= p_from)
-        > (SELECT count(*) FROM tickq.slot AS sl CROSS JOIN tickq.settings AS s WHERE sl.n <= s.slots) THEN
-        RETURN p_from;
-    END IF;
+    v_rows := v_state.slot_rows;
+    v_busy := v_state.busy;
     -- The runs in time order and, at one instant, in claim order (tickq.claim_candidates).
     SELECT coalesce(array_agg(r.kind ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.due_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
@@ -215,37 +200,27 @@ BEGIN
             CASE WHEN c.due_at <= c.claimed_at - s.stale_after THEN c.due_at END AS stale_due
         FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c CROSS JOIN tickq.settings AS s
     ) AS r;
-    -- (sorted by instant: the runs of the part come first, then each kind's first one after it)
-    v_count := (SELECT count(*) FROM unnest(v_claimed) AS c WHERE c <= p_until)::integer;
-    v_short := tickq.simulation_calm_short(p_from, v_claimed[1:v_count], v_ends[1:v_count], v_dues[1:v_count],
-        v_catch_ups[1:v_count], p_holds);
-    IF v_short = p_from THEN
-        RETURN p_from;
-    END IF;
-    v_count := (SELECT count(*) FROM unnest(v_claimed) AS c WHERE c < coalesce(v_short, p_until + interval '1 microsecond'))::integer;
-    -- Each kind's due time after its last run written: that of its first run not written.
-    SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
-    FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
-        FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
-        ORDER BY u.kind, u.i) AS n;
-    -- Slot rows as claim_plain takes them: at each instant the lowest free ones, in claim order.
-    SELECT array_agg(sl.n ORDER BY sl.n), array_agg(r.ends ORDER BY sl.n) INTO v_rows, v_busy
-    FROM tickq.slot AS sl
-    CROSS JOIN tickq.settings AS s
-    LEFT JOIN LATERAL (
-        SELECT r.claimed_at + (p_holds ->> r.kind)::interval AS ends FROM tickq.job_run AS r WHERE r.id = sl.run_id OFFSET 0
-    ) AS r ON true
-    WHERE sl.n <= s.slots;
-    WHILE v_i <= v_count LOOP
+    -- Instant by instant (the runs of the part come first, then each kind's first one after it):
+    -- slot rows as claim_plain takes them, the lowest free ones in claim order, up to the first
+    -- instant whose runs want more slot rows than are free or where a kind would skip slots for
+    -- its catch_up (the slots run short: the real loop goes on from there).
+    <<instants>>
+    WHILE v_i <= cardinality(v_claimed) AND v_claimed[v_i] <= p_until LOOP
         v_j := v_i;
-        WHILE v_j < v_count AND v_claimed[v_j + 1] = v_claimed[v_i] LOOP
+        WHILE v_j < cardinality(v_claimed) AND v_claimed[v_j + 1] = v_claimed[v_i] LOOP
             v_j := v_j + 1;
+        END LOOP;
+        FOR q IN v_i..v_j LOOP
+            IF v_dues[q] < v_claimed[q] - v_catch_ups[q] THEN
+                v_short := v_claimed[v_i];
+                EXIT instants;
+            END IF;
         END LOOP;
         v_free := ARRAY(SELECT g FROM generate_subscripts(v_rows, 1) AS g
             WHERE v_busy[g] IS NULL OR v_busy[g] <= v_claimed[v_i] ORDER BY g LIMIT v_j - v_i + 1);
         IF cardinality(v_free) < v_j - v_i + 1 THEN
-            RAISE EXCEPTION 'simulation_calm: % runs at % but % free slot rows', v_j - v_i + 1, v_claimed[v_i],
-                cardinality(v_free) USING ERRCODE = 'internal_error';
+            v_short := v_claimed[v_i];
+            EXIT instants;
         END IF;
         FOR q IN v_i..v_j LOOP
             v_slot_rows[q] := v_rows[v_free[q - v_i + 1]];
@@ -253,18 +228,29 @@ BEGIN
         END LOOP;
         v_i := v_j + 1;
     END LOOP;
+    IF v_short = p_from THEN
+        RETURN p_from;
+    END IF;
+    v_count := v_i - 1;
+    -- Each kind's due time after its last run written: that of its first run not written.
+    SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
+    FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
+        FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
+        ORDER BY u.kind, u.i) AS n;
     PERFORM tickq.simulation_calm_write(v_kinds[1:v_count], v_dues[1:v_count], v_claimed[1:v_count],
-        v_ends[1:v_count], v_slot_rows, coalesce(v_short, p_until + interval '1 microsecond'), p_holds, v_next_kinds,
-        v_next_dues);
+        v_ends[1:v_count], v_slot_rows[1:v_count], coalesce(v_short, p_until + interval '1 microsecond'), p_holds,
+        v_next_kinds, v_next_dues);
     RETURN v_short;
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm(timestamptz, timestamptz, jsonb, timestamptz) IS
 'For the simulator: the part from p_from through p_until written without the claim and report loop '
-'as far as the slots never run short (tickq.simulation_calm_runs, tickq.simulation_calm_short, '
-'tickq.simulation_calm_write); returns the instant from which tickq.simulation_events must go on: '
-'NULL when the whole part was written, p_from when nothing was (the queue''s state at p_from is not '
-'one it can go on from: tickq.simulation_calm_state). p_holds: tickq.simulation_holds.';
+'as far as the slots never run short (tickq.simulation_calm_runs, then instant by instant the slot '
+'rows as the claims take them up to the first instant whose runs want more than are free or where a '
+'kind would skip slots for its catch_up; tickq.simulation_calm_write); returns the instant from '
+'which tickq.simulation_events must go on: NULL when the whole part was written, p_from when '
+'nothing was (tickq.simulation_calm_state: the queue at p_from is not one a calm stretch can go on '
+'from, or is short already). p_holds: tickq.simulation_holds.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_clock(
     p_from timestamptz,

@@ -65,11 +65,18 @@ BEGIN
             CASE WHEN u.ends < p_end THEN 'ok' ELSE 'running' END::tickq.outcome,
             CASE WHEN u.ends < p_end THEN 0 END, CASE WHEN u.ends < p_end THEN u.ends - u.claimed END,
             u.due, u.slot_row,
-            CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k), u.due, u.claimed) ELSE u.due END, u.due, c.n,
-            k.weight, k.pools
+            CASE WHEN c.n > 1 THEN tickq.last_slot(tickq.schedule_of(k.kind), u.due, u.claimed) ELSE u.due END, u.due, c.n,
+            -- no kind a calm stretch writes has a weight or pools (tickq.simulation_calm_allowed)
+            1, '{}'::text[]
         FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_rows) WITH ORDINALITY AS u (kind, due, claimed, ends, slot_row, i)
-        INNER JOIN tickq.job_kind AS k ON k.name = u.kind
-        CROSS JOIN LATERAL (SELECT 1 + tickq.slots_between(tickq.schedule_of(k), u.due, u.claimed) AS n OFFSET 0) AS c
+        -- the kind read only for a run claimed after its due time: only it may cover more than one slot
+        LEFT JOIN LATERAL (
+            SELECT k AS kind FROM tickq.job_kind AS k WHERE k.name = u.kind AND u.due < u.claimed OFFSET 0
+        ) AS k ON true
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN k.kind IS NULL THEN 1 ELSE 1 + tickq.slots_between(tickq.schedule_of(k.kind), u.due, u.claimed)
+                END AS n OFFSET 0
+        ) AS c
         ORDER BY u.i
         RETURNING id, kind, claimed_at, due_at, slot_at, first_slot_at, slots_covered, slot_row, outcome
     ),
