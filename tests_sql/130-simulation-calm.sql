@@ -5,7 +5,7 @@
 -- path took over whole parts and handed back in the middle of others; and it stands aside where
 -- it cannot show the same answer.
 BEGIN;
-SELECT plan(10);
+SELECT plan(11);
 
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 60, "stale_after": 900, "housekeeping_every": 86400},
@@ -53,7 +53,10 @@ SELECT ok((SELECT bool_or(longest_wait > '0'::interval) FROM report WHERE NOT ca
 SELECT ok(EXISTS (SELECT FROM handed WHERE resumed = '{}'),
     'the calm path wrote whole parts');
 SELECT ok(EXISTS (SELECT FROM handed WHERE resumed[1] > part_from AND resumed[1] + interval '5 minutes' <= part_until),
-    'and handed parts to the real loop at the first instant the slots ran short, past their start, for five ticks');
+    'and handed parts to the real loop at the first instant the slots ran short, past their start');
+SELECT ok(EXISTS (SELECT FROM handed WHERE resumed[2] = resumed[1] + interval '1 minute'
+        AND resumed[3] = resumed[2] + interval '2 minutes'),
+    'for one tick, and for twice as long each time the slots were still short when it handed back');
 SELECT ok(EXISTS (SELECT FROM handed WHERE resumed[1] = part_from), 'and parts short at their start to it');
 
 SELECT results_eq(
