@@ -75,6 +75,9 @@ DECLARE
     v_from timestamptz := p_grid + p_len * (p_j - 2);
     v_horizon timestamptz;
     v_c integer;
+    v_rows integer[] := array_positions(p_shifts, p_shift);  -- this shift's breaks: together, in order
+    v_lo integer := v_rows[1];
+    v_hi integer := v_rows[cardinality(v_rows)];
 BEGIN
     -- Parts are numbered from the window's first (1, at its start; 2, on the first whole part of
     -- the clock; each p_len later). The clock stands at part p_i, in the state part p_j stood in
@@ -87,11 +90,8 @@ BEGIN
     v_horizon := tickq.simulation_repeats_until(
         least(v_from, v_from + make_interval(secs => (
             SELECT min((e.value ->> 1)::double precision) FROM jsonb_array_elements(p_states[p_j] -> 'kinds') AS e (value)))),
-        p_grid + p_len * (p_top - 2), p_shift,
-        ARRAY(SELECT z FROM unnest(p_shifts, p_zones) AS b (s, z) WHERE b.s = p_shift),
-        ARRAY(SELECT f FROM unnest(p_shifts, p_firsts) AS b (s, f) WHERE b.s = p_shift),
-        ARRAY(SELECT l FROM unnest(p_shifts, p_lasts) AS b (s, l) WHERE b.s = p_shift),
-        ARRAY(SELECT x FROM unnest(p_shifts, p_backs) AS b (s, x) WHERE b.s = p_shift));
+        p_grid + p_len * (p_top - 2), p_shift, coalesce(p_zones[v_lo:v_hi], '{}'), coalesce(p_firsts[v_lo:v_hi], '{}'),
+        coalesce(p_lasts[v_lo:v_hi], '{}'), coalesce(p_backs[v_lo:v_hi], '{}'));
     SELECT max(c.n) INTO v_c
     FROM generate_series(p_j + 1, p_top) AS c (n)
     WHERE p_grid + p_len * (c.n - 2) <= v_horizon AND p_states[c.n] IS NOT NULL;
@@ -106,8 +106,8 @@ COMMENT ON FUNCTION tickq.simulation_copy_until(
 'p_states and p_fps: the states known by part and their digests), the latest part c in (p_j, '
 'p_top] with a known state such that the stretch from part p_j to part c repeats p_shift later '
 '(tickq.simulation_repeats_until, p_shifts .. p_backs: tickq.simulation_breaks'' rows of every '
-'shift); NULL when none. Parts are numbered from 1, the window''s start; part 2 starts at p_grid, '
-'each p_len after the one before.';
+'shift, each shift''s rows together); NULL when none. Parts are numbered from 1, the window''s start; '
+'part 2 starts at p_grid, each p_len after the one before.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT state jsonb,
@@ -185,14 +185,19 @@ AS $$
         SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
         WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM p_len) = 0 AND s.shift < p_until - p_now
     )
-    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift), '{}'), array_agg(b.zone),
-        array_agg(b.first_at), array_agg(b.last_at), array_agg(b.back_to)
-    FROM s CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift) AS b
+    -- Each shift's rows together, so a copy takes its own as a slice.
+    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift ORDER BY s.shift, b.o), '{}'),
+        array_agg(b.zone ORDER BY s.shift, b.o), array_agg(b.first_at ORDER BY s.shift, b.o),
+        array_agg(b.last_at ORDER BY s.shift, b.o), array_agg(b.back_to ORDER BY s.shift, b.o)
+    FROM s
+    CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift)
+        WITH ORDINALITY AS b (kind, zone, first_at, last_at, back_to, o)
 $$;
 COMMENT ON FUNCTION tickq.simulation_window_breaks(timestamptz, interval, timestamptz) IS
 'For tickq.simulate_window: the shifts a copy may use in a window from p_now to p_until in parts '
 'p_len long (a day, a week: whole numbers of parts, shorter than the window), and the breaks of '
-'the kinds'' day rules for each (tickq.simulation_breaks), as arrays, one entry per break.';
+'the kinds'' day rules for each (tickq.simulation_breaks), as arrays, one entry per break, each '
+'shift''s together.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
     OUT c integer,
