@@ -321,12 +321,9 @@ BEGIN
             v_copy := tickq.simulation_best_copy(v_states, v_ufps, v_n, v_count, v_grid, v_len, v_b.shifts,
                 v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
             v_j := v_n - v_copy.steps;
-            v_rows := NULL;
-            v_maps := NULL;
-            IF v_copy.c IS NOT NULL AND v_fps[v_j] IS DISTINCT FROM v_fps[v_n] THEN  -- the same but for slot rows
-                SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
-                    v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r;
-            END IF;
+            SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
+                v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r
+            WHERE v_copy.c IS NOT NULL AND v_fps[v_j] IS DISTINCT FROM v_fps[v_n];  -- the same but for slot rows
             IF v_copy.c IS NOT NULL AND (v_fps[v_j] = v_fps[v_n] OR v_rows IS NOT NULL) THEN
                 PERFORM tickq.simulation_copy(v_grid + v_len * (v_j - 2), v_grid + v_len * (v_copy.c - 2), v_len * v_copy.steps,
                     tickq.simulation_relabel_state(v_states[v_copy.c],
@@ -335,10 +332,13 @@ BEGIN
                 -- The copied parts' states, digests, runs by kind (remapped) and first ids, set in place: a
                 -- function taking and returning the arrays copied them whole (2.7 s of the month of 1,000 kinds).
                 FOR k IN v_j + 1..v_copy.c LOOP
-                    v_states[k + v_copy.steps] := tickq.simulation_relabel_state(v_states[k],
-                        v_maps[(k - v_j - 1) * v_slots + 1:(k - v_j) * v_slots]);
-                    v_fps[k + v_copy.steps] := CASE WHEN v_states[k + v_copy.steps] IS DISTINCT FROM v_states[k]
-                        THEN md5(v_states[k + v_copy.steps]::text) ELSE v_fps[k] END;
+                    v_states[k + v_copy.steps] := v_states[k];
+                    v_fps[k + v_copy.steps] := v_fps[k];
+                    IF (k - v_j) * v_slots <= cardinality(v_maps) THEN  -- rows renamed in this part
+                        v_states[k + v_copy.steps] := tickq.simulation_relabel_state(v_states[k],
+                            v_maps[(k - v_j - 1) * v_slots + 1:(k - v_j) * v_slots]);
+                        v_fps[k + v_copy.steps] := md5(v_states[k + v_copy.steps]::text);
+                    END IF;
                     v_ufps[k + v_copy.steps] := v_ufps[k];
                     v_ids[k + v_copy.steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_j],
                         v_firsts[v_n] - v_firsts[v_j], v_ids[v_n]);
