@@ -62,8 +62,9 @@ CREATE OR REPLACE FUNCTION tickq.simulation_relabel_ready(
 LANGUAGE sql STABLE
 AS $$
     -- The slot limit, when rows can be worked out again: every kind of weight 1 and without
-    -- pools, one row per slot and none past the limit, and the rows held now are those of the
-    -- runs going on (p_going, as p_was then). NULL otherwise.
+    -- pools, one row per slot and none past the limit, the rows held now those of the runs going
+    -- on (p_going, as p_was then), and those of p_was each in a row, ending as claims end them
+    -- (no lease lost). NULL otherwise.
     SELECT s.slots FROM tickq.settings AS s
     WHERE NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.weight > 1 OR k.pools <> '{}')
         AND (SELECT count(*) FILTER (WHERE sl.n BETWEEN 1 AND s.slots) = s.slots AND count(*) = s.slots FROM tickq.slot AS sl)
@@ -71,6 +72,10 @@ AS $$
         AND (SELECT count(*) FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
             = (SELECT count(*) FROM jsonb_object_keys(p_going))
         AND (SELECT count(*) FROM jsonb_object_keys(p_was)) = (SELECT count(*) FROM jsonb_object_keys(p_going))
+        AND NOT EXISTS (
+            SELECT FROM jsonb_each_text(p_was) AS w (kind, id)
+            LEFT JOIN tickq.job_run AS o ON o.id = w.id::bigint
+            WHERE o.slot_row IS NULL OR o.outcome NOT IN ('ok', 'running') OR o.finished_at <= o.claimed_at)
         AND NOT EXISTS (
             SELECT FROM jsonb_each_text(p_going) AS g (kind, id)
             LEFT JOIN tickq.job_run AS r ON r.id = g.id::bigint
@@ -93,7 +98,8 @@ CREATE OR REPLACE FUNCTION tickq.simulation_relabel_chunk(
     p_end bigint,
     p_from timestamptz,
     p_until timestamptz,
-    p_slots integer
+    p_slots integer,
+    p_after timestamptz
 )
 LANGUAGE plpgsql STABLE
 AS $$
@@ -106,7 +112,8 @@ BEGIN
     -- p_from until p_until, numbered by claim instant, at most p_slots an instant), to the end of
     -- an instant: their ids, claim instants and rows in claim order (instant, then row), their
     -- ends before p_until with their rows in end order, and the next id to read (p_end: none).
-    -- NULL ids when a run is not one a claim opened in the stretch, in a row, ending after it.
+    -- NULL ids when a run is not one a claim opened in the stretch, in a row, ending after it, or
+    -- was claimed by p_after (the last instant read before).
     SELECT r.claimed_at INTO v_last FROM tickq.job_run AS r WHERE r.id = least(p_end, p_lo + v_size) - 1;
     SELECT array_agg(r.id ORDER BY r.claimed_at, r.slot_row), array_agg(r.claimed_at ORDER BY r.claimed_at, r.slot_row),
         array_agg(r.slot_row ORDER BY r.claimed_at, r.slot_row),
@@ -114,7 +121,7 @@ BEGIN
         coalesce(array_agg(r.slot_row ORDER BY r.finished_at) FILTER (WHERE r.finished_at < p_until), '{}'),
         coalesce(max(r.id) + 1, p_lo),
         coalesce(bool_or(r.slot_row IS NULL OR r.outcome NOT IN ('ok', 'running') OR r.claimed_at < p_from
-            OR r.claimed_at >= p_until OR r.finished_at <= r.claimed_at), false)
+            OR r.claimed_at >= p_until OR r.finished_at <= r.claimed_at OR r.claimed_at <= p_after), false)
     INTO ids, ats, rows, ends, end_rows, next_id, v_bad
     FROM (SELECT r.* FROM tickq.job_run AS r
         WHERE r.id >= p_lo AND r.id < least(p_end, p_lo + v_size + p_slots)
@@ -122,10 +129,11 @@ BEGIN
     ids := CASE WHEN NOT v_bad THEN coalesce(ids, '{}') END;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_relabel_chunk(bigint, bigint, timestamptz, timestamptz, integer) IS
+COMMENT ON FUNCTION tickq.simulation_relabel_chunk(bigint, bigint, timestamptz, timestamptz, integer, timestamptz) IS
 'For tickq.simulation_relabel: the next thousand or so runs of a stretch copied, from id p_lo to the '
 'end of an instant (ids, claim instants and slot rows in claim order; ends before p_until and their '
-'rows in end order; the next id to read); NULL ids when one is not a run a claim opened there.';
+'rows in end order; the next id to read); NULL ids when one is not a run a claim opened there '
+'after p_after.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_relabel_start(
     OUT map integer[],
@@ -226,7 +234,7 @@ BEGIN
             RETURN;
         ELSIF v_i > cardinality(c_id) AND c_next < p_end THEN  -- the next runs, their ends among those to come
             SELECT * INTO c_id, c_at, c_row, v_ends, v_end_rows, c_next
-            FROM tickq.simulation_relabel_chunk(c_next, p_end, p_from, v_until, v_slots);
+            FROM tickq.simulation_relabel_chunk(c_next, p_end, p_from, v_until, v_slots, c_at[cardinality(c_at)]);
             SELECT array_agg(e.at ORDER BY e.at), array_agg(e.n ORDER BY e.at) INTO f_at, f_row
             FROM (SELECT * FROM unnest(f_at[v_f:], f_row[v_f:]) UNION ALL SELECT * FROM unnest(v_ends, v_end_rows)) AS e (at, n);
             v_i := 1;
