@@ -216,23 +216,33 @@ AS $$
         WHERE r.dispatcher = 'simulator' AND r.claimed_at >= p_now AND r.claimed_at <= p_until
     ),
     waits AS (
-        -- Every wait from due to claim, and the waits of kinds still unclaimed at the end.
-        SELECT r.kind, r.due_at, r.claimed_at AS until FROM sim_runs AS r
+        -- Every wait from due to claim, and the waits of kinds still unclaimed at the end (their
+        -- skipped NULL: no run).
+        SELECT r.kind, r.due_at, r.claimed_at AS until, r.outcome = 'skipped' AS skipped
+        FROM tickq.job_run AS r
+        WHERE r.dispatcher = 'simulator' AND r.claimed_at >= p_now AND r.claimed_at <= p_until
         UNION ALL
-        SELECT k.name, k.due_at, p_until FROM tickq.job_kind AS k
+        SELECT k.name, k.due_at, p_until, NULL FROM tickq.job_kind AS k
         WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_until
     ),
-    worst AS (
-        SELECT DISTINCT ON (w.kind) w.kind, w.due_at, w.until, w.until - w.due_at AS wait
-        FROM waits AS w
-        ORDER BY w.kind, w.until - w.due_at DESC, w.due_at
-    ),
+    -- Per kind its runs, whether one skipped, and its longest wait: unknown (NULL) when a wait
+    -- has no due time, as a sort by wait puts it first. Hashed, not sorted: a month of 1,000
+    -- kinds is 734,292 waits (bench/README.md).
     -- A skipped slot (catch_up) held no slot: no run, and the simulated queue dropped it, which
     -- starves the kind whatever its wait (in the simulator nothing sleeps: only a full queue
     -- makes a slot that late).
     run_counts AS (
-        SELECT r.kind, (count(*) FILTER (WHERE NOT r.skipped))::integer AS runs, bool_or(r.skipped) AS skipped
-        FROM sim_runs AS r GROUP BY r.kind
+        SELECT w.kind, (count(*) FILTER (WHERE NOT w.skipped))::integer AS runs, bool_or(w.skipped) AS skipped,
+            CASE WHEN NOT bool_or(w.due_at IS NULL) THEN max(w.until - w.due_at) END AS wait
+        FROM waits AS w GROUP BY w.kind
+    ),
+    worst AS (
+        -- The longest wait that began first: its due time and end (of the waits that long, the
+        -- first due ends first).
+        SELECT c.kind, c.wait, min(w.due_at) AS due_at, min(w.until) AS until
+        FROM run_counts AS c
+        LEFT JOIN waits AS w ON w.kind = c.kind AND w.until - w.due_at = c.wait
+        GROUP BY c.kind, c.wait
     ),
     holders AS (SELECT r.* FROM sim_runs AS r WHERE NOT r.skipped)
     SELECT
