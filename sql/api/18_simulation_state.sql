@@ -87,6 +87,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy_runs(
     p_offset bigint,
     p_was jsonb,
     p_going jsonb,
+    p_rows integer[] DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS void
 LANGUAGE plpgsql
@@ -102,7 +103,8 @@ BEGIN
     WHERE r.id = (p_going ->> w.kind)::bigint AND o.finished_at < p_until;
     -- The runs claimed in the stretch copied, until p_until (ids p_first until p_end: a window's runs are
     -- numbered in claim order), p_shift later and p_offset ids on (so the ids keep that order);
-    -- those still going on at p_until as they were then.
+    -- those still going on at p_until as they were then; in the slot rows p_rows names (by id
+    -- less p_first, plus one: tickq.simulation_relabel), else those they took then.
     INSERT INTO tickq.job_run (id, kind, attempt, run_trigger, slots, dispatcher, claimed_at, started_at, finished_at,
         outcome, exit_code, output_tail, duration, due_at, slot_row, late_report_at, run_by, slot_at, first_slot_at,
         slots_covered, weight, pools)
@@ -112,7 +114,8 @@ BEGIN
         CASE WHEN r.finished_at < p_until THEN r.outcome ELSE 'running' END,
         CASE WHEN r.finished_at < p_until THEN r.exit_code END,
         CASE WHEN r.finished_at < p_until THEN r.output_tail END,
-        CASE WHEN r.finished_at < p_until THEN r.duration END, r.due_at + p_shift, r.slot_row,
+        CASE WHEN r.finished_at < p_until THEN r.duration END, r.due_at + p_shift,
+        coalesce(p_rows[r.id - p_first + 1], r.slot_row),
         CASE WHEN r.finished_at < p_until THEN r.late_report_at + p_shift END, r.run_by, r.slot_at + p_shift,
         r.first_slot_at + p_shift, r.slots_covered, r.weight, r.pools
     FROM tickq.job_run AS r
@@ -123,12 +126,13 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy_runs(
-    timestamptz, interval, bigint, bigint, bigint, jsonb, jsonb, timestamptz
+    timestamptz, interval, bigint, bigint, bigint, jsonb, jsonb, integer[], timestamptz
 ) IS
 'For the simulator''s copies: the runs claimed in the stretch copied, until p_until (ids p_first '
 'until p_end), inserted p_shift later with ids p_offset on, those still going on at p_until as '
-'going on; and the runs going on now (p_going, by kind) ended as those going on p_shift earlier '
-'(p_was) ended before p_until.';
+'going on, in the slot rows p_rows names where it names one (by id less p_first, plus one); and '
+'the runs going on now (p_going, by kind) ended as those going on p_shift earlier (p_was) ended '
+'before p_until.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_restore(
     p_at timestamptz,
@@ -191,6 +195,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy(
     p_first bigint,
     p_end bigint,
     p_next bigint,
+    p_rows integer[] DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS void
 LANGUAGE sql
@@ -198,14 +203,16 @@ AS $$
     -- The stretch from p_from until p_until (its runs ids p_first until p_end; p_was and p_ended
     -- the runs going on at its ends, by kind) copied p_shift later, where the clock stands now
     -- (p_from + p_shift; p_going the runs going on, p_next the next run id), and the queue put
-    -- in the state p_state (relative to p_until) p_shift later.
-    SELECT tickq.simulation_copy_runs(p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going);
+    -- in the state p_state (relative to p_until) p_shift later; the copied runs in the slot rows
+    -- p_rows names, where it names one (tickq.simulation_relabel).
+    SELECT tickq.simulation_copy_runs(p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going, p_rows);
     SELECT tickq.simulation_restore(p_until + p_shift, p_state,
         tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going))
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy(
-    timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, timestamptz
+    timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, integer[], timestamptz
 ) IS
 'For tickq.simulate_window: copies the stretch from p_from until p_until p_shift later '
 '(tickq.simulation_copy_runs) and restores the state p_state, relative to p_until, p_shift later '
-'(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap).';
+'(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap); '
+'the copied runs in the slot rows p_rows names where it names one (tickq.simulation_relabel).';

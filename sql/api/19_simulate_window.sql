@@ -75,6 +75,9 @@ DECLARE
     v_from timestamptz := p_grid + p_len * (p_j - 2);
     v_horizon timestamptz;
     v_c integer;
+    v_rows integer[] := array_positions(p_shifts, p_shift);  -- this shift's breaks: together, in order
+    v_lo integer := v_rows[1];
+    v_hi integer := v_rows[cardinality(v_rows)];
 BEGIN
     -- Parts are numbered from the window's first (1, at its start; 2, on the first whole part of
     -- the clock; each p_len later). The clock stands at part p_i, in the state part p_j stood in
@@ -87,11 +90,8 @@ BEGIN
     v_horizon := tickq.simulation_repeats_until(
         least(v_from, v_from + make_interval(secs => (
             SELECT min((e.value ->> 1)::double precision) FROM jsonb_array_elements(p_states[p_j] -> 'kinds') AS e (value)))),
-        p_grid + p_len * (p_top - 2), p_shift,
-        ARRAY(SELECT z FROM unnest(p_shifts, p_zones) AS b (s, z) WHERE b.s = p_shift),
-        ARRAY(SELECT f FROM unnest(p_shifts, p_firsts) AS b (s, f) WHERE b.s = p_shift),
-        ARRAY(SELECT l FROM unnest(p_shifts, p_lasts) AS b (s, l) WHERE b.s = p_shift),
-        ARRAY(SELECT x FROM unnest(p_shifts, p_backs) AS b (s, x) WHERE b.s = p_shift));
+        p_grid + p_len * (p_top - 2), p_shift, coalesce(p_zones[v_lo:v_hi], '{}'), coalesce(p_firsts[v_lo:v_hi], '{}'),
+        coalesce(p_lasts[v_lo:v_hi], '{}'), coalesce(p_backs[v_lo:v_hi], '{}'));
     SELECT max(c.n) INTO v_c
     FROM generate_series(p_j + 1, p_top) AS c (n)
     WHERE p_grid + p_len * (c.n - 2) <= v_horizon AND p_states[c.n] IS NOT NULL;
@@ -106,12 +106,13 @@ COMMENT ON FUNCTION tickq.simulation_copy_until(
 'p_states and p_fps: the states known by part and their digests), the latest part c in (p_j, '
 'p_top] with a known state such that the stretch from part p_j to part c repeats p_shift later '
 '(tickq.simulation_repeats_until, p_shifts .. p_backs: tickq.simulation_breaks'' rows of every '
-'shift); NULL when none. Parts are numbered from 1, the window''s start; part 2 starts at p_grid, '
-'each p_len after the one before.';
+'shift, each shift''s rows together); NULL when none. Parts are numbered from 1, the window''s start; '
+'part 2 starts at p_grid, each p_len after the one before.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT state jsonb,
     OUT digest text,
+    OUT unlabelled text,
     OUT ids jsonb,
     OUT first_id bigint,
     OUT idle_until timestamptz,
@@ -120,14 +121,15 @@ CREATE OR REPLACE FUNCTION tickq.simulation_mark(
 )
 LANGUAGE sql STABLE
 AS $$
-    -- The state at p_at (tickq.simulation_state) with its digest, the runs going on by kind, the
+    -- The state at p_at (tickq.simulation_state) with its digest and that of its form without
+    -- the slot rows' numbers (tickq.simulation_unlabelled), the runs going on by kind, the
     -- id the next run will get (a window's runs are numbered in claim order), and, when no run
     -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
     -- That id is the sequence's, not the last run's plus one: in a database that simulated
     -- before, simulation_start let go of those runs but not of their ids, and a copy counted
     -- from a smaller id takes that many ids more, each copy and window more than the last
     -- (tests_sql/122-simulation-copy-ids.sql).
-    SELECT s.state, md5(s.state::text), tickq.simulation_running(),
+    SELECT s.state, md5(s.state::text), md5(tickq.simulation_unlabelled(s.state)::text), tickq.simulation_running(),
         (SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END
             FROM tickq.job_run_id_seq AS q),
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
@@ -135,9 +137,10 @@ AS $$
     FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
 $$;
 COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
-'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state) and '
-'its md5 digest, the runs going on by kind (tickq.simulation_running), the id the next run will '
-'get (job_run''s sequence), and when no run holds a slot the next due time '
+'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state), '
+'its md5 digest and that of its form without slot row numbers (tickq.simulation_unlabelled), the '
+'runs going on by kind (tickq.simulation_running), the id the next run will get (job_run''s '
+'sequence), and when no run holds a slot the next due time '
 '(tickq.simulation_next_due; ''infinity'' when none).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
@@ -182,14 +185,19 @@ AS $$
         SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
         WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM p_len) = 0 AND s.shift < p_until - p_now
     )
-    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift), '{}'), array_agg(b.zone),
-        array_agg(b.first_at), array_agg(b.last_at), array_agg(b.back_to)
-    FROM s CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift) AS b
+    -- Each shift's rows together, so a copy takes its own as a slice.
+    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift ORDER BY s.shift, b.o), '{}'),
+        array_agg(b.zone ORDER BY s.shift, b.o), array_agg(b.first_at ORDER BY s.shift, b.o),
+        array_agg(b.last_at ORDER BY s.shift, b.o), array_agg(b.back_to ORDER BY s.shift, b.o)
+    FROM s
+    CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift)
+        WITH ORDINALITY AS b (kind, zone, first_at, last_at, back_to, o)
 $$;
 COMMENT ON FUNCTION tickq.simulation_window_breaks(timestamptz, interval, timestamptz) IS
 'For tickq.simulate_window: the shifts a copy may use in a window from p_now to p_until in parts '
 'p_len long (a day, a week: whole numbers of parts, shorter than the window), and the breaks of '
-'the kinds'' day rules for each (tickq.simulation_breaks), as arrays, one entry per break.';
+'the kinds'' day rules for each (tickq.simulation_breaks), as arrays, one entry per break, each '
+'shift''s together.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
     OUT c integer,
@@ -257,6 +265,7 @@ DECLARE
     v_copy record;
     v_states jsonb[] := '{}'::jsonb[];
     v_fps text[] := '{}'::text[];
+    v_ufps text[] := '{}'::text[];  -- the digests without slot row numbers (tickq.simulation_unlabelled)
     v_ids jsonb[] := '{}'::jsonb[];
     v_firsts bigint[] := '{}'::bigint[];
     v_kept integer := 1;  -- the parts before it are let go of
@@ -267,20 +276,15 @@ DECLARE
     v_holds jsonb;
     v_calm boolean;
     v_j integer;
+    v_slots integer;
+    v_rows integer[];
+    v_maps integer[];
 BEGIN
     -- Each part committed before the next starts (so the versions of the kind and slot rows it
     -- left can be pruned), with no round trip to the caller; at each part's start but the first
     -- (where irreversible kinds are armed) the state is kept (tickq.simulation_mark) for copies.
-    IF p_steady THEN
-        PERFORM tickq.simulation_start(p_now);
-    END IF;
-    PERFORM tickq.simulation_session();
-    PERFORM tickq.simulation_arm(p_now);
-    v_holds := tickq.simulation_holds(p_durations);
-    v_calm := tickq.simulation_calm_allowed(v_holds);  -- calm stretches without the loop (18_simulation_calm.sql)
-    SELECT min(p.part_from) FILTER (WHERE p.part_from > p_now), count(*) INTO v_grid, v_count
-    FROM tickq.simulation_parts(p_until, p_now) AS p;
-    SELECT greatest(s.tick, s.tick * floor(900 / extract(EPOCH FROM s.tick))) INTO STRICT v_len FROM tickq.settings AS s;
+    SELECT * INTO v_holds, v_calm, v_grid, v_count, v_len, v_slots
+    FROM tickq.simulation_window_start(p_until, p_durations, p_steady, p_now);
     v_b := tickq.simulation_window_breaks(p_until, v_len, p_now);
     FOR v_part IN SELECT p.part_from, p.part_until, row_number() OVER (ORDER BY p.part_from)::integer AS n
         FROM tickq.simulation_parts(p_until, p_now) AS p
@@ -289,6 +293,7 @@ BEGIN
         v_n := v_part.n;
         IF v_n > 1 AND v_part.part_until < v_idle THEN  -- nothing happens: at rest if it was
             v_fps[v_n] := CASE WHEN v_fps[v_n - 1] = v_rest THEN v_rest END;
+            v_ufps[v_n] := v_fps[v_n];
             v_states[v_n] := CASE WHEN v_fps[v_n] = v_rest THEN v_states[v_n - 1] END;
             v_ids[v_n] := v_ids[v_n - 1];
             v_firsts[v_n] := v_firsts[v_n - 1];
@@ -302,6 +307,7 @@ BEGIN
             EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
             v_states[v_n] := v_mark.state;
             v_fps[v_n] := v_mark.digest;
+            v_ufps[v_n] := v_mark.unlabelled;
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
             -- A week back is enough (copies look back a day or a week): older states are let go of.
@@ -312,18 +318,28 @@ BEGIN
             v_kept := greatest(v_kept, v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer + 1);
             v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
             CONTINUE WHEN v_idle IS NOT NULL;
-            v_copy := tickq.simulation_best_copy(v_states, v_fps, v_n, v_count, v_grid, v_len, v_b.shifts,
+            v_copy := tickq.simulation_best_copy(v_states, v_ufps, v_n, v_count, v_grid, v_len, v_b.shifts,
                 v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
-            IF v_copy.c IS NOT NULL THEN
-                PERFORM tickq.simulation_copy(v_grid + v_len * (v_n - v_copy.steps - 2), v_grid + v_len * (v_copy.c - 2),
-                    v_len * v_copy.steps, v_states[v_copy.c], v_ids[v_n - v_copy.steps], v_ids[v_copy.c], v_ids[v_n],
-                    v_firsts[v_n - v_copy.steps], v_firsts[v_copy.c], v_firsts[v_n]);
+            v_j := v_n - v_copy.steps;
+            SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
+                v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r
+            WHERE v_copy.c IS NOT NULL AND v_fps[v_j] IS DISTINCT FROM v_fps[v_n];  -- the same but for slot rows
+            IF v_copy.c IS NOT NULL AND (v_fps[v_j] = v_fps[v_n] OR v_rows IS NOT NULL) THEN
+                PERFORM tickq.simulation_copy(v_grid + v_len * (v_j - 2), v_grid + v_len * (v_copy.c - 2), v_len * v_copy.steps,
+                    tickq.simulation_relabel_state(v_states[v_copy.c],
+                        v_maps[(v_copy.c - v_j - 1) * v_slots + 1:(v_copy.c - v_j) * v_slots]),
+                    v_ids[v_j], v_ids[v_copy.c], v_ids[v_n], v_firsts[v_j], v_firsts[v_copy.c], v_firsts[v_n], v_rows);
                 -- The copied parts' states, digests, runs by kind (remapped) and first ids, set in place: a
                 -- function taking and returning the arrays copied them whole (2.7 s of the month of 1,000 kinds).
-                v_j := v_n - v_copy.steps;
                 FOR k IN v_j + 1..v_copy.c LOOP
-                    v_fps[k + v_copy.steps] := v_fps[k];
                     v_states[k + v_copy.steps] := v_states[k];
+                    v_fps[k + v_copy.steps] := v_fps[k];
+                    IF (k - v_j) * v_slots <= cardinality(v_maps) THEN  -- rows renamed in this part
+                        v_states[k + v_copy.steps] := tickq.simulation_relabel_state(v_states[k],
+                            v_maps[(k - v_j - 1) * v_slots + 1:(k - v_j) * v_slots]);
+                        v_fps[k + v_copy.steps] := md5(v_states[k + v_copy.steps]::text);
+                    END IF;
+                    v_ufps[k + v_copy.steps] := v_ufps[k];
                     v_ids[k + v_copy.steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_j],
                         v_firsts[v_n] - v_firsts[v_j], v_ids[v_n]);
                     v_firsts[k + v_copy.steps] := v_firsts[k] + v_firsts[v_n] - v_firsts[v_j];
