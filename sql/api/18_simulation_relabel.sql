@@ -202,7 +202,7 @@ DECLARE
     v_diff integer;  -- rows held whose numbers differ
     f_at timestamptz[];  -- ends to come, in time order, and their rows then
     f_row integer[];
-    c_id bigint[] := '{}';  -- the runs read (tickq.simulation_relabel_chunk), in claim order
+    c_id bigint[] := '{}'::bigint[];  -- the runs read (tickq.simulation_relabel_chunk), in claim order
     c_at timestamptz[];
     c_row integer[];
     c_next bigint := p_first;
@@ -226,7 +226,7 @@ BEGIN
         RETURN;
     END IF;
     SELECT * INTO v_map, v_then, v_now, f_at, f_row, v_diff FROM tickq.simulation_relabel_start(p_was, p_going, v_until, v_slots);
-    maps := '{}';
+    maps := '{}'::integer[];
     LOOP
         IF c_id IS NULL OR bit_count(v_then) <> bit_count(v_now) THEN
             rows := NULL;
