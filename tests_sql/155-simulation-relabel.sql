@@ -7,7 +7,7 @@
 -- each run's row worked out again, gives the runs the clock gives, column for column, slot rows
 -- too, and the state it stands in at 12:00.
 BEGIN;
-SELECT plan(10);
+SELECT plan(11);
 
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 60, "stale_after": 3600, "housekeeping_every": 86400},
@@ -87,6 +87,14 @@ SELECT is((SELECT r.rows FROM ends AS e
             e.now_ids) AS r), NULL,
     'a stretch whose rows were not taken as claims take them is not copied that way');
 UPDATE tickq.job_run SET slot_row = 1 WHERE kind = 'c' AND claimed_at = '2026-06-01 10:30Z';
+-- Nor where a run going on at the stretch's start ended otherwise than a claim's run ends (its
+-- lease lost): when its row was free again is not the claims' to say.
+UPDATE tickq.job_run SET outcome = 'lost' WHERE kind = 'a' AND claimed_at = '2026-06-01 10:00Z';
+SELECT is((SELECT r.rows FROM ends AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel(e.from_at, '15 minutes', 7, e.from_first, e.until_first, e.from_ids,
+            e.now_ids) AS r), NULL,
+    'nor one that began with a run whose lease was lost');
+UPDATE tickq.job_run SET outcome = 'ok' WHERE kind = 'a' AND claimed_at = '2026-06-01 10:00Z';
 
 SELECT tickq.simulation_copy(e.from_at, e.until_at, '1 day', tickq.simulation_relabel_state(e.until_state, NULL),
     e.from_ids, e.until_ids, e.now_ids, e.from_first, e.until_first, e.now_first, (SELECT r.rows FROM relabel AS r))
