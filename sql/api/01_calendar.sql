@@ -280,7 +280,7 @@ COMMENT ON FUNCTION tickq.calendar_day_first(tickq.calendar, date, timestamptz) 
 'The first slot of the local date p_day strictly after p_after (the day not judged against the '
 'day filters), by tickq.calendar_day_slots'' rule; NULL when none.';
 
-CREATE OR REPLACE FUNCTION tickq.calendar_next(
+CREATE OR REPLACE FUNCTION tickq.calendar_next_walk(
     p_calendar tickq.calendar,
     p_after timestamptz DEFAULT now()
 ) RETURNS timestamptz
@@ -325,8 +325,10 @@ BEGIN
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION tickq.calendar_next(tickq.calendar, timestamptz) IS
-'The first slot of a calendar strictly after p_after, or NULL when none falls within 56 years.';
+COMMENT ON FUNCTION tickq.calendar_next_walk(tickq.calendar, timestamptz) IS
+'The first slot of a calendar strictly after p_after, or NULL when none falls within 56 years, '
+'found by walking local days from the one before p_after''s (tickq.calendar_day_first on each day '
+'the calendar takes): the reading every clock change is judged by.';
 
 CREATE OR REPLACE FUNCTION tickq.calendar_last(
     p_calendar tickq.calendar,

@@ -108,8 +108,7 @@ AS $$
         SELECT k.name, k.priority, k.catch_up, tickq.schedule_of(k) AS sched, (p_holds ->> k.name)::interval AS hold,
             k.every IS NULL AS calendar,
             CASE WHEN k.run_id IS NULL THEN k.due_at
-                ELSE coalesce(CASE WHEN k.every IS NULL THEN tickq.simulation_next_slot(tickq.calendar_of(tickq.schedule_of(k)),
-                    r.ends_at) ELSE tickq.next_slot(tickq.schedule_of(k), r.ends_at) END, r.ends_at + interval '1 day') END AS due
+                ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), r.ends_at), r.ends_at + interval '1 day') END AS due
         FROM tickq.job_kind AS k
         LEFT JOIN LATERAL (
             SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
@@ -136,10 +135,9 @@ AS $$
         FROM runs AS r
         CROSS JOIN s
         CROSS JOIN LATERAL (
-            -- next_slot, with a calendar's calendar read once per kind (tickq.simulation_next_slot:
-            -- tickq.calendar_next's answer in a few steps)
+            -- next_slot, with a calendar's calendar read once per kind
             SELECT coalesce(CASE WHEN r.cal IS NULL THEN tickq.next_slot(r.sched, r.claimed + r.hold)
-                ELSE tickq.simulation_next_slot(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
+                ELSE tickq.calendar_next(r.cal, r.claimed + r.hold) END, r.claimed + r.hold + interval '1 day') AS due
             OFFSET 0  -- computed once, not at each of its two uses
         ) AS n
         WHERE r.claimed <= p_until AND r.claimed + r.hold <= p_until

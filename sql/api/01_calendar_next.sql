@@ -1,15 +1,15 @@
--- The next slot of a calendar as the calm stretches of the simulator ask it, once for every run
--- they write (tickq.simulation_calm_runs, 18_simulation_calm.sql): tickq.calendar_next's answer
--- (01_calendar.sql), found in a few steps where the zone keeps one offset.
+-- The next slot of a calendar (tickq.calendar_next), asked by tickq.next_slot for every claim and
+-- report of a calendar kind and by the simulator's calm stretches for every run they write.
 --
--- tickq.calendar_next walks local days from the day before p_after's, asking every day's first
--- slot; on days whose zone keeps one offset around them (tickq.calendar_steady_offset) a slot is
--- its wall time less the offset and the days' slots come in wall-clock order, so the first slot
--- after p_after is the first wall time after p_after's on its own day, else the first of the
--- next day the calendar takes. Anything else (a clock change near, no slot within a week) is
--- asked of tickq.calendar_next itself.
+-- tickq.calendar_next_walk (01_calendar.sql) walks local days from the day before p_after's,
+-- asking every day's first slot: the reading every clock change is judged by. On days whose zone
+-- keeps one offset around them (tickq.calendar_steady_offset) a slot is its wall time less the
+-- offset and the days' slots come in wall-clock order, so the first slot after p_after is the
+-- first wall time after p_after's on its own day, else the first of the next day the calendar
+-- takes: tickq.calendar_next_steady finds it in a few steps. Anything else (a clock change near,
+-- no slot within a week) is the walk's.
 
-CREATE OR REPLACE FUNCTION tickq.simulation_next_slot(
+CREATE OR REPLACE FUNCTION tickq.calendar_next_steady(
     p_calendar tickq.calendar,
     p_after timestamptz
 ) RETURNS timestamptz
@@ -30,7 +30,7 @@ DECLARE
 BEGIN
     IF p_calendar.times IS NULL AND (coalesce(cardinality(p_calendar.hours), 0) = 0
             OR coalesce(cardinality(p_calendar.minutes), 0) = 0) THEN
-        RETURN tickq.calendar_next(p_calendar, p_after);  -- no calendar tickq makes: its own answer
+        RETURN NULL;  -- no calendar tickq makes: the walk's
     END IF;
     FOR v_step IN 0..6 LOOP
         v_offset := CASE WHEN v_zone = 'UTC' THEN interval '0' ELSE tickq.calendar_steady_offset(v_zone, v_day) END;
@@ -75,10 +75,24 @@ BEGIN
         END IF;
         v_day := v_day + 1;
     END LOOP;
-    RETURN tickq.calendar_next(p_calendar, p_after);
+    RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_next_slot(tickq.calendar, timestamptz) IS
-'For the simulator''s calm stretches: tickq.calendar_next(p_calendar, p_after), the first slot '
-'strictly after p_after, found on p_after''s local day or the six after it where the zone keeps one '
-'offset around each (tickq.calendar_steady_offset); otherwise asked of tickq.calendar_next.';
+COMMENT ON FUNCTION tickq.calendar_next_steady(tickq.calendar, timestamptz) IS
+'For tickq.calendar_next: the first slot of p_calendar strictly after p_after where it lies on '
+'p_after''s local day or the six after it and the zone keeps one offset around each '
+'(tickq.calendar_steady_offset); NULL otherwise (tickq.calendar_next_walk''s to answer).';
+
+CREATE OR REPLACE FUNCTION tickq.calendar_next(
+    p_calendar tickq.calendar,
+    p_after timestamptz DEFAULT now()
+) RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    -- Most answers lie on p_after's day or soon after, in a zone that keeps its offset: found
+    -- there in a few steps (tickq.calendar_next_steady); the rest by the walk over local days.
+    SELECT coalesce(tickq.calendar_next_steady(p_calendar, p_after), tickq.calendar_next_walk(p_calendar, p_after))
+$$;
+COMMENT ON FUNCTION tickq.calendar_next(tickq.calendar, timestamptz) IS
+'The first slot of a calendar strictly after p_after, or NULL when none falls within 56 years: '
+'tickq.calendar_next_steady''s answer where it has one, else tickq.calendar_next_walk''s.';
