@@ -119,8 +119,7 @@ BEGIN
         CASE WHEN r.finished_at < p_until THEN r.late_report_at + p_shift END, r.run_by, r.slot_at + p_shift,
         r.first_slot_at + p_shift, r.slots_covered, r.weight, r.pools
     FROM tickq.job_run AS r
-    WHERE r.id >= p_first AND r.id < p_end
-    ORDER BY r.id;
+    WHERE r.id >= p_first AND r.id < p_end;  -- in no order: each run's id is given (a sort cost a fifth)
     PERFORM setval(pg_get_serial_sequence('tickq.job_run', 'id'), p_end - 1 + p_offset)
     WHERE p_end > p_first;
 END
