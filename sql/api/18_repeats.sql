@@ -152,6 +152,52 @@ COMMENT ON FUNCTION tickq.simulation_breaks(timestamptz, timestamptz, interval, 
 'day (back_to); and a last row per kind at the end of the days read. Exact where the kind''s zone '
 'keeps one offset.';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_breaks_until(
+    p_from timestamptz,
+    p_lo integer,
+    p_hi integer,
+    p_backs timestamptz[],
+    p_lasts timestamptz[],
+    p_after timestamptz[]
+) RETURNS timestamptz
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+    v_i integer := p_lo;
+    v_j integer := p_lo;
+    v_end integer := p_hi + 1;
+    v_m integer;
+BEGIN
+    -- What tickq.simulation_repeats_until reads from the breaks b (entries p_lo to p_hi, every
+    -- zone steady): the least of back_to where back_to >= p_from, else greatest(first_at, p_from),
+    -- over the breaks with last_at >= p_from. Each break's back_to comes before its first_at,
+    -- so that is the least of the first back_to at or after p_from and greatest(p_from, the least
+    -- first_at of the breaks with last_at >= p_from): two searches in the sorted arrays of
+    -- tickq.simulation_window_breaks instead of a pass over every break.
+    IF p_lo IS NULL THEN
+        RETURN NULL;
+    END IF;
+    WHILE v_i < v_end LOOP
+        v_m := (v_i + v_end) / 2;
+        IF p_backs[v_m] >= p_from THEN v_end := v_m; ELSE v_i := v_m + 1; END IF;
+    END LOOP;
+    v_end := p_hi + 1;
+    WHILE v_j < v_end LOOP
+        v_m := (v_j + v_end) / 2;
+        IF p_lasts[v_m] >= p_from THEN v_end := v_m; ELSE v_j := v_m + 1; END IF;
+    END LOOP;
+    RETURN least(CASE WHEN v_i <= p_hi THEN p_backs[v_i] END, CASE WHEN v_j <= p_hi THEN greatest(p_from, p_after[v_j]) END);
+END
+$$;
+COMMENT ON FUNCTION tickq.simulation_breaks_until(
+    timestamptz, integer, integer, timestamptz[], timestamptz[], timestamptz[]
+) IS
+'For the simulator: how far a stretch from p_from repeats as the breaks of the kinds'' day rules '
+'tell (what tickq.simulation_repeats_until reads from them, every zone steady), found by two '
+'binary searches in entries p_lo to p_hi of tickq.simulation_window_breaks'' sorted arrays: '
+'back_to sorted (p_backs), last_at sorted (p_lasts) and the least first_at from each on (p_after). '
+'NULL when no break bounds it.';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,
     p_until timestamptz,

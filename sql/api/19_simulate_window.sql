@@ -67,12 +67,17 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy_until(
     p_firsts timestamptz[],
     p_lasts timestamptz[],
     p_backs timestamptz[],
+    p_sorted boolean DEFAULT false,
+    p_sbacks timestamptz[] DEFAULT NULL,
+    p_slasts timestamptz[] DEFAULT NULL,
+    p_after timestamptz[] DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS integer
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_from timestamptz := p_grid + p_len * (p_j - 2);
+    v_until timestamptz := p_grid + p_len * (p_top - 2);
     v_horizon timestamptz;
     v_c integer;
     v_rows integer[] := array_positions(p_shifts, p_shift);  -- this shift's breaks: together, in order
@@ -83,15 +88,22 @@ BEGIN
     -- the clock; each p_len later). The clock stands at part p_i, in the state part p_j stood in
     -- (p_shift earlier): the latest part c in (p_j, p_top] whose state is known and such that the
     -- stretch from part p_j to part c repeats p_shift later for every kind; NULL when none. A
-    -- kind waiting past its slot at part p_j counts its slots from its due time.
+    -- kind waiting past its slot at part p_j counts its slots from its due time. With p_sorted,
+    -- the breaks are searched in p_sbacks, p_slasts and p_after (tickq.simulation_breaks_until)
+    -- where the stretch starts within a month of the window.
     IF p_j < 2 OR p_top <= p_j OR p_fps[p_j] IS DISTINCT FROM p_fps[p_i] THEN
         RETURN NULL;
     END IF;
-    v_horizon := tickq.simulation_repeats_until(
-        least(v_from, v_from + make_interval(secs => (
-            SELECT min((e.value ->> 1)::double precision) FROM jsonb_array_elements(p_states[p_j] -> 'kinds') AS e (value)))),
-        p_grid + p_len * (p_top - 2), p_shift, coalesce(p_zones[v_lo:v_hi], '{}'), coalesce(p_firsts[v_lo:v_hi], '{}'),
-        coalesce(p_lasts[v_lo:v_hi], '{}'), coalesce(p_backs[v_lo:v_hi], '{}'));
+    v_from := least(v_from, v_from + make_interval(secs => (
+        SELECT min((e.value ->> 1)::double precision) FROM jsonb_array_elements(p_states[p_j] -> 'kinds') AS e (value))));
+    IF p_sorted AND v_from >= p_grid - interval '30 days' THEN  -- the breaks searched, not read whole
+        v_horizon := tickq.simulation_repeats_until(v_from,
+            least(v_until, tickq.simulation_breaks_until(v_from, v_lo, v_hi, p_sbacks, p_slasts, p_after)), p_shift,
+            '{}', '{}', '{}', '{}');
+    ELSE
+        v_horizon := tickq.simulation_repeats_until(v_from, v_until, p_shift, coalesce(p_zones[v_lo:v_hi], '{}'),
+            coalesce(p_firsts[v_lo:v_hi], '{}'), coalesce(p_lasts[v_lo:v_hi], '{}'), coalesce(p_backs[v_lo:v_hi], '{}'));
+    END IF;
     SELECT max(c.n) INTO v_c
     FROM generate_series(p_j + 1, p_top) AS c (n)
     WHERE p_grid + p_len * (c.n - 2) <= v_horizon AND p_states[c.n] IS NOT NULL;
@@ -100,13 +112,14 @@ END
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy_until(
     jsonb[], text[], integer, integer, integer, timestamptz, interval, interval, interval[], text[], timestamptz[],
-    timestamptz[], timestamptz[], timestamptz
+    timestamptz[], timestamptz[], boolean, timestamptz[], timestamptz[], timestamptz[], timestamptz
 ) IS
 'For tickq.simulate_window: standing at part p_i in the state part p_j stood in (p_shift earlier; '
 'p_states and p_fps: the states known by part and their digests), the latest part c in (p_j, '
 'p_top] with a known state such that the stretch from part p_j to part c repeats p_shift later '
 '(tickq.simulation_repeats_until, p_shifts .. p_backs: tickq.simulation_breaks'' rows of every '
-'shift, each shift''s rows together); NULL when none. Parts are numbered from 1, the window''s start; '
+'shift, each shift''s rows together; with p_sorted, p_sbacks .. p_after: their sorted forms, '
+'tickq.simulation_breaks_until); NULL when none. Parts are numbered from 1, the window''s start; '
 'part 2 starts at p_grid, each p_len after the one before.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_mark(
@@ -164,41 +177,6 @@ COMMENT ON FUNCTION tickq.simulation_stale(bigint, timestamptz) IS
 'when at p_now a kind has waited stale_after or longer, or a run from id p_since on was claimed '
 'that late or skipped slots past its catch_up.';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_window_breaks(
-    OUT shifts interval[],
-    OUT rows_shifts interval[],
-    OUT zones text[],
-    OUT firsts timestamptz[],
-    OUT lasts timestamptz[],
-    OUT backs timestamptz[],
-    p_until timestamptz,
-    p_len interval,
-    p_now timestamptz DEFAULT now()
-)
-LANGUAGE sql STABLE
-AS $$
-    -- The shifts a copy may use (a day and a week, each a whole number of parts p_len long, and
-    -- shorter than the window: a month end's three days copy no week), and for all of them the
-    -- breaks of the kinds' day rules over the window (tickq.simulation_breaks), as arrays for
-    -- tickq.simulation_copy_until.
-    WITH s AS (
-        SELECT s.shift FROM unnest(ARRAY[interval '1 day', interval '7 days']) AS s (shift)
-        WHERE extract(EPOCH FROM s.shift) % extract(EPOCH FROM p_len) = 0 AND s.shift < p_until - p_now
-    )
-    -- Each shift's rows together, so a copy takes its own as a slice.
-    SELECT ARRAY(SELECT s.shift FROM s ORDER BY s.shift), coalesce(array_agg(s.shift ORDER BY s.shift, b.o), '{}'),
-        array_agg(b.zone ORDER BY s.shift, b.o), array_agg(b.first_at ORDER BY s.shift, b.o),
-        array_agg(b.last_at ORDER BY s.shift, b.o), array_agg(b.back_to ORDER BY s.shift, b.o)
-    FROM s
-    CROSS JOIN LATERAL tickq.simulation_breaks(p_now, p_until, s.shift)
-        WITH ORDINALITY AS b (kind, zone, first_at, last_at, back_to, o)
-$$;
-COMMENT ON FUNCTION tickq.simulation_window_breaks(timestamptz, interval, timestamptz) IS
-'For tickq.simulate_window: the shifts a copy may use in a window from p_now to p_until in parts '
-'p_len long (a day, a week: whole numbers of parts, shorter than the window), and the breaks of '
-'the kinds'' day rules for each (tickq.simulation_breaks), as arrays, one entry per break, each '
-'shift''s together.';
-
 CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
     OUT c integer,
     OUT steps integer,
@@ -214,6 +192,10 @@ CREATE OR REPLACE FUNCTION tickq.simulation_best_copy(
     p_firsts timestamptz[],
     p_lasts timestamptz[],
     p_backs timestamptz[],
+    p_sorted boolean DEFAULT false,
+    p_sbacks timestamptz[] DEFAULT NULL,
+    p_slasts timestamptz[] DEFAULT NULL,
+    p_after timestamptz[] DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 )
 LANGUAGE plpgsql STABLE
@@ -229,7 +211,8 @@ BEGIN
     FOREACH v_shift IN ARRAY p_shifts LOOP
         v_steps := (extract(EPOCH FROM v_shift) / extract(EPOCH FROM p_len))::integer;
         v_c := tickq.simulation_copy_until(p_states, p_digests, p_n, p_n - v_steps, least(p_n, p_count - v_steps),
-            p_grid, p_len, v_shift, p_rows_shifts, p_zones, p_firsts, p_lasts, p_backs);
+            p_grid, p_len, v_shift, p_rows_shifts, p_zones, p_firsts, p_lasts, p_backs, p_sorted, p_sbacks, p_slasts,
+            p_after);
         IF v_c + v_steps > coalesce(c + steps, p_n) THEN
             c := v_c;
             steps := v_steps;
@@ -239,11 +222,11 @@ END
 $$;
 COMMENT ON FUNCTION tickq.simulation_best_copy(
     jsonb[], text[], integer, integer, timestamptz, interval, interval[], interval[], text[], timestamptz[],
-    timestamptz[], timestamptz[], timestamptz
+    timestamptz[], timestamptz[], boolean, timestamptz[], timestamptz[], timestamptz[], timestamptz
 ) IS
 'For tickq.simulate_window standing at part p_n: of the shifts p_shifts, the copy that reaches '
 'furthest (tickq.simulation_copy_until): the last part c of the stretch it copies and the shift in '
-'parts (steps); NULLs when none. p_count parts in all; p_rows_shifts .. p_backs the day rules'' '
+'parts (steps); NULLs when none. p_count parts in all; p_rows_shifts .. p_after the day rules'' '
 'breaks (tickq.simulation_window_breaks).';
 
 CREATE OR REPLACE PROCEDURE tickq.simulate_window(
@@ -319,7 +302,8 @@ BEGIN
             v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
             CONTINUE WHEN v_idle IS NOT NULL;
             v_copy := tickq.simulation_best_copy(v_states, v_ufps, v_n, v_count, v_grid, v_len, v_b.shifts,
-                v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs);
+                v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs, v_b.sorted, v_b.sorted_backs,
+                v_b.sorted_lasts, v_b.firsts_after);
             v_j := v_n - v_copy.steps;
             SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
                 v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r
