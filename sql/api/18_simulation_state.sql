@@ -61,40 +61,6 @@ COMMENT ON FUNCTION tickq.simulation_running() IS
 'For the simulator: the run each leased kind holds, by kind name (the ids tickq.simulation_state '
 'leaves out).';
 
-CREATE OR REPLACE FUNCTION tickq.simulation_dues(
-    p_now timestamptz DEFAULT now()
-) RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
-    -- {"dues": [p_now, how many kinds, their due times in microseconds from p_now in the order
-    -- of their names (bytewise), as the text of a bigint array]}: a thousand numbers in one
-    -- string, the cheapest to keep at every part's start.
-    SELECT jsonb_build_object('dues', jsonb_build_array(p_now, count(*), array_agg(
-        CASE WHEN isfinite(k.due_at) THEN round(date_part('epoch', k.due_at - p_now) * 1000000)::bigint END
-        ORDER BY k.name COLLATE "C")::text))
-    FROM tickq.job_kind AS k
-$$;
-COMMENT ON FUNCTION tickq.simulation_dues(timestamptz) IS
-'For the simulator''s copies: every kind''s due time at p_now, in microseconds from it, by name '
-'(bytewise), as {"dues": [p_now, kinds, the bigint array as text]}, kept beside a state '
-'(tickq.simulation_mark) for tickq.simulation_restore.';
-
-CREATE OR REPLACE FUNCTION tickq.simulation_dues_at(
-    p_state jsonb,
-    p_at timestamptz
-) RETURNS bigint[]
-LANGUAGE sql STABLE
-AS $$
-    -- The due times p_state keeps (tickq.simulation_dues) when taken at p_at for these kinds; else
-    -- NULL (a state carried to a part it was not taken at, or none kept).
-    SELECT (p_state -> 'dues' ->> 2)::bigint[]
-    WHERE (p_state -> 'dues' ->> 0)::timestamptz = p_at
-        AND (p_state -> 'dues' ->> 1)::bigint = (SELECT count(*) FROM tickq.job_kind)
-$$;
-COMMENT ON FUNCTION tickq.simulation_dues_at(jsonb, timestamptz) IS
-'For tickq.simulation_restore: the due times a state keeps (tickq.simulation_dues, microseconds '
-'from p_at by kind name) when they were taken at p_at for the kinds there are; NULL otherwise.';
-
 CREATE OR REPLACE FUNCTION tickq.simulation_remap(
     p_ids jsonb,
     p_first bigint,
@@ -170,34 +136,20 @@ COMMENT ON FUNCTION tickq.simulation_copy_runs(
 CREATE OR REPLACE FUNCTION tickq.simulation_restore(
     p_at timestamptz,
     p_state jsonb,
-    p_ids jsonb,
-    p_since timestamptz DEFAULT NULL,
-    p_shift interval DEFAULT NULL
+    p_ids jsonb
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
 BEGIN
     -- Every kind waiting for its next slot at or after p_at; those p_state names as it says,
     -- relative to p_at, with the runs p_ids names; the slot and pool rows likewise. Only the
-    -- kinds due before p_at, or named by p_state, are written. Copied from p_since, p_shift
-    -- after a stretch that repeats (tickq.simulation_repeats_until): a kind waiting at p_since
-    -- and due before p_at has a slot in the copy, so its slots, and its first one after the
-    -- copy, are those of the stretch copied p_shift later; its next slot is then the one it
-    -- waited for where that stretch ended, which p_state keeps where it was taken there
-    -- (tickq.simulation_dues_at) and without day rules (a day without slots: no slot at all).
+    -- kinds due before p_at, or named by p_state, are written.
     UPDATE tickq.job_kind AS k SET
         run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
-        due_at = CASE WHEN d.us IS NOT NULL AND k.due_at >= p_since AND k.run_id IS NULL AND k.leased_by IS NULL
-                AND k.attempts = 0 AND k.next_trigger = 'schedule' AND NOT tickq.simulation_day_rules(k)
-            THEN p_at + d.us * interval '1 microsecond'
-            ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), p_at - interval '1 microsecond'), p_at + interval '1 day')
-        END
-    FROM (SELECT n.name, u.us FROM (SELECT j.name, row_number() OVER (ORDER BY j.name COLLATE "C") AS o
-            FROM tickq.job_kind AS j) AS n
-        LEFT JOIN unnest(tickq.simulation_dues_at(p_state, p_at - p_shift)) WITH ORDINALITY AS u (us, o) ON u.o = n.o)
-        AS d
-    WHERE d.name = k.name AND k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL OR k.leased_by IS NOT NULL
-        OR k.attempts <> 0 OR k.next_trigger <> 'schedule');
+        due_at = coalesce(tickq.next_slot(tickq.schedule_of(k), p_at - interval '1 microsecond'),
+            p_at + interval '1 day')
+    WHERE k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.attempts <> 0
+        OR k.next_trigger <> 'schedule');
     UPDATE tickq.job_kind AS k SET
         due_at = p_at + make_interval(secs => (e.value ->> 1)::double precision),
         attempts = (e.value ->> 2)::integer,
@@ -226,11 +178,10 @@ BEGIN
     WHERE ps.pool = e.value ->> 0 AND ps.n = (e.value ->> 1)::integer;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb, timestamptz, interval) IS
+COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb) IS
 'For the simulator''s copies: puts the queue in the state p_state (tickq.simulation_state, relative to '
 'p_at) with the runs p_ids names (by kind): every other kind waiting for its next slot at or after '
-'p_at. Copied from p_since, p_shift after a stretch that repeats: a kind without day rules waiting '
-'at p_since and due before p_at takes the due time p_state keeps (tickq.simulation_dues_at).';
+'p_at.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy(
     p_from timestamptz,
@@ -255,7 +206,7 @@ AS $$
     -- p_rows names, where it names one (tickq.simulation_relabel).
     SELECT tickq.simulation_copy_runs(p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going, p_rows);
     SELECT tickq.simulation_restore(p_until + p_shift, p_state,
-        tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going), p_from + p_shift, p_shift)
+        tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going))
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy(
     timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, integer[], timestamptz

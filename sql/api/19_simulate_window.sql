@@ -129,7 +129,6 @@ CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT ids jsonb,
     OUT first_id bigint,
     OUT idle_until timestamptz,
-    OUT dues jsonb,
     p_at timestamptz,
     p_now timestamptz DEFAULT now()
 )
@@ -142,14 +141,12 @@ AS $$
     -- That id is the sequence's, not the last run's plus one: in a database that simulated
     -- before, simulation_start let go of those runs but not of their ids, and a copy counted
     -- from a smaller id takes that many ids more, each copy and window more than the last
-    -- (tests_sql/122-simulation-copy-ids.sql). And every kind's due time, for
-    -- tickq.simulation_restore (tickq.simulation_dues).
+    -- (tests_sql/122-simulation-copy-ids.sql).
     SELECT s.state, md5(s.state::text), md5(tickq.simulation_unlabelled(s.state)::text), tickq.simulation_running(),
         (SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END
             FROM tickq.job_run_id_seq AS q),
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
-            THEN coalesce(tickq.simulation_next_due(), 'infinity') END,
-        tickq.simulation_dues(p_at)
+            THEN coalesce(tickq.simulation_next_due(), 'infinity') END
     FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
 $$;
 COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
@@ -157,8 +154,7 @@ COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
 'its md5 digest and that of its form without slot row numbers (tickq.simulation_unlabelled), the '
 'runs going on by kind (tickq.simulation_running), the id the next run will get (job_run''s '
 'sequence), and when no run holds a slot the next due time '
-'(tickq.simulation_next_due; ''infinity'' when none), and every kind''s due time (dues, '
-'tickq.simulation_dues, to add to the state).';
+'(tickq.simulation_next_due; ''infinity'' when none).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
     p_since bigint,
@@ -292,7 +288,7 @@ BEGIN
                     USING ERRCODE = 'internal_error';
             END IF;
             EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
-            v_states[v_n] := v_mark.state || v_mark.dues;  -- its digests without them
+            v_states[v_n] := v_mark.state;
             v_fps[v_n] := v_mark.digest;
             v_ufps[v_n] := v_mark.unlabelled;
             v_ids[v_n] := v_mark.ids;
