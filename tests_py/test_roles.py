@@ -29,6 +29,7 @@ NOT_THE_DISPATCHERS = {
     "save_agent_fields", "simulate_events", "simulate_window",
     "simulation_fold", "simulation_merge", "simulation_parts", "simulation_replay_window",
     "simulation_start", "scratch_lean", "scratch_unlogged", "scratch_seed", "scratch_reset",
+    "scratch_state", "scratch_restore",
     "simulation_windows",
     "simulation_worst",
     "spread_offsets", "spread_times",

@@ -175,8 +175,12 @@ class _Beside:
         """Share `n`'s windows in scratch database `n` (0: the first)."""
         if n:  # the first was loaded already
             sim, fresh = self.sims.beside(n)
-            if fresh and self.sims.first_load and self.sims.first_load[0] is not self.registry:
-                api.load(sim, *self.sims.first_load)
+            first = self.sims.first_load
+            if fresh and first and self.sims.synced(sim, first[0]):  # its sync, copied
+                if first[0] is not self.registry:
+                    api.load_agents(sim, first[1])
+            elif fresh and first and first[0] is not self.registry:
+                api.load(sim, *first)
             api.load(sim, self.registry, self.agents)
         else:
             sim = self.sims.conn

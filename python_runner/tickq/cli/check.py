@@ -64,7 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents,
                               last=not args.suggest)
         stack.callback(sim.cancel_until, worst)  # a failure or ^C here stops it at once
-        report = capacity.check(sim.aside(), registry, facts)
+        report = capacity.check(sim.aside_synced(registry), registry, facts)
         warnings = schedule.schedule_warnings(sim.aside(), registry)
         _print_capacity(report)
         for warning in warnings:  # said, never a failure: cron's rule is what the user wrote

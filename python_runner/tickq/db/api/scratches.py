@@ -73,9 +73,13 @@ class Scratches:
     def preload(self, registry: Registry) -> None:
         """Sync `registry` into the first scratch database as soon as it is made, in the
         background, while the caller asks the queue what else to load (its agents:
-        `preloaded`)."""
-        self._preload = (registry, self._making.submit(
-            lambda: load(self._copies[0].result(), registry)))
+        `preloaded`); and read what that sync left there, for the others (`synced`)."""
+        self._preload = (registry, self._making.submit(self._sync_first, registry))
+
+    def _sync_first(self, registry: Registry) -> str:
+        first = self._copies[0].result()
+        load(first, registry)
+        return state(first)
 
     def preloaded(self, registry: Registry) -> bool:
         """Whether `preload` synced this very registry into the first database (waits for it,
@@ -84,6 +88,28 @@ class Scratches:
             return False
         self._preload[1].result()
         return True
+
+    def synced(self, conn: Connection, registry: Registry) -> bool:
+        """Whether `preload` synced this very registry into the first database; then `conn`, a
+        scratch database in the template's state beside it, now holds what that sync left
+        there, copied (`restore`: the same rows, a sync's validation and its writes not done
+        again). Load the agents after it as into the first."""
+        if not self.preloaded(registry):
+            return False
+        assert self._preload is not None
+        restore(conn, self._preload[1].result())
+        return True
+
+    def aside_synced(self, registry: Registry) -> Connection:
+        """`aside`, holding what `preload` synced into the first database when it synced this
+        very registry (`synced`, once)."""
+        conn = self.aside()
+        with self._lock:
+            todo = ASIDE not in self._handed
+            self._handed.add(ASIDE)
+        if todo:
+            self.synced(conn, registry)
+        return conn
 
     @property
     def conn(self) -> Connection:
@@ -164,6 +190,20 @@ def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()
     hold `agents`; synced `now` (default: the database's clock)."""
     registry_api.sync_registry(conn, registry, now=now)
     load_agents(conn, agents)
+
+
+def state(conn: Connection) -> str:
+    """What the scratch database behind `conn` holds that the template did not (its tables and
+    sequences that differ: tickq.scratch_state), as JSON text for `restore`."""
+    row = conn.execute(db.load_query("scratch_state")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def restore(conn: Connection, held: str) -> None:
+    """Make the scratch database behind `conn` hold what `state` read in another (every other
+    table and sequence as the template had it: tickq.scratch_restore)."""
+    conn.execute(db.load_query("scratch_restore"), {"state": held})
 
 
 def load_agents(conn: Connection, agents: Sequence[SavedAgent]) -> None:
