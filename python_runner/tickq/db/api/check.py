@@ -162,10 +162,16 @@ def capacity(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] 
             conn.execute("SELECT set_config('tickq.observed_durations', %s, true)",
                          (json.dumps(given),))
             load(conn, registry, agents)
+            kinds = _rows(conn, KindCapacity, "capacity")
+            # The kinds' rows sent back, not computed again for the lanes and the verdict
+            # (tickq.capacity_lanes, tickq.capacity_verdict_of: capacity_total_at's and
+            # capacity_verdict_at's arithmetic).
+            shares = {"kinds": Jsonb([{"priority": k.lane, "runs_per_tick": str(k.runs_per_tick),
+                                       "slot_share": str(k.slot_share)} for k in kinds])}
             report = CapacityReport(
-                kinds=_rows(conn, KindCapacity, "capacity"),
-                lanes=_rows(conn, LaneCapacity, "capacity_total"),
-                verdict=_rows(conn, CapacityVerdict, "capacity_verdict")[0],
+                kinds=kinds,
+                lanes=_rows(conn, LaneCapacity, "capacity_lanes", shares),
+                verdict=_rows(conn, CapacityVerdict, "capacity_verdict_of", shares)[0],
             )
             raise _Rollback
     except _Rollback:
