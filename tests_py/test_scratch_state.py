@@ -1,7 +1,8 @@
 """What one sync left in a scratch database, copied into another (tickq.scratch_state and
 tickq.scratch_restore, template-only functions of queries/scratch_seed.sql): `check` syncs its
-registry once, into the first scratch database, and copies that into the database beside it and
-into the one the capacity is judged in, instead of syncing (and validating) it again in each.
+registry into the first scratch database (and, at the same time, into the one the capacity is
+judged in), and copies that into the database beside it instead of syncing (and validating) it
+again.
 The copy must hold exactly what the sync left, table for table, so that a check gives what
 syncing each database gives.
 
@@ -66,8 +67,8 @@ def test_a_sync_copied_holds_what_the_sync_left(pg_server_url: str, tmp_path: Pa
 def test_a_check_that_syncs_once_gives_what_syncing_each_database_gives(
     pg_server_url: str, tmp_path: Path
 ) -> None:
-    """`tickq check`'s path: the registry preloaded into the first database, copied into the
-    one beside it and into the one aside (the capacity)."""
+    """`tickq check`'s path: the registry preloaded into the first database and the one aside
+    (the capacity), copied into the one beside the first."""
     registry = registry_of(tmp_path, EVERY_TABLE)
     for _ in range(2):  # the windows start on today's date: a pair either side of midnight
         with simulate.scratch(pg_server_url, 2, aside=True) as sims:

@@ -51,7 +51,8 @@ class Scratches:
 
     def __init__(self, server_url: str, ready: int, aside: bool = False) -> None:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
-        self._preload: tuple[Registry, Future[None]] | None = None
+        self._preload: tuple[Registry, Future[str]] | None = None
+        self._aside_load: tuple[Registry, Future[None]] | None = None
         self._server_url = server_url
         self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
         self._lock = threading.Lock()
@@ -73,8 +74,13 @@ class Scratches:
     def preload(self, registry: Registry) -> None:
         """Sync `registry` into the first scratch database as soon as it is made, in the
         background, while the caller asks the queue what else to load (its agents:
-        `preloaded`); and read what that sync left there, for the others (`synced`)."""
+        `preloaded`); and read what that sync left there, for the others (`synced`). The one
+        `aside` is synced at the same time, on the core the first's sync leaves free
+        (`aside_synced`)."""
         self._preload = (registry, self._making.submit(self._sync_first, registry))
+        if ASIDE in self._copies:
+            self._aside_load = (registry, self._making.submit(
+                lambda: load(self._copies[ASIDE].result(), registry)))
 
     def _sync_first(self, registry: Registry) -> str:
         first = self._copies[0].result()
@@ -101,15 +107,11 @@ class Scratches:
         return True
 
     def aside_synced(self, registry: Registry) -> Connection:
-        """`aside`, holding what `preload` synced into the first database when it synced this
-        very registry (`synced`, once)."""
-        conn = self.aside()
-        with self._lock:
-            todo = ASIDE not in self._handed
-            self._handed.add(ASIDE)
-        if todo:
-            self.synced(conn, registry)
-        return conn
+        """`aside`, once `preload` synced this very registry into it too (waits for it, and
+        raises what the sync raised); else as it is."""
+        if self._aside_load is not None and self._aside_load[0] is registry:
+            self._aside_load[1].result()
+        return self.aside()
 
     @property
     def conn(self) -> Connection:
