@@ -51,8 +51,8 @@ class Scratches:
 
     def __init__(self, server_url: str, ready: int, aside: bool = False) -> None:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
-        self._preload: tuple[Registry, Future[str]] | None = None
-        self._aside_load: tuple[Registry, Future[None]] | None = None
+        self._preload: tuple[Registry, Future[str | None]] | None = None
+        self._aside_load: tuple[Registry, Future[str | None]] | None = None
         self._server_url = server_url
         self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
         self._lock = threading.Lock()
@@ -74,18 +74,19 @@ class Scratches:
     def preload(self, registry: Registry) -> None:
         """Sync `registry` into the first scratch database as soon as it is made, in the
         background, while the caller asks the queue what else to load (its agents:
-        `preloaded`); and read what that sync left there, for the others (`synced`). The one
-        `aside` is synced at the same time, on the core the first's sync leaves free
-        (`aside_synced`)."""
-        self._preload = (registry, self._making.submit(self._sync_first, registry))
-        if ASIDE in self._copies:
-            self._aside_load = (registry, self._making.submit(
-                lambda: load(self._copies[ASIDE].result(), registry)))
+        `preloaded`). The one `aside` is synced at the same time, on the core the first's sync
+        leaves free (`aside_synced`), and what its sync left there is read for the copies
+        beside the first (`synced`), so the first simulates as soon as it is synced; without
+        one, it is read in the first."""
+        aside = ASIDE in self._copies
+        self._preload = (registry, self._making.submit(self._sync, 0, registry, not aside))
+        if aside:
+            self._aside_load = (registry, self._making.submit(self._sync, ASIDE, registry, True))
 
-    def _sync_first(self, registry: Registry) -> str:
-        first = self._copies[0].result()
-        load(first, registry)
-        return state(first)
+    def _sync(self, n: int, registry: Registry, read: bool) -> str | None:
+        conn = self._copies[n].result()
+        load(conn, registry)
+        return state(conn) if read else None
 
     def preloaded(self, registry: Registry) -> bool:
         """Whether `preload` synced this very registry into the first database (waits for it,
@@ -97,13 +98,16 @@ class Scratches:
 
     def synced(self, conn: Connection, registry: Registry) -> bool:
         """Whether `preload` synced this very registry into the first database; then `conn`, a
-        scratch database in the template's state beside it, now holds what that sync left
-        there, copied (`restore`: the same rows, a sync's validation and its writes not done
-        again). Load the agents after it as into the first."""
+        scratch database in the template's state beside it, now holds what the sync left in the
+        one aside (else in the first), copied (`restore`: the same rows, a sync's validation and
+        its writes not done again). Load the agents after it as into the first."""
         if not self.preloaded(registry):
             return False
-        assert self._preload is not None
-        restore(conn, self._preload[1].result())
+        read = self._aside_load or self._preload
+        assert read is not None
+        held = read[1].result()
+        assert held is not None
+        restore(conn, held)
         return True
 
     def aside_synced(self, registry: Registry) -> Connection:
