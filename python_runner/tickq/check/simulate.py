@@ -165,11 +165,8 @@ class _Beside:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        worst = None
-        for number in range(1, len(self.planned) + 1):
-            if number in self.reports:  # (with stop_stale, those begun before a stale wait)
-                worst = api.fold(self.sims.conn, worst, self.reports[number])
-        return worst
+        # (with stop_stale, those begun before a stale wait)
+        return api.fold_all(self.sims.conn, [self.reports[n] for n in sorted(self.reports)])
 
     def share(self, n: int, share: list[int]) -> None:
         """Share `n`'s windows in scratch database `n` (0: the first)."""
