@@ -50,7 +50,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         # TICKQ_SCRATCH_URL names, else the embedded one; usually kept ones put back), taken
         # while the registry is read and the queue is asked; the registry is synced into the
         # first meanwhile, which judges its values (a refused registry waits for no more than
-        # that), and the capacity is judged in one aside.
+        # that), and at the same time into the one aside, where the capacity is judged (and
+        # what it left there is copied beside the first: tickq.db.api.scratches).
         sim = stack.enter_context(simulate.scratch(session.scratch_server(), aside=True))
         registry = common.registry(args)
         sim.preload(registry)

@@ -45,7 +45,8 @@ class Scratches:
     each a database and connection of its own, so windows can be simulated at the same time.
     The first `ready` of them are made at once, in the background, while the caller does other
     work; any other when asked. A copy handed out for the first time holds nothing yet: its
-    caller loads it as the first was loaded (`first_load`), then as the moment asks. With
+    caller loads it as the first was loaded (`first_load`; the first's preloaded sync copied:
+    `synced`), then as the moment asks. With
     `aside`, one more is made at once for other work than the simulation (`aside`: the
     capacity verdict)."""
 
