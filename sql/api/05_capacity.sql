@@ -125,8 +125,21 @@ COMMENT ON VIEW tickq.capacity IS
 'Per enabled kind: runs per tick, expected duration, and share of one slot. The sum of the '
 'shares must stay at or below slots * (1 - capacity_margin): see tickq.capacity_total_at.';
 
-CREATE OR REPLACE FUNCTION tickq.capacity_total_at(
+CREATE OR REPLACE FUNCTION tickq.capacity_shares(
     p_now timestamptz DEFAULT now()
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+        'priority', c.priority, 'runs_per_tick', c.runs_per_tick, 'slot_share', c.slot_share)), '[]')
+    FROM tickq.capacity_at(p_now) AS c
+$$;
+COMMENT ON FUNCTION tickq.capacity_shares(timestamptz) IS
+'The rows of tickq.capacity_at as the lanes are summed from them (tickq.capacity_lanes): a JSON '
+'array of {priority, runs_per_tick, slot_share}.';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_lanes(
+    p_kinds jsonb
 ) RETURNS TABLE (
     lane text,
     kinds integer,
@@ -138,7 +151,13 @@ CREATE OR REPLACE FUNCTION tickq.capacity_total_at(
 )
 LANGUAGE sql STABLE
 AS $$
-    WITH per_kind AS (SELECT * FROM tickq.capacity_at(p_now)),
+    -- p_kinds: capacity_at's rows (tickq.capacity_shares), numbers as JSON numbers or strings:
+    -- `tickq check` sends back the rows it read, so they are computed once.
+    WITH per_kind AS (
+        SELECT (e ->> 'priority')::tickq.priority AS priority, (e ->> 'runs_per_tick')::numeric AS runs_per_tick,
+            (e ->> 'slot_share')::numeric AS slot_share
+        FROM jsonb_array_elements(coalesce(p_kinds, '[]')) AS e
+    ),
     lanes AS (
         SELECT
             p.priority::text AS lane,
@@ -164,9 +183,65 @@ AS $$
     CROSS JOIN tickq.settings AS s
     ORDER BY l.ord
 $$;
+COMMENT ON FUNCTION tickq.capacity_lanes(jsonb) IS
+'The capacity invariant of the kinds'' shares p_kinds (tickq.capacity_shares): slot shares and runs '
+'per tick summed per priority lane and in total; fits (on the total row) is whether the total share '
+'stays at or below slots * (1 - capacity_margin).';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_total_at(
+    p_now timestamptz DEFAULT now()
+) RETURNS TABLE (
+    lane text,
+    kinds integer,
+    runs_per_tick numeric,
+    slot_share numeric,
+    slots integer,
+    budget numeric,
+    fits boolean
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT * FROM tickq.capacity_lanes(tickq.capacity_shares(p_now))
+$$;
 COMMENT ON FUNCTION tickq.capacity_total_at(timestamptz) IS
 'The capacity invariant: slot shares and runs per tick summed per priority lane and in total; '
-'fits (on the total row) is whether the total share stays at or below slots * (1 - capacity_margin).';
+'fits (on the total row) is whether the total share stays at or below slots * (1 - capacity_margin) '
+'(tickq.capacity_lanes of tickq.capacity_at''s rows).';
+
+CREATE OR REPLACE FUNCTION tickq.capacity_verdict_of(
+    p_kinds jsonb
+) RETURNS TABLE (
+    fits boolean,
+    slot_share numeric,
+    budget numeric,
+    slots integer,
+    margin numeric,
+    runs_per_tick numeric,
+    worst_lane text,
+    worst_lane_share numeric
+)
+LANGUAGE sql STABLE
+AS $$
+    WITH totals AS (SELECT * FROM tickq.capacity_lanes(p_kinds))
+    SELECT t.fits, t.slot_share, t.budget, t.slots, s.capacity_margin, t.runs_per_tick, w.lane, w.slot_share
+    FROM totals AS t
+    CROSS JOIN tickq.settings AS s
+    -- When the total does not fit, the lane to act on is the one that takes the most slots (the
+    -- more urgent lane on a tie).
+    LEFT JOIN LATERAL (
+        SELECT l.lane, l.slot_share
+        FROM totals AS l
+        WHERE NOT t.fits AND l.lane <> 'total' AND l.slot_share > 0
+        ORDER BY l.slot_share DESC, array_position(enum_range(NULL::tickq.priority), l.lane::tickq.priority)
+        LIMIT 1
+    ) AS w ON true
+    WHERE t.lane = 'total'
+$$;
+COMMENT ON FUNCTION tickq.capacity_verdict_of(jsonb) IS
+'What tickq check decides about the capacity of the kinds'' shares p_kinds (tickq.capacity_shares): '
+'whether the total slot share fits the budget (slots less the capacity_margin, also returned), the '
+'total share and runs per tick, and when it does not fit the lane that takes the most slots, with '
+'its share.';
 
 CREATE OR REPLACE FUNCTION tickq.capacity_verdict_at(
     p_now timestamptz DEFAULT now()
@@ -182,22 +257,10 @@ CREATE OR REPLACE FUNCTION tickq.capacity_verdict_at(
 )
 LANGUAGE sql STABLE
 AS $$
-    WITH totals AS (SELECT * FROM tickq.capacity_total_at(p_now))
-    SELECT t.fits, t.slot_share, t.budget, t.slots, s.capacity_margin, t.runs_per_tick, w.lane, w.slot_share
-    FROM totals AS t
-    CROSS JOIN tickq.settings AS s
-    -- When the total does not fit, the lane to act on is the one that takes the most slots (the
-    -- more urgent lane on a tie).
-    LEFT JOIN LATERAL (
-        SELECT l.lane, l.slot_share
-        FROM totals AS l
-        WHERE NOT t.fits AND l.lane <> 'total' AND l.slot_share > 0
-        ORDER BY l.slot_share DESC, array_position(enum_range(NULL::tickq.priority), l.lane::tickq.priority)
-        LIMIT 1
-    ) AS w ON true
-    WHERE t.lane = 'total'
+    SELECT * FROM tickq.capacity_verdict_of(tickq.capacity_shares(p_now))
 $$;
 COMMENT ON FUNCTION tickq.capacity_verdict_at(timestamptz) IS
-'What tickq check decides about capacity: whether the total slot share fits the budget (slots less '
-'the capacity_margin, also returned), the total share and runs per tick, and when it does not '
-'fit the lane that takes the most slots, with its share.';
+'What tickq check decides about capacity (tickq.capacity_verdict_of the kinds'' shares at p_now): '
+'whether the total slot share fits the budget (slots less the capacity_margin, also returned), the '
+'total share and runs per tick, and when it does not fit the lane that takes the most slots, with '
+'its share.';

@@ -207,6 +207,11 @@ CREATE OR REPLACE FUNCTION tickq.simulation_report(
     p_now timestamptz DEFAULT now()
 ) RETURNS SETOF tickq.simulated_kind
 LANGUAGE sql STABLE
+-- Every wait read once, hashed by kind: a month of 1,000 kinds is 734,292 waits. job_run has no
+-- statistics in a scratch database (nothing analyzes it), so the planner takes a window's runs
+-- for a handful and would sort them on disk to group them (0.7 s against 0.35 s:
+-- bench/README.md). Only the order of the rows it returns needs a sort.
+SET enable_sort = off
 AS $$
     WITH settings AS (SELECT s.stale_after FROM tickq.settings AS s),
     sim_runs AS (
@@ -225,36 +230,37 @@ AS $$
         SELECT k.name, k.due_at, p_until, NULL FROM tickq.job_kind AS k
         WHERE k.enabled AND k.run_id IS NULL AND k.due_at <= p_until
     ),
-    -- Per kind its runs, whether one skipped, and its longest wait: unknown (NULL) when a wait
-    -- has no due time, as a sort by wait puts it first. Hashed, not sorted: a month of 1,000
-    -- kinds is 734,292 waits (bench/README.md).
+    -- Per kind its runs, whether one skipped, its longest wait (unknown, NULL, when a wait has no
+    -- due time, as a sort by wait puts it first), and the longest wait that began first, in the
+    -- same pass: the greatest [wait, p_until - due, p_until - end] (the end follows the due time
+    -- among waits as long), read back in UTC, where a day is always 24 hours.
     -- A skipped slot (catch_up) held no slot: no run, and the simulated queue dropped it, which
     -- starves the kind whatever its wait (in the simulator nothing sleeps: only a full queue
     -- makes a slot that late).
     run_counts AS (
         SELECT w.kind, (count(*) FILTER (WHERE NOT w.skipped))::integer AS runs, bool_or(w.skipped) AS skipped,
-            CASE WHEN NOT bool_or(w.due_at IS NULL) THEN max(w.until - w.due_at) END AS wait
+            CASE WHEN NOT bool_or(w.due_at IS NULL) THEN max(w.until - w.due_at) END AS wait,
+            max(ARRAY[w.until - w.due_at, p_until - w.due_at, p_until - w.until]) AS longest
         FROM waits AS w GROUP BY w.kind
     ),
     worst AS (
-        -- The longest wait that began first: its due time and end (of the waits that long, the
-        -- first due ends first).
-        SELECT c.kind, c.wait, min(w.due_at) AS due_at, min(w.until) AS until
+        SELECT c.kind, c.wait, c.runs, c.skipped,
+            ((p_until AT TIME ZONE 'UTC') - c.longest[2]) AT TIME ZONE 'UTC' AS due_at,
+            CASE WHEN c.wait IS NOT NULL THEN ((p_until AT TIME ZONE 'UTC') - c.longest[3]) AT TIME ZONE 'UTC' END
+                AS until
         FROM run_counts AS c
-        LEFT JOIN waits AS w ON w.kind = c.kind AND w.until - w.due_at = c.wait
-        GROUP BY c.kind, c.wait
     ),
     holders AS (SELECT r.* FROM sim_runs AS r WHERE NOT r.skipped)
     SELECT
         k.name,
         k.priority,
-        coalesce(c.runs, 0),
+        coalesce(w.runs, 0),
         CASE WHEN w.kind IS NOT NULL THEN greatest(w.wait, '0'::interval) END,
-        coalesce(w.wait > s.stale_after, false) OR coalesce(c.skipped, false),
+        coalesce(w.wait > s.stale_after, false) OR coalesce(w.skipped, false),
         CASE WHEN w.wait > '0'::interval THEN w.due_at END,
         -- What a starved kind waited behind: the kinds whose runs held slots during its worst
         -- wait, longest holders first.
-        CASE WHEN w.wait > s.stale_after OR c.skipped THEN ARRAY(
+        CASE WHEN w.wait > s.stale_after OR w.skipped THEN ARRAY(
             SELECT r.kind FROM holders AS r
             WHERE r.kind <> k.name AND r.claimed_at < w.until AND r.ended_at > w.due_at
             GROUP BY r.kind
@@ -263,7 +269,6 @@ AS $$
     FROM tickq.job_kind AS k
     CROSS JOIN settings AS s
     LEFT JOIN worst AS w ON w.kind = k.name
-    LEFT JOIN run_counts AS c ON c.kind = k.name
     WHERE k.enabled
     ORDER BY k.priority, k.name
 $$;

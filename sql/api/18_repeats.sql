@@ -106,6 +106,10 @@ DECLARE
     v_takes boolean[];
     v_day date;
     v_edge timestamptz;
+    v_steady jsonb := '{}';
+    v_walls time[];  -- a day's first and last wall time, where the kind's zone keeps its offset
+    v_since timestamptz;
+    v_taken integer;
 BEGIN
     -- For each calendar kind with day rules, each local day d from about p_from to about p_until
     -- whose rules differ from those of d + p_shift (one has slots, the other none): its slots
@@ -115,23 +119,48 @@ BEGIN
     -- to first_at (tickq.simulation_repeats_until). Each kind also gets a last row at the end of
     -- the days read, whose back_to is its last slot before it: nothing later is known. Exact
     -- only where the kind's zone keeps its offset: the caller walks a kind whose does not.
+    -- Where it does (over all the days read: tickq.zone_steady, once per zone), a day's slots
+    -- are its wall times in order, so the first and last are the day's first and last wall time,
+    -- and the last slot before d is the last wall time of the last day before it that the rules
+    -- take (v_takes), read by tickq.simulation_day_walls without reading the day's slots;
+    -- elsewhere they are read from the slots (calendar_day_slots, calendar_last).
     FOR v_kind IN SELECT * FROM tickq.job_kind AS k WHERE k.enabled AND tickq.simulation_day_rules(k) ORDER BY k.name LOOP
         v_calendar := tickq.calendar_of(tickq.schedule_of(v_kind));
         v_first := (p_from AT TIME ZONE v_kind.timezone)::date - 2;
         v_last := (p_until AT TIME ZONE v_kind.timezone)::date + 8;
         v_takes := ARRAY(SELECT tickq.calendar_day(v_calendar, d::date)
             FROM generate_series(v_first, v_last + v_days, interval '1 day') AS d ORDER BY d);
+        IF NOT v_steady ? v_kind.timezone THEN
+            v_steady := v_steady || jsonb_build_object(v_kind.timezone, tickq.zone_steady(v_kind.timezone,
+                (v_first - 2)::timestamp AT TIME ZONE 'UTC', (v_last + v_days + 3)::timestamp AT TIME ZONE 'UTC'));
+        END IF;
+        v_walls := CASE WHEN (v_steady ->> v_kind.timezone)::boolean THEN tickq.simulation_day_walls(v_calendar) END;
+        v_since := v_first::timestamp AT TIME ZONE v_kind.timezone;
+        v_taken := NULL;  -- the last day before d that the rules take (its index)
         FOR i IN 1..(v_last - v_first + 1) LOOP
+            IF i > 1 AND v_takes[i - 1] THEN
+                v_taken := i - 1;
+            END IF;
             CONTINUE WHEN v_takes[i] = v_takes[i + v_days];
             v_day := v_first + i - 1;
             kind := v_kind.name;
             zone := v_kind.timezone;
-            SELECT min(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END,
-                max(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END
-            INTO first_at, last_at
-            FROM tickq.calendar_day_slots(v_calendar, CASE WHEN v_takes[i] THEN v_day ELSE v_day + v_days END) AS s (at);
-            back_to := tickq.calendar_last(v_calendar, (v_first::timestamp AT TIME ZONE v_kind.timezone),
-                (v_day::timestamp AT TIME ZONE v_kind.timezone) - interval '1 microsecond');
+            IF v_walls IS NOT NULL THEN
+                first_at := ((CASE WHEN v_takes[i] THEN v_day ELSE v_day + v_days END) + v_walls[1]) AT TIME ZONE v_kind.timezone
+                    - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END;
+                last_at := ((CASE WHEN v_takes[i] THEN v_day ELSE v_day + v_days END) + v_walls[2]) AT TIME ZONE v_kind.timezone
+                    - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END;
+                back_to := ((v_first + v_taken - 1) + v_walls[2]) AT TIME ZONE v_kind.timezone;
+            ELSE
+                SELECT min(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END,
+                    max(s.at) - CASE WHEN v_takes[i] THEN '0'::interval ELSE p_shift END
+                INTO first_at, last_at
+                FROM tickq.calendar_day_slots(v_calendar, CASE WHEN v_takes[i] THEN v_day ELSE v_day + v_days END) AS s (at);
+            END IF;
+            IF v_walls IS NULL OR back_to <= v_since THEN
+                back_to := tickq.calendar_last(v_calendar, v_since, (v_day::timestamp AT TIME ZONE v_kind.timezone)
+                    - interval '1 microsecond');
+            END IF;
             RETURN NEXT;
         END LOOP;
         v_edge := (v_last + 1)::timestamp AT TIME ZONE v_kind.timezone;
@@ -139,8 +168,13 @@ BEGIN
         zone := v_kind.timezone;
         first_at := v_edge;
         last_at := v_edge;
-        back_to := tickq.calendar_last(v_calendar, (v_first::timestamp AT TIME ZONE v_kind.timezone),
-            v_edge - interval '1 microsecond');
+        IF v_takes[v_last - v_first + 1] THEN
+            v_taken := v_last - v_first + 1;
+        END IF;
+        back_to := ((v_first + v_taken - 1) + v_walls[2]) AT TIME ZONE v_kind.timezone;
+        IF v_walls IS NULL OR back_to <= v_since THEN
+            back_to := tickq.calendar_last(v_calendar, v_since, v_edge - interval '1 microsecond');
+        END IF;
         RETURN NEXT;
     END LOOP;
 END
@@ -197,6 +231,21 @@ COMMENT ON FUNCTION tickq.simulation_breaks_until(
 'binary searches in entries p_lo to p_hi of tickq.simulation_window_breaks'' sorted arrays: '
 'back_to sorted (p_backs), last_at sorted (p_lasts) and the least first_at from each on (p_after). '
 'NULL when no break bounds it.';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_day_walls(
+    p_calendar tickq.calendar
+) RETURNS time[]
+LANGUAGE sql IMMUTABLE
+AS $$
+    -- The wall times of tickq.calendar_day_slots: the times, and each hour with each minute.
+    SELECT ARRAY[least(t.low, make_time(h.low, m.low, 0)), greatest(t.high, make_time(h.high, m.high, 0))]
+    FROM (SELECT min(x) AS low, max(x) AS high FROM unnest(p_calendar.times) AS x) AS t
+    CROSS JOIN (SELECT min(x) AS low, max(x) AS high FROM unnest(p_calendar.hours) AS x) AS h
+    CROSS JOIN (SELECT min(x) AS low, max(x) AS high FROM unnest(p_calendar.minutes) AS x) AS m
+$$;
+COMMENT ON FUNCTION tickq.simulation_day_walls(tickq.calendar) IS
+'A calendar''s first and last wall time of a day (of its times, and of its hours with its minutes): '
+'where its zone keeps one offset, the first and last slot of any day it takes.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_repeats_until(
     p_from timestamptz,

@@ -165,18 +165,19 @@ class _Beside:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        worst = None
-        for number in range(1, len(self.planned) + 1):
-            if number in self.reports:  # (with stop_stale, those begun before a stale wait)
-                worst = api.fold(self.sims.conn, worst, self.reports[number])
-        return worst
+        # (with stop_stale, those begun before a stale wait)
+        return api.fold_all(self.sims.conn, [self.reports[n] for n in sorted(self.reports)])
 
     def share(self, n: int, share: list[int]) -> None:
         """Share `n`'s windows in scratch database `n` (0: the first)."""
         if n:  # the first was loaded already
             sim, fresh = self.sims.beside(n)
-            if fresh and self.sims.first_load and self.sims.first_load[0] is not self.registry:
-                api.load(sim, *self.sims.first_load)
+            first = self.sims.first_load
+            if fresh and first and self.sims.synced(sim, first[0]):  # its sync, copied
+                if first[0] is not self.registry:
+                    api.load_agents(sim, first[1])
+            elif fresh and first and first[0] is not self.registry:
+                api.load(sim, *first)
             api.load(sim, self.registry, self.agents)
         else:
             sim = self.sims.conn

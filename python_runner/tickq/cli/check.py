@@ -50,7 +50,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         # TICKQ_SCRATCH_URL names, else the embedded one; usually kept ones put back), taken
         # while the registry is read and the queue is asked; the registry is synced into the
         # first meanwhile, which judges its values (a refused registry waits for no more than
-        # that), and the capacity is judged in one aside.
+        # that), and at the same time into the one aside, where the capacity is judged (and
+        # what it left there is copied beside the first: tickq.db.api.scratches).
         sim = stack.enter_context(simulate.scratch(session.scratch_server(), aside=True))
         registry = common.registry(args)
         sim.preload(registry)
@@ -64,7 +65,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         worst = beside.submit(simulate.evaluate, sim, registry, facts.durations, facts.agents,
                               last=not args.suggest)
         stack.callback(sim.cancel_until, worst)  # a failure or ^C here stops it at once
-        report = capacity.check(sim.aside(), registry, facts)
+        report = capacity.check(sim.aside_synced(registry), registry, facts)
         warnings = schedule.schedule_warnings(sim.aside(), registry)
         _print_capacity(report)
         for warning in warnings:  # said, never a failure: cron's rule is what the user wrote

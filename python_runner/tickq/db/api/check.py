@@ -162,10 +162,16 @@ def capacity(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] 
             conn.execute("SELECT set_config('tickq.observed_durations', %s, true)",
                          (json.dumps(given),))
             load(conn, registry, agents)
+            kinds = _rows(conn, KindCapacity, "capacity")
+            # The kinds' rows sent back, not computed again for the lanes and the verdict
+            # (tickq.capacity_lanes, tickq.capacity_verdict_of: capacity_total_at's and
+            # capacity_verdict_at's arithmetic).
+            shares = {"kinds": Jsonb([{"priority": k.lane, "runs_per_tick": str(k.runs_per_tick),
+                                       "slot_share": str(k.slot_share)} for k in kinds])}
             report = CapacityReport(
-                kinds=_rows(conn, KindCapacity, "capacity"),
-                lanes=_rows(conn, LaneCapacity, "capacity_total"),
-                verdict=_rows(conn, CapacityVerdict, "capacity_verdict")[0],
+                kinds=kinds,
+                lanes=_rows(conn, LaneCapacity, "capacity_lanes", shares),
+                verdict=_rows(conn, CapacityVerdict, "capacity_verdict_of", shares)[0],
             )
             raise _Rollback
     except _Rollback:
@@ -257,19 +263,21 @@ def merge(conn: Connection, worst: Any, number: int, window: Window,
     return row["worst"]
 
 
-def fold(conn: Connection, worst: Any, more: Any) -> Any:
-    """`worst` (None: nothing yet) with `more` folded in: what `merge` gave for later windows,
-    simulated in another scratch database (tickq.simulation_fold)."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(db.load_query("simulation_fold"), {
-            "worst": None if worst is None else Jsonb(worst), "more": Jsonb(more)}).fetchone()
+def fold_all(conn: Connection, reports: Sequence[Any]) -> str | None:
+    """What `merge` gave for each of `reports` (windows simulated in other scratch databases),
+    folded in turn from nothing (tickq.simulation_fold) in one statement: as JSON text, for
+    `worst_waits` (None: no report)."""
+    row = conn.execute(db.load_query("simulation_fold_all"), {"reports": Jsonb(list(reports))}
+                       ).fetchone()
     assert row is not None
-    return row["worst"]
+    return None if row[0] is None else str(row[0])
 
 
 def worst_waits(conn: Connection, worst: Any) -> list[KindWait]:
-    """Each kind's worst wait over the merged windows (tickq.simulation_worst)."""
-    return _rows(conn, KindWait, "simulation_worst", {"worst": Jsonb(worst)})
+    """Each kind's worst wait over the merged windows (tickq.simulation_worst); `worst` as
+    `merge` gave it, or as JSON text (`fold_all`)."""
+    return _rows(conn, KindWait, "simulation_worst",
+                 {"worst": worst if isinstance(worst, str) else Jsonb(worst)})
 
 
 def spread_offsets(conn: Connection, durations: dict[str, float] | None) -> dict[str, int]:

@@ -45,13 +45,15 @@ class Scratches:
     each a database and connection of its own, so windows can be simulated at the same time.
     The first `ready` of them are made at once, in the background, while the caller does other
     work; any other when asked. A copy handed out for the first time holds nothing yet: its
-    caller loads it as the first was loaded (`first_load`), then as the moment asks. With
+    caller loads it as the first was loaded (`first_load`; the first's preloaded sync copied:
+    `synced`), then as the moment asks. With
     `aside`, one more is made at once for other work than the simulation (`aside`: the
     capacity verdict)."""
 
     def __init__(self, server_url: str, ready: int, aside: bool = False) -> None:
         self.first_load: tuple[Registry, Sequence[SavedAgent]] | None = None
-        self._preload: tuple[Registry, Future[None]] | None = None
+        self._preload: tuple[Registry, Future[str | None]] | None = None
+        self._aside_load: tuple[Registry, Future[str | None]] | None = None
         self._server_url = server_url
         self._drops: list[Callable[..., Any]] = []  # each made copy's exit, which drops it
         self._lock = threading.Lock()
@@ -73,9 +75,19 @@ class Scratches:
     def preload(self, registry: Registry) -> None:
         """Sync `registry` into the first scratch database as soon as it is made, in the
         background, while the caller asks the queue what else to load (its agents:
-        `preloaded`)."""
-        self._preload = (registry, self._making.submit(
-            lambda: load(self._copies[0].result(), registry)))
+        `preloaded`). The one `aside` is synced at the same time, on the core the first's sync
+        leaves free (`aside_synced`), and what its sync left there is read for the copies
+        beside the first (`synced`), so the first simulates as soon as it is synced; without
+        one, it is read in the first."""
+        aside = ASIDE in self._copies
+        self._preload = (registry, self._making.submit(self._sync, 0, registry, not aside))
+        if aside:
+            self._aside_load = (registry, self._making.submit(self._sync, ASIDE, registry, True))
+
+    def _sync(self, n: int, registry: Registry, read: bool) -> str | None:
+        conn = self._copies[n].result()
+        load(conn, registry)
+        return state(conn) if read else None
 
     def preloaded(self, registry: Registry) -> bool:
         """Whether `preload` synced this very registry into the first database (waits for it,
@@ -84,6 +96,27 @@ class Scratches:
             return False
         self._preload[1].result()
         return True
+
+    def synced(self, conn: Connection, registry: Registry) -> bool:
+        """Whether `preload` synced this very registry into the first database; then `conn`, a
+        scratch database in the template's state beside it, now holds what the sync left in the
+        one aside (else in the first), copied (`restore`: the same rows, a sync's validation and
+        its writes not done again). Load the agents after it as into the first."""
+        if not self.preloaded(registry):
+            return False
+        read = self._aside_load or self._preload
+        assert read is not None
+        held = read[1].result()
+        assert held is not None
+        restore(conn, held)
+        return True
+
+    def aside_synced(self, registry: Registry) -> Connection:
+        """`aside`, once `preload` synced this very registry into it too (waits for it, and
+        raises what the sync raised); else as it is."""
+        if self._aside_load is not None and self._aside_load[0] is registry:
+            self._aside_load[1].result()
+        return self.aside()
 
     @property
     def conn(self) -> Connection:
@@ -164,6 +197,20 @@ def load(conn: Connection, registry: Registry, agents: Sequence[SavedAgent] = ()
     hold `agents`; synced `now` (default: the database's clock)."""
     registry_api.sync_registry(conn, registry, now=now)
     load_agents(conn, agents)
+
+
+def state(conn: Connection) -> str:
+    """What the scratch database behind `conn` holds that the template did not (its tables and
+    sequences that differ: tickq.scratch_state), as JSON text for `restore`."""
+    row = conn.execute(db.load_query("scratch_state")).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def restore(conn: Connection, held: str) -> None:
+    """Make the scratch database behind `conn` hold what `state` read in another (every other
+    table and sequence as the template had it: tickq.scratch_restore)."""
+    conn.execute(db.load_query("scratch_restore"), {"state": held})
 
 
 def load_agents(conn: Connection, agents: Sequence[SavedAgent]) -> None:

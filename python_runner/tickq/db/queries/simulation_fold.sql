@@ -1,1 +1,0 @@
-SELECT tickq.simulation_fold(%(worst)s::jsonb, %(more)s::jsonb) AS worst
