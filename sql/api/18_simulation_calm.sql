@@ -70,8 +70,10 @@ AS $$
             array_agg(r.ends ORDER BY sl.n) FILTER (WHERE sl.n <= s.slots) AS busy
         FROM tickq.slot AS sl
         CROSS JOIN tickq.settings AS s
-        LEFT JOIN LATERAL (
-            SELECT r.*, r.claimed_at + (p_holds ->> r.kind)::interval AS ends FROM tickq.job_run AS r
+        LEFT JOIN LATERAL (  -- the columns read only: a run's row is wide
+            SELECT r.id, r.kind, r.slot_row, r.outcome, r.dispatcher, r.run_trigger, r.run_by, r.weight,
+                r.claimed_at + (p_holds ->> r.kind)::interval AS ends
+            FROM tickq.job_run AS r
             WHERE r.id = sl.run_id OFFSET 0
         ) AS r ON true
         LEFT JOIN tickq.job_kind AS k ON k.name = r.kind
@@ -105,23 +107,31 @@ AS $$
         SELECT st.tick, extract(EPOCH FROM st.tick) AS secs FROM tickq.settings AS st
     ),
     k AS MATERIALIZED (  -- each kind's due time computed once (the runs' first claim reads it thrice)
-        SELECT k.name, k.priority, k.catch_up, tickq.schedule_of(k) AS sched, (p_holds ->> k.name)::interval AS hold,
-            k.every IS NULL AS calendar,
-            CASE WHEN k.run_id IS NULL THEN k.due_at
-                ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), r.ends_at), r.ends_at + interval '1 day') END AS due
-        FROM tickq.job_kind AS k
-        LEFT JOIN LATERAL (
-            SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
-            WHERE r.id = k.run_id OFFSET 0
-        ) AS r ON true
-        WHERE tickq.kind_claimable(k)
-            AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
+        SELECT k.name, k.priority, k.catch_up, k.sched, k.hold, k.calendar, k.cal,
+            CASE WHEN k.ends IS NULL THEN k.due_at
+                ELSE coalesce(CASE WHEN k.cal IS NULL THEN tickq.next_slot(k.sched, k.ends)
+                    ELSE tickq.calendar_next(k.cal, k.ends) END, k.ends + interval '1 day') END AS due
+        FROM (
+            -- A running kind is due at its next slot after its run ends (next_slot: for a calendar,
+            -- calendar_next of its calendar, read here once; its runs read it again).
+            SELECT k.name, k.priority, k.catch_up, k.due_at, tickq.schedule_of(k) AS sched,
+                (p_holds ->> k.name)::interval AS hold, k.every IS NULL AS calendar, r.ends_at AS ends,
+                CASE WHEN k.every IS NULL AND r.ends_at IS NOT NULL THEN tickq.calendar_of(tickq.schedule_of(k)) END AS cal
+            FROM tickq.job_kind AS k
+            LEFT JOIN LATERAL (
+                SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
+                WHERE r.id = k.run_id OFFSET 0
+            ) AS r ON true
+            WHERE tickq.kind_claimable(k)
+                AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
+            OFFSET 0
+        ) AS k
     ),
     runs (kind, priority, catch_up, sched, cal, hold, due, claimed) AS (
         SELECT k.name, k.priority, k.catch_up, k.sched,
             -- the calendar read only for a kind whose next due time is looked for in the part
             CASE WHEN k.calendar AND c.claimed <= p_until AND c.claimed + k.hold <= p_until
-                THEN tickq.calendar_of(k.sched) END,
+                THEN coalesce(k.cal, tickq.calendar_of(k.sched)) END,
             k.hold, k.due, c.claimed
         FROM k
         CROSS JOIN s
@@ -230,11 +240,18 @@ BEGIN
         RETURN p_from;
     END IF;
     v_count := v_i - 1;
-    -- Each kind's due time after its last run written: that of its first run not written.
-    SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
-    FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
-        FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
-        ORDER BY u.kind, u.i) AS n;
+    -- Each kind's due time after its last run written: that of its first run not written. With
+    -- the whole part written, those are the runs after it, one a kind (tickq.simulation_calm_runs
+    -- goes on no further).
+    IF v_short IS NULL THEN
+        v_next_kinds := v_kinds[v_count + 1:];
+        v_next_dues := v_dues[v_count + 1:];
+    ELSE
+        SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
+        FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
+            FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
+            ORDER BY u.kind, u.i) AS n;
+    END IF;
     PERFORM tickq.simulation_calm_write(v_kinds[1:v_count], v_dues[1:v_count], v_claimed[1:v_count],
         v_ends[1:v_count], v_slot_rows[1:v_count], coalesce(v_short, p_until + interval '1 microsecond'), p_holds,
         v_next_kinds, v_next_dues);
