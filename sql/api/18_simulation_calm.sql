@@ -176,15 +176,10 @@ DECLARE
     v_dues timestamptz[];
     v_claimed timestamptz[];
     v_ends timestamptz[];
+    v_priorities tickq.priority[];
     v_catch_ups interval[];
-    v_short timestamptz;
+    v_walk record;
     v_count integer;
-    v_rows integer[];
-    v_busy timestamptz[];
-    v_slot_rows integer[] := '{}'::integer[];
-    v_free integer[];
-    v_i integer := 1;
-    v_j integer;
     v_next_kinds text[];
     v_next_dues timestamptz[];
 BEGIN
@@ -194,68 +189,43 @@ BEGIN
     IF NOT v_state.calm OR v_state.short THEN
         RETURN p_from;
     END IF;
-    v_rows := v_state.slot_rows;
-    v_busy := v_state.busy;
     -- The runs in time order and, at one instant, in claim order (tickq.claim_candidates).
     SELECT coalesce(array_agg(r.kind ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.due_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.claimed_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.ends_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
+        coalesce(array_agg(r.priority ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.catch_up ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}')
-    INTO v_kinds, v_dues, v_claimed, v_ends, v_catch_ups
+    INTO v_kinds, v_dues, v_claimed, v_ends, v_priorities, v_catch_ups
     FROM (
         SELECT c.*, c.due_at <= c.claimed_at - s.stale_after AS st,
             CASE WHEN c.due_at <= c.claimed_at - s.stale_after THEN c.due_at END AS stale_due
         FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c CROSS JOIN tickq.settings AS s
     ) AS r;
-    -- Instant by instant (the runs of the part come first, then each kind's first one after it):
-    -- slot rows as claim_plain takes them, the lowest free ones in claim order, up to the first
-    -- instant whose runs want more slot rows than are free or where a kind would skip slots for
-    -- its catch_up (the slots run short: the real loop goes on from there).
-    <<instants>>
-    WHILE v_i <= cardinality(v_claimed) AND v_claimed[v_i] <= p_until LOOP
-        v_j := v_i;
-        WHILE v_j < cardinality(v_claimed) AND v_claimed[v_j + 1] = v_claimed[v_i] LOOP
-            v_j := v_j + 1;
-        END LOOP;
-        FOR q IN v_i..v_j LOOP
-            IF v_dues[q] < v_claimed[q] - v_catch_ups[q] THEN
-                v_short := v_claimed[v_i];
-                EXIT instants;
-            END IF;
-        END LOOP;
-        v_free := ARRAY(SELECT g FROM generate_subscripts(v_rows, 1) AS g
-            WHERE v_busy[g] IS NULL OR v_busy[g] <= v_claimed[v_i] ORDER BY g LIMIT v_j - v_i + 1);
-        IF cardinality(v_free) < v_j - v_i + 1 THEN
-            v_short := v_claimed[v_i];
-            EXIT instants;
-        END IF;
-        FOR q IN v_i..v_j LOOP
-            v_slot_rows[q] := v_rows[v_free[q - v_i + 1]];
-            v_busy[v_free[q - v_i + 1]] := v_ends[q];
-        END LOOP;
-        v_i := v_j + 1;
-    END LOOP;
-    IF v_short = p_from THEN
+    -- The slot rows they take, instant by instant, and the runs that wait where the slots run short,
+    -- up to the first instant where a kind would skip slots for its catch_up.
+    SELECT * INTO STRICT v_walk FROM tickq.simulation_calm_walk(v_kinds, v_dues, v_claimed, v_ends, v_priorities,
+        v_catch_ups, v_state.slot_rows, v_state.busy, p_from, p_until);
+    IF v_walk.short = p_from THEN
         RETURN p_from;
     END IF;
-    v_count := v_i - 1;
+    v_count := v_walk.written;
     -- Each kind's due time after its last run written: that of its first run not written. With
     -- the whole part written, those are the runs after it, one a kind (tickq.simulation_calm_runs
-    -- goes on no further).
-    IF v_short IS NULL THEN
-        v_next_kinds := v_kinds[v_count + 1:];
-        v_next_dues := v_dues[v_count + 1:];
+    -- goes on no further, nor tickq.simulation_calm_wait).
+    IF v_walk.short IS NULL THEN
+        v_next_kinds := v_walk.kinds[v_count + 1:];
+        v_next_dues := v_walk.dues[v_count + 1:];
     ELSE
         SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
         FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
-            FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
+            FROM unnest(v_walk.kinds[v_count + 1:], v_walk.dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
             ORDER BY u.kind, u.i) AS n;
     END IF;
-    PERFORM tickq.simulation_calm_write(v_kinds[1:v_count], v_dues[1:v_count], v_claimed[1:v_count],
-        v_ends[1:v_count], v_slot_rows[1:v_count], coalesce(v_short, p_until + interval '1 microsecond'), p_holds,
-        v_next_kinds, v_next_dues);
-    RETURN v_short;
+    PERFORM tickq.simulation_calm_write(v_walk.kinds[1:v_count], v_walk.dues[1:v_count], v_walk.claimed[1:v_count],
+        v_walk.ends[1:v_count], v_walk.slot_rows[1:v_count], coalesce(v_walk.short, p_until + interval '1 microsecond'),
+        p_holds, v_next_kinds, v_next_dues);
+    RETURN v_walk.short;
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm(timestamptz, timestamptz, jsonb, timestamptz) IS
