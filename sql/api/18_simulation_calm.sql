@@ -5,10 +5,12 @@
 -- tick at or after its due time (the clock goes there, and every claim takes everything due),
 -- its run holds its slot for its hold, and the report sets its next due time to its next slot
 -- after the run ends (tickq.finish_run). So each kind's runs follow from its own schedule
--- (tickq.simulation_calm_runs), and the first claim instant at which they would need more slot
--- rows than there are (or a kind would skip slots for its catch_up) is where the real loop must
--- take over (tickq.simulation_events from that tick on). Up to there the runs, the kinds, the
--- slot rows are written as the claims and reports would write them (tickq.simulation_calm_write):
+-- (tickq.simulation_calm_runs). Where they would need more slot rows than are free, some wait
+-- (tickq.simulation_calm_walk, 18_simulation_calm_walk.sql); the first claim instant at which a
+-- kind would skip slots for its catch_up, or a part that starts with the slots short, is where
+-- the real loop must take over (tickq.simulation_events from that tick on). Up to there the
+-- runs, the kinds, the slot rows are written as the claims and reports would write them
+-- (tickq.simulation_calm_write):
 -- the same rows, slot rows picked as tickq.claim_plain picks them (the lowest free, in claim order),
 -- ids in claim order. Every event falls on a tick when every hold is a whole number of ticks;
 -- where anything else could be in play (weights, pools, agent kinds, pauses, retries, a run the
@@ -230,9 +232,9 @@ END
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm(timestamptz, timestamptz, jsonb, timestamptz) IS
 'For the simulator: the part from p_from through p_until written without the claim and report loop '
-'as far as the slots never run short (tickq.simulation_calm_runs, then instant by instant the slot '
-'rows as the claims take them up to the first instant whose runs want more than are free or where a '
-'kind would skip slots for its catch_up; tickq.simulation_calm_write); returns the instant from '
+'(tickq.simulation_calm_runs, then instant by instant the slot rows as the claims take them, runs '
+'that find none free waiting for the first to come free, up to the first instant where a kind would '
+'skip slots for its catch_up: tickq.simulation_calm_walk; tickq.simulation_calm_write); returns the instant from '
 'which tickq.simulation_events must go on: NULL when the whole part was written, p_from when '
 'nothing was (tickq.simulation_calm_state: the queue at p_from is not one a calm stretch can go on '
 'from, or is short already). p_holds: tickq.simulation_holds.';
@@ -254,8 +256,9 @@ DECLARE
     v_ticks integer := 1;
     v_handed timestamptz[] := '{}'::timestamptz[];
 BEGIN
-    -- Calm stretches written (tickq.simulation_calm); from the first instant the slots run short
-    -- the real loop for one tick, then calm again. A hand-back that finds the slots still short
+    -- Calm stretches written (tickq.simulation_calm); from the first instant they cannot go on
+    -- from (a part short at its start, a kind later than its catch_up) the real loop for one
+    -- tick, then calm again. A hand-back that finds the slots still short
     -- at once doubles the real loop's next turn (up to 32 ticks): a queue that stays short, tick
     -- after tick, asks the calm stretch a few times, not at every tick. The real loop may stop
     -- and go on at any tick: a call begins with a claim at its start, which claims what a claim
@@ -285,7 +288,8 @@ $$;
 COMMENT ON FUNCTION tickq.simulation_clock(timestamptz, timestamptz, jsonb, boolean, timestamptz) IS
 'For tickq.simulate_window: the clock through one part, from p_from through p_until. With p_calm '
 '(tickq.simulation_calm_allowed) its calm stretches are written without the claim and report loop '
-'(tickq.simulation_calm) and the real loop (tickq.simulation_events) runs from each instant the '
-'slots run short for one tick, twice as long each time the slots are still short when it hands '
-'back (at most 32 ticks); without, the real loop runs the whole part. Returns the instants the '
-'real loop took over at. Scratch databases only.';
+'(tickq.simulation_calm) and the real loop (tickq.simulation_events) runs from each instant they '
+'cannot go on from (the slots short at the part''s start, a kind later than its catch_up) for one '
+'tick, twice as long each time the slots are still short when it hands back (at most 32 ticks); '
+'without, the real loop runs the whole part. Returns the instants the real loop took over at. '
+'Scratch databases only.';
