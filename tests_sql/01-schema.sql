@@ -69,7 +69,7 @@ SELECT functions_are('tickq', ARRAY[
     'capacity_verdict_at', 'simulation_parts', 'simulation_first_window', 'simulation_replay_window',
     'simulation_merge', 'simulation_worst',
     'simulation_fold', 'simulation_calm_allowed', 'simulation_calm_state', 'simulation_calm_runs',
-    'simulation_calm_write', 'simulation_calm', 'simulation_clock', 'calendar_next_steady', 'calendar_next_walk',
+    'simulation_calm_write', 'simulation_calm_walk', 'simulation_calm_wait', 'simulation_calm', 'simulation_clock', 'calendar_next_steady', 'calendar_next_walk',
     'calendar_slots_in', 'held_ticks', 'ticks_held', 'period_ticks', 'period_load', 'spread_offsets',
     'cron_field', 'cron_calendar', 'cron_problem', 'calendar_of', 'calendar_day', 'calendar_day_slots',
     'calendar_next', 'calendar_count', 'calendar_steady_offset', 'calendar_last', 'calendar_day_first', 'weekday_name',

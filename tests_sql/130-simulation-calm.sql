@@ -2,15 +2,17 @@
 -- the clock part by part with the calm stretches gives the runs, the report and the state the
 -- real loop gives (tickq.simulation_clock with p_calm false), run for run, on two registries.
 -- The first: two slots that run short at some instants (a, c and d due at :00) and are calm in
--- between; the calm path took over whole parts and handed back in the middle of others, and it
--- stands aside where it cannot show the same answer. The second: slots between ticks (with a
+-- between; the calm path wrote whole parts, the runs that found no free slot row waiting for the
+-- first to come free (tickq.simulation_calm_walk), handed parts short at their start and where a
+-- kind would skip slots for its catch_up to the real loop, and it stands aside where it cannot
+-- show the same answer. The second: slots between ticks (with a
 -- tick of a minute, kinds every 30 and every 45 seconds are claimed after their due time and a
 -- run covers the slots since: its slots, slot_at, slots_covered, which tickq.simulation_calm_write
 -- reads from the kind's schedule for those runs only); cron strings in a zone whose clocks go
 -- forward inside the window (Europe/Berlin, 29 March 2026); three slots that run short at some
 -- ticks.
 BEGIN;
-SELECT plan(18);
+SELECT plan(24);
 
 CREATE TEMP TABLE runs AS SELECT ''::text AS registry, true AS calm, r.* FROM tickq.job_run AS r WHERE false;
 CREATE TEMP TABLE report AS
@@ -88,9 +90,10 @@ SELECT ok((SELECT bool_or(longest_wait > '0'::interval) FROM report WHERE regist
     'and the slots ran short: some kind waited');
 SELECT ok(EXISTS (SELECT FROM handed WHERE registry = 'short' AND resumed = '{}'),
     'the calm path wrote whole parts');
-SELECT ok(EXISTS (SELECT FROM handed WHERE registry = 'short' AND resumed[1] > part_from
-        AND resumed[1] + interval '5 minutes' <= part_until),
-    'and handed parts to the real loop at the first instant the slots ran short, past their start');
+SELECT ok(EXISTS (SELECT FROM handed AS h WHERE h.registry = 'short' AND h.resumed = '{}'
+        AND EXISTS (SELECT FROM runs AS r WHERE r.registry = 'short' AND r.calm AND r.due_at >= h.part_from
+            AND r.claimed_at > r.due_at AND r.claimed_at <= h.part_until)),
+    'and wrote whole parts in which the slots ran short: runs due in the part waited for a slot row');
 SELECT ok(EXISTS (SELECT FROM handed WHERE registry = 'short' AND resumed[2] = resumed[1] + interval '1 minute'
         AND resumed[3] = resumed[2] + interval '2 minutes'),
     'for one tick, and for twice as long each time the slots were still short when it handed back');
@@ -125,6 +128,30 @@ SELECT ok((SELECT bool_or(longest_wait > '0'::interval) FROM report WHERE regist
 SELECT ok(EXISTS (SELECT FROM handed WHERE registry = 'between' AND resumed = '{}'),
     'the calm path wrote whole parts');
 SELECT * FROM pg_temp.the_same('between');
+
+-- Waits longer than stale_after: one slot, free at each quarter's start; h (high) holds it from
+-- :02 to :06, l (low, due at :02 too) waits for it and m (normal) comes due at :05; at :06 l,
+-- stale, goes before m. Three hours from 14:00.
+SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 1, "tick": 60, "stale_after": 180, "housekeeping_every": 86400},
+    "kinds": {
+        "h": {"command": ["x"], "cron": "2,17,32,47 * * * *", "timeout": 240, "priority": "high"},
+        "l": {"command": ["x"], "cron": "2,17,32,47 * * * *", "timeout": 60, "priority": "low"},
+        "m": {"command": ["x"], "cron": "5,20,35,50 * * * *", "timeout": 60}
+    }}', '2026-06-01 13:00Z');
+SELECT pg_temp.window_runs('stale', '2026-06-01 14:00Z', '2026-06-01 17:00Z', false);
+SELECT pg_temp.window_runs('stale', '2026-06-01 14:00Z', '2026-06-01 17:00Z', true);
+
+SELECT ok(EXISTS (SELECT FROM runs AS l INNER JOIN runs AS m ON l.registry = m.registry AND l.calm = m.calm
+        WHERE l.registry = 'stale' AND NOT l.calm AND l.kind = 'l' AND m.kind = 'm' AND l.claimed_at < m.claimed_at
+            AND l.due_at <= l.claimed_at - interval '3 minutes' AND m.due_at > l.due_at AND m.due_at <= l.claimed_at
+            AND m.due_at > l.claimed_at - interval '3 minutes'),
+    'stale: in the real loop a kind waiting longer than stale_after went before one of a higher priority');
+SELECT ok(EXISTS (SELECT FROM handed AS h WHERE h.registry = 'stale' AND h.resumed = '{}'
+        AND EXISTS (SELECT FROM runs AS r WHERE r.registry = 'stale' AND r.calm AND r.due_at >= h.part_from
+            AND r.claimed_at > r.due_at + interval '3 minutes' AND r.claimed_at <= h.part_until)),
+    'stale: the calm path wrote whole parts in which runs waited longer than stale_after');
+SELECT * FROM pg_temp.the_same('stale');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -94,6 +94,7 @@ AS $$
 DECLARE
     v_seconds numeric;
     v_offset numeric;
+    v_calendar tickq.calendar;
 BEGIN
     IF p_schedule.every IS NOT NULL THEN
         -- Aligned to the clock (Unix epoch, UTC): every 15 minutes lands on :00, :15, :30, :45;
@@ -107,7 +108,10 @@ BEGIN
     -- exist on a spring-forward day maps to the instant one offset later (02:30 becomes 03:30);
     -- an ambiguous one on a fall-back day to its second occurrence. Either way each (date, time)
     -- pair is exactly one slot, so a daily 02:30 runs once on both change days.
-    RETURN tickq.calendar_next(tickq.calendar_of(p_schedule), p_after);
+    -- (The calendar in a variable first: calendar_next, one expression, is then inlined here;
+    -- given calendar_of's call, which it reads twice, it would be called as a function.)
+    v_calendar := tickq.calendar_of(p_schedule);
+    RETURN tickq.calendar_next(v_calendar, p_after);
 END
 $$;
 COMMENT ON FUNCTION tickq.next_slot(tickq.schedule, timestamptz) IS

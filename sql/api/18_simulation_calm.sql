@@ -5,10 +5,12 @@
 -- tick at or after its due time (the clock goes there, and every claim takes everything due),
 -- its run holds its slot for its hold, and the report sets its next due time to its next slot
 -- after the run ends (tickq.finish_run). So each kind's runs follow from its own schedule
--- (tickq.simulation_calm_runs), and the first claim instant at which they would need more slot
--- rows than there are (or a kind would skip slots for its catch_up) is where the real loop must
--- take over (tickq.simulation_events from that tick on). Up to there the runs, the kinds, the
--- slot rows are written as the claims and reports would write them (tickq.simulation_calm_write):
+-- (tickq.simulation_calm_runs). Where they would need more slot rows than are free, some wait
+-- (tickq.simulation_calm_walk, 18_simulation_calm_walk.sql); the first claim instant at which a
+-- kind would skip slots for its catch_up, or a part that starts with the slots short, is where
+-- the real loop must take over (tickq.simulation_events from that tick on). Up to there the
+-- runs, the kinds, the slot rows are written as the claims and reports would write them
+-- (tickq.simulation_calm_write):
 -- the same rows, slot rows picked as tickq.claim_plain picks them (the lowest free, in claim order),
 -- ids in claim order. Every event falls on a tick when every hold is a whole number of ticks;
 -- where anything else could be in play (weights, pools, agent kinds, pauses, retries, a run the
@@ -70,8 +72,10 @@ AS $$
             array_agg(r.ends ORDER BY sl.n) FILTER (WHERE sl.n <= s.slots) AS busy
         FROM tickq.slot AS sl
         CROSS JOIN tickq.settings AS s
-        LEFT JOIN LATERAL (
-            SELECT r.*, r.claimed_at + (p_holds ->> r.kind)::interval AS ends FROM tickq.job_run AS r
+        LEFT JOIN LATERAL (  -- the columns read only: a run's row is wide
+            SELECT r.id, r.kind, r.slot_row, r.outcome, r.dispatcher, r.run_trigger, r.run_by, r.weight,
+                r.claimed_at + (p_holds ->> r.kind)::interval AS ends
+            FROM tickq.job_run AS r
             WHERE r.id = sl.run_id OFFSET 0
         ) AS r ON true
         LEFT JOIN tickq.job_kind AS k ON k.name = r.kind
@@ -105,23 +109,31 @@ AS $$
         SELECT st.tick, extract(EPOCH FROM st.tick) AS secs FROM tickq.settings AS st
     ),
     k AS MATERIALIZED (  -- each kind's due time computed once (the runs' first claim reads it thrice)
-        SELECT k.name, k.priority, k.catch_up, tickq.schedule_of(k) AS sched, (p_holds ->> k.name)::interval AS hold,
-            k.every IS NULL AS calendar,
-            CASE WHEN k.run_id IS NULL THEN k.due_at
-                ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), r.ends_at), r.ends_at + interval '1 day') END AS due
-        FROM tickq.job_kind AS k
-        LEFT JOIN LATERAL (
-            SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
-            WHERE r.id = k.run_id OFFSET 0
-        ) AS r ON true
-        WHERE tickq.kind_claimable(k)
-            AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
+        SELECT k.name, k.priority, k.catch_up, k.sched, k.hold, k.calendar, k.cal,
+            CASE WHEN k.ends IS NULL THEN k.due_at
+                ELSE coalesce(CASE WHEN k.cal IS NULL THEN tickq.next_slot(k.sched, k.ends)
+                    ELSE tickq.calendar_next(k.cal, k.ends) END, k.ends + interval '1 day') END AS due
+        FROM (
+            -- A running kind is due at its next slot after its run ends (next_slot: for a calendar,
+            -- calendar_next of its calendar, read here once; its runs read it again).
+            SELECT k.name, k.priority, k.catch_up, k.due_at, tickq.schedule_of(k) AS sched,
+                (p_holds ->> k.name)::interval AS hold, k.every IS NULL AS calendar, r.ends_at AS ends,
+                CASE WHEN k.every IS NULL AND r.ends_at IS NOT NULL THEN tickq.calendar_of(tickq.schedule_of(k)) END AS cal
+            FROM tickq.job_kind AS k
+            LEFT JOIN LATERAL (
+                SELECT r.claimed_at + (p_holds ->> k.name)::interval AS ends_at FROM tickq.job_run AS r
+                WHERE r.id = k.run_id OFFSET 0
+            ) AS r ON true
+            WHERE tickq.kind_claimable(k)
+                AND ((k.run_id IS NULL AND k.due_at <= p_until) OR (k.run_id IS NOT NULL AND r.ends_at <= p_until))
+            OFFSET 0
+        ) AS k
     ),
     runs (kind, priority, catch_up, sched, cal, hold, due, claimed) AS (
         SELECT k.name, k.priority, k.catch_up, k.sched,
             -- the calendar read only for a kind whose next due time is looked for in the part
             CASE WHEN k.calendar AND c.claimed <= p_until AND c.claimed + k.hold <= p_until
-                THEN tickq.calendar_of(k.sched) END,
+                THEN coalesce(k.cal, tickq.calendar_of(k.sched)) END,
             k.hold, k.due, c.claimed
         FROM k
         CROSS JOIN s
@@ -166,15 +178,10 @@ DECLARE
     v_dues timestamptz[];
     v_claimed timestamptz[];
     v_ends timestamptz[];
+    v_priorities tickq.priority[];
     v_catch_ups interval[];
-    v_short timestamptz;
+    v_walk record;
     v_count integer;
-    v_rows integer[];
-    v_busy timestamptz[];
-    v_slot_rows integer[] := '{}'::integer[];
-    v_free integer[];
-    v_i integer := 1;
-    v_j integer;
     v_next_kinds text[];
     v_next_dues timestamptz[];
 BEGIN
@@ -184,68 +191,50 @@ BEGIN
     IF NOT v_state.calm OR v_state.short THEN
         RETURN p_from;
     END IF;
-    v_rows := v_state.slot_rows;
-    v_busy := v_state.busy;
     -- The runs in time order and, at one instant, in claim order (tickq.claim_candidates).
     SELECT coalesce(array_agg(r.kind ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.due_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.claimed_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.ends_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
+        coalesce(array_agg(r.priority ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
         coalesce(array_agg(r.catch_up ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}')
-    INTO v_kinds, v_dues, v_claimed, v_ends, v_catch_ups
+    INTO v_kinds, v_dues, v_claimed, v_ends, v_priorities, v_catch_ups
     FROM (
         SELECT c.*, c.due_at <= c.claimed_at - s.stale_after AS st,
             CASE WHEN c.due_at <= c.claimed_at - s.stale_after THEN c.due_at END AS stale_due
         FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c CROSS JOIN tickq.settings AS s
     ) AS r;
-    -- Instant by instant (the runs of the part come first, then each kind's first one after it):
-    -- slot rows as claim_plain takes them, the lowest free ones in claim order, up to the first
-    -- instant whose runs want more slot rows than are free or where a kind would skip slots for
-    -- its catch_up (the slots run short: the real loop goes on from there).
-    <<instants>>
-    WHILE v_i <= cardinality(v_claimed) AND v_claimed[v_i] <= p_until LOOP
-        v_j := v_i;
-        WHILE v_j < cardinality(v_claimed) AND v_claimed[v_j + 1] = v_claimed[v_i] LOOP
-            v_j := v_j + 1;
-        END LOOP;
-        FOR q IN v_i..v_j LOOP
-            IF v_dues[q] < v_claimed[q] - v_catch_ups[q] THEN
-                v_short := v_claimed[v_i];
-                EXIT instants;
-            END IF;
-        END LOOP;
-        v_free := ARRAY(SELECT g FROM generate_subscripts(v_rows, 1) AS g
-            WHERE v_busy[g] IS NULL OR v_busy[g] <= v_claimed[v_i] ORDER BY g LIMIT v_j - v_i + 1);
-        IF cardinality(v_free) < v_j - v_i + 1 THEN
-            v_short := v_claimed[v_i];
-            EXIT instants;
-        END IF;
-        FOR q IN v_i..v_j LOOP
-            v_slot_rows[q] := v_rows[v_free[q - v_i + 1]];
-            v_busy[v_free[q - v_i + 1]] := v_ends[q];
-        END LOOP;
-        v_i := v_j + 1;
-    END LOOP;
-    IF v_short = p_from THEN
+    -- The slot rows they take, instant by instant, and the runs that wait where the slots run short,
+    -- up to the first instant where a kind would skip slots for its catch_up.
+    SELECT * INTO STRICT v_walk FROM tickq.simulation_calm_walk(v_kinds, v_dues, v_claimed, v_ends, v_priorities,
+        v_catch_ups, v_state.slot_rows, v_state.busy, p_from, p_until);
+    IF v_walk.short = p_from THEN
         RETURN p_from;
     END IF;
-    v_count := v_i - 1;
-    -- Each kind's due time after its last run written: that of its first run not written.
-    SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
-    FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
-        FROM unnest(v_kinds[v_count + 1:], v_dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
-        ORDER BY u.kind, u.i) AS n;
-    PERFORM tickq.simulation_calm_write(v_kinds[1:v_count], v_dues[1:v_count], v_claimed[1:v_count],
-        v_ends[1:v_count], v_slot_rows[1:v_count], coalesce(v_short, p_until + interval '1 microsecond'), p_holds,
-        v_next_kinds, v_next_dues);
-    RETURN v_short;
+    v_count := v_walk.written;
+    -- Each kind's due time after its last run written: that of its first run not written. With
+    -- the whole part written, those are the runs after it, one a kind (tickq.simulation_calm_runs
+    -- goes on no further, nor tickq.simulation_calm_wait).
+    IF v_walk.short IS NULL THEN
+        v_next_kinds := v_walk.kinds[v_count + 1:];
+        v_next_dues := v_walk.dues[v_count + 1:];
+    ELSE
+        SELECT coalesce(array_agg(n.kind), '{}'), coalesce(array_agg(n.due), '{}') INTO v_next_kinds, v_next_dues
+        FROM (SELECT DISTINCT ON (u.kind) u.kind, u.due
+            FROM unnest(v_walk.kinds[v_count + 1:], v_walk.dues[v_count + 1:]) WITH ORDINALITY AS u (kind, due, i)
+            ORDER BY u.kind, u.i) AS n;
+    END IF;
+    PERFORM tickq.simulation_calm_write(v_walk.kinds[1:v_count], v_walk.dues[1:v_count], v_walk.claimed[1:v_count],
+        v_walk.ends[1:v_count], v_walk.slot_rows[1:v_count], coalesce(v_walk.short, p_until + interval '1 microsecond'),
+        p_holds, v_next_kinds, v_next_dues);
+    RETURN v_walk.short;
 END
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm(timestamptz, timestamptz, jsonb, timestamptz) IS
 'For the simulator: the part from p_from through p_until written without the claim and report loop '
-'as far as the slots never run short (tickq.simulation_calm_runs, then instant by instant the slot '
-'rows as the claims take them up to the first instant whose runs want more than are free or where a '
-'kind would skip slots for its catch_up; tickq.simulation_calm_write); returns the instant from '
+'(tickq.simulation_calm_runs, then instant by instant the slot rows as the claims take them, runs '
+'that find none free waiting for the first to come free, up to the first instant where a kind would '
+'skip slots for its catch_up: tickq.simulation_calm_walk; tickq.simulation_calm_write); returns the instant from '
 'which tickq.simulation_events must go on: NULL when the whole part was written, p_from when '
 'nothing was (tickq.simulation_calm_state: the queue at p_from is not one a calm stretch can go on '
 'from, or is short already). p_holds: tickq.simulation_holds.';
@@ -267,8 +256,9 @@ DECLARE
     v_ticks integer := 1;
     v_handed timestamptz[] := '{}'::timestamptz[];
 BEGIN
-    -- Calm stretches written (tickq.simulation_calm); from the first instant the slots run short
-    -- the real loop for one tick, then calm again. A hand-back that finds the slots still short
+    -- Calm stretches written (tickq.simulation_calm); from the first instant they cannot go on
+    -- from (a part short at its start, a kind later than its catch_up) the real loop for one
+    -- tick, then calm again. A hand-back that finds the slots still short
     -- at once doubles the real loop's next turn (up to 32 ticks): a queue that stays short, tick
     -- after tick, asks the calm stretch a few times, not at every tick. The real loop may stop
     -- and go on at any tick: a call begins with a claim at its start, which claims what a claim
@@ -298,7 +288,8 @@ $$;
 COMMENT ON FUNCTION tickq.simulation_clock(timestamptz, timestamptz, jsonb, boolean, timestamptz) IS
 'For tickq.simulate_window: the clock through one part, from p_from through p_until. With p_calm '
 '(tickq.simulation_calm_allowed) its calm stretches are written without the claim and report loop '
-'(tickq.simulation_calm) and the real loop (tickq.simulation_events) runs from each instant the '
-'slots run short for one tick, twice as long each time the slots are still short when it hands '
-'back (at most 32 ticks); without, the real loop runs the whole part. Returns the instants the '
-'real loop took over at. Scratch databases only.';
+'(tickq.simulation_calm) and the real loop (tickq.simulation_events) runs from each instant they '
+'cannot go on from (the slots short at the part''s start, a kind later than its catch_up) for one '
+'tick, twice as long each time the slots are still short when it hands back (at most 32 ticks); '
+'without, the real loop runs the whole part. Returns the instants the real loop took over at. '
+'Scratch databases only.';
