@@ -106,7 +106,7 @@ DECLARE
     v_takes boolean[];
     v_day date;
     v_edge timestamptz;
-    v_steady jsonb := '{}';
+    v_steady jsonb := '{}'::jsonb;
     v_walls time[];  -- a day's first and last wall time, where the kind's zone keeps its offset
     v_since timestamptz;
     v_taken integer;
