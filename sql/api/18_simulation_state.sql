@@ -143,17 +143,14 @@ AS $$
 BEGIN
     -- Every kind waiting for its next slot at or after p_at; those p_state names as it says,
     -- relative to p_at, with the runs p_ids names; the slot and pool rows likewise. Only the
-    -- kinds due before p_at, or named by p_state, are written.
+    -- kinds due before p_at, or named by p_state, are written, each once: a kind p_state names
+    -- takes no next slot (its due time is p_state's).
     UPDATE tickq.job_kind AS k SET
-        run_id = NULL, leased_by = NULL, leased_until = NULL, attempts = 0, next_trigger = 'schedule',
-        due_at = coalesce(tickq.next_slot(tickq.schedule_of(k), p_at - interval '1 microsecond'),
-            p_at + interval '1 day')
-    WHERE k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL OR k.leased_by IS NOT NULL OR k.attempts <> 0
-        OR k.next_trigger <> 'schedule');
-    UPDATE tickq.job_kind AS k SET
-        due_at = p_at + make_interval(secs => (e.value ->> 1)::double precision),
-        attempts = (e.value ->> 2)::integer,
-        next_trigger = (e.value ->> 3)::tickq.run_trigger,
+        due_at = CASE WHEN e.value IS NULL THEN coalesce(tickq.next_slot(tickq.schedule_of(k),
+            p_at - interval '1 microsecond'), p_at + interval '1 day')
+            ELSE p_at + make_interval(secs => (e.value ->> 1)::double precision) END,
+        attempts = coalesce((e.value ->> 2)::integer, 0),
+        next_trigger = coalesce((e.value ->> 3)::tickq.run_trigger, 'schedule'),
         slot_at = CASE WHEN e.value -> 4 <> 'null' THEN p_at + make_interval(secs => (e.value -> 4 ->> 0)::double precision)
             ELSE k.slot_at END,
         first_slot_at = CASE WHEN e.value -> 4 <> 'null'
@@ -162,8 +159,10 @@ BEGIN
         run_id = (p_ids ->> (e.value ->> 0))::bigint,
         leased_by = e.value -> 5 ->> 0,
         leased_until = p_at + make_interval(secs => (e.value -> 5 ->> 1)::double precision)
-    FROM jsonb_array_elements(p_state -> 'kinds') AS e (value)
-    WHERE k.name = e.value ->> 0;
+    FROM tickq.job_kind AS j
+    LEFT JOIN jsonb_array_elements(p_state -> 'kinds') AS e (value) ON j.name = e.value ->> 0
+    WHERE k.name = j.name AND (e.value IS NOT NULL OR k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL
+        OR k.leased_by IS NOT NULL OR k.attempts <> 0 OR k.next_trigger <> 'schedule'));
     UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
     WHERE sl.run_id IS NOT NULL OR sl.leased_until IS NOT NULL;
     UPDATE tickq.slot AS sl SET run_id = (p_ids ->> (e.value ->> 1))::bigint,
