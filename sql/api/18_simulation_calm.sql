@@ -191,19 +191,14 @@ BEGIN
     IF NOT v_state.calm OR v_state.short THEN
         RETURN p_from;
     END IF;
-    -- The runs in time order and, at one instant, in claim order (tickq.claim_candidates).
-    SELECT coalesce(array_agg(r.kind ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
-        coalesce(array_agg(r.due_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
-        coalesce(array_agg(r.claimed_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
-        coalesce(array_agg(r.ends_at ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
-        coalesce(array_agg(r.priority ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}'),
-        coalesce(array_agg(r.catch_up ORDER BY r.claimed_at, r.st DESC, r.stale_due, r.priority, r.due_at, r.kind), '{}')
-    INTO v_kinds, v_dues, v_claimed, v_ends, v_priorities, v_catch_ups
+    -- The runs in time order and, at one instant, in claim order (tickq.simulation_calm_order).
+    SELECT o.* INTO STRICT v_kinds, v_dues, v_claimed, v_ends, v_priorities, v_catch_ups
     FROM (
-        SELECT c.*, c.due_at <= c.claimed_at - s.stale_after AS st,
-            CASE WHEN c.due_at <= c.claimed_at - s.stale_after THEN c.due_at END AS stale_due
-        FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c CROSS JOIN tickq.settings AS s
-    ) AS r;
+        SELECT array_agg(c.kind) AS kinds, array_agg(c.due_at) AS dues, array_agg(c.claimed_at) AS claimed,
+            array_agg(c.ends_at) AS ends, array_agg(c.priority) AS priorities, array_agg(c.catch_up) AS catch_ups
+        FROM tickq.simulation_calm_runs(p_from, p_until, p_holds) AS c
+    ) AS c
+    CROSS JOIN LATERAL tickq.simulation_calm_order(c.kinds, c.dues, c.claimed, c.ends, c.priorities, c.catch_ups) AS o;
     -- The slot rows they take, instant by instant, and the runs that wait where the slots run short,
     -- up to the first instant where a kind would skip slots for its catch_up.
     SELECT * INTO STRICT v_walk FROM tickq.simulation_calm_walk(v_kinds, v_dues, v_claimed, v_ends, v_priorities,

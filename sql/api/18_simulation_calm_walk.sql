@@ -8,6 +8,44 @@
 -- kind waiting longer than stale_after first). A run that waited ends later, so its kind's next
 -- due time is worked out again from its new end, and the runs after it with it.
 
+CREATE OR REPLACE FUNCTION tickq.simulation_calm_order(
+    p_kinds text[],
+    p_dues timestamptz[],
+    p_claimed timestamptz[],
+    p_ends timestamptz[],
+    p_priorities tickq.priority[],
+    p_catch_ups interval[]
+) RETURNS TABLE (
+    kinds text[], dues timestamptz[], claimed timestamptz[], ends timestamptz[], priorities tickq.priority[],
+    catch_ups interval[]
+)
+LANGUAGE sql STABLE
+AS $$
+    -- The runs of a calm stretch in time order and, at one instant, in the claim's order
+    -- (tickq.claim_candidates): a kind waiting stale_after or longer first, the longest waiting
+    -- first, then priority, due time and name. The one place the calm stretches order runs.
+    SELECT coalesce(array_agg(u.kind ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}'),
+        coalesce(array_agg(u.due ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}'),
+        coalesce(array_agg(u.claimed ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}'),
+        coalesce(array_agg(u.ends ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}'),
+        coalesce(array_agg(u.priority ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}'),
+        coalesce(array_agg(u.catch_up ORDER BY u.claimed, u.st DESC, u.stale_due, u.priority, u.due, u.kind), '{}')
+    FROM (
+        SELECT u.*, u.due <= u.claimed - s.stale_after AS st,
+            CASE WHEN u.due <= u.claimed - s.stale_after THEN u.due END AS stale_due
+        FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_priorities, p_catch_ups)
+            AS u (kind, due, claimed, ends, priority, catch_up)
+        CROSS JOIN tickq.settings AS s
+    ) AS u
+$$;
+COMMENT ON FUNCTION tickq.simulation_calm_order(
+    text[], timestamptz[], timestamptz[], timestamptz[], tickq.priority[], interval[]
+) IS
+'For the calm stretches (tickq.simulation_calm, tickq.simulation_calm_wait): the runs p_kinds .. '
+'p_catch_ups (kind, due time, claim instant, end, priority, catch_up side by side) in time order '
+'and, at one instant, in the claim''s order (tickq.claim_candidates: a kind waiting stale_after or '
+'longer first, the longest waiting first, then priority, due time, name).';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_calm_wait(
     p_kinds text[],
     p_dues timestamptz[],
@@ -30,7 +68,7 @@ AS $$
     -- slot after the run ends, claimed at the first tick of p_from's grid at or after it, up to
     -- the first run after p_until); the rest stay; all in claim order at their instants.
     WITH RECURSIVE s AS (
-        SELECT st.tick, extract(EPOCH FROM st.tick) AS secs, st.stale_after FROM tickq.settings AS st
+        SELECT st.tick, extract(EPOCH FROM st.tick) AS secs FROM tickq.settings AS st
     ),
     runs AS (
         SELECT u.* FROM unnest(p_kinds, p_dues, p_claimed, p_ends, p_priorities, p_catch_ups)
@@ -59,17 +97,12 @@ AS $$
         UNION ALL
         SELECT c.kind, c.due, c.claimed, c.claimed + c.hold, c.priority, c.catch_up FROM chain AS c
     )
-    SELECT coalesce(array_agg(a.kind ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}'),
-        coalesce(array_agg(a.due ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}'),
-        coalesce(array_agg(a.claimed ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}'),
-        coalesce(array_agg(a.ends ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}'),
-        coalesce(array_agg(a.priority ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}'),
-        coalesce(array_agg(a.catch_up ORDER BY a.claimed, a.st DESC, a.stale_due, a.priority, a.due, a.kind), '{}')
-    FROM (
-        SELECT a.*, a.due <= a.claimed - s.stale_after AS st,
-            CASE WHEN a.due <= a.claimed - s.stale_after THEN a.due END AS stale_due
-        FROM after AS a CROSS JOIN s
+    SELECT o.* FROM (
+        SELECT array_agg(a.kind) AS kinds, array_agg(a.due) AS dues, array_agg(a.claimed) AS claimed,
+            array_agg(a.ends) AS ends, array_agg(a.priority) AS priorities, array_agg(a.catch_up) AS catch_ups
+        FROM after AS a
     ) AS a
+    CROSS JOIN LATERAL tickq.simulation_calm_order(a.kinds, a.dues, a.claimed, a.ends, a.priorities, a.catch_ups) AS o
 $$;
 COMMENT ON FUNCTION tickq.simulation_calm_wait(
     text[], timestamptz[], timestamptz[], timestamptz[], tickq.priority[], interval[], timestamptz, timestamptz,
