@@ -4,7 +4,7 @@
 -- waiting at the end; a skipped slot; a starved kind and what it waited behind; a kind never
 -- due) it gives what the sort-based reading it replaced gives, row for row.
 BEGIN;
-SELECT plan(4);
+SELECT plan(7);
 
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 1, "tick": 60, "stale_after": 900, "housekeeping_every": 86400},
@@ -103,6 +103,62 @@ SELECT results_eq(
     $$SELECT * FROM tickq.simulation_report('2026-06-01 12:00Z', '2026-06-01 05:00Z')$$,
     $$SELECT * FROM pg_temp.sorted_report('2026-06-01 12:00Z', '2026-06-01 05:00Z')$$,
     'and over a wider span too');
+
+-- The longest wait read in the same pass as the runs (the greatest [wait, until - due, until -
+-- end], read back in UTC): on waits of more than a day across a clock change of the session's
+-- time zone, due and claimed at odd microseconds, two as long (the one due first wins), one
+-- without a due time, a skipped slot and a kind still waiting at the end, the same again.
+UPDATE tickq.job_run SET outcome = 'lost', finished_at = claimed_at WHERE outcome = 'running';
+DELETE FROM tickq.job_run;
+SET LOCAL timezone = 'America/New_York';
+SELECT * FROM tickq.sync_registry('{
+    "settings": {"slots": 1, "tick": 60, "stale_after": 900, "housekeeping_every": 86400},
+    "kinds": {
+        "long": {"command": ["x"], "every": 3600, "timeout": 60},
+        "nodue": {"command": ["x"], "every": 3600, "timeout": 60},
+        "skips": {"command": ["x"], "every": 3600, "timeout": 60, "catch_up": 60},
+        "waiting": {"command": ["x"], "every": 3600, "timeout": 60, "priority": "low"},
+        "hog": {"command": ["x"], "every": 3600, "timeout": 3000, "priority": "high"}
+    }}', '2026-03-06 07:00Z');
+UPDATE tickq.job_kind SET due_at = 'infinity' WHERE name IN ('tickq.housekeeping', 'long', 'nodue', 'skips', 'hog');
+UPDATE tickq.job_kind SET due_at = '2026-03-07 23:59:59.999999Z' WHERE name = 'waiting';
+INSERT INTO tickq.job_run (kind, attempt, run_trigger, slots, dispatcher, claimed_at, finished_at, outcome, due_at)
+VALUES
+    -- two waits of two days and a half hour across New York's change to summer time (8 March):
+    -- the one due first is the worst
+    ('long', 1, 'schedule', 1, 'simulator', '2026-03-09 12:30:00.000001Z', '2026-03-09 12:31Z', 'ok',
+        '2026-03-07 12:00:00.123457Z'),
+    ('long', 1, 'schedule', 1, 'simulator', '2026-03-09 06:30:00.000001Z', '2026-03-09 06:31Z', 'ok',
+        '2026-03-07 06:00:00.123457Z'),
+    ('long', 1, 'schedule', 1, 'simulator', '2026-03-09 13:00:00.5Z', '2026-03-09 13:01Z', 'ok',
+        '2026-03-09 12:59:59.999999Z'),
+    -- a run without a due time beside a long wait
+    ('nodue', 1, 'schedule', 1, 'simulator', '2026-03-08 08:30:00.000007Z', '2026-03-08 08:31Z', 'ok',
+        '2026-03-07 08:00:00.000003Z'),
+    ('nodue', 1, 'manual', 0, 'simulator', '2026-03-08 09:00Z', '2026-03-08 09:01Z', 'ok', NULL),
+    -- a slot skipped for its catch_up after a wait of a day
+    ('skips', 1, 'schedule', 1, 'simulator', '2026-03-08 08:10:00.25Z', '2026-03-08 08:10:00.25Z', 'skipped',
+        '2026-03-07 08:00:00.75Z'),
+    ('skips', 1, 'schedule', 1, 'simulator', '2026-03-09 09:02Z', '2026-03-09 09:03Z', 'ok', '2026-03-09 09:00Z'),
+    -- what the starved kinds waited behind, one still running at the end
+    ('hog', 1, 'schedule', 1, 'simulator', '2026-03-07 08:00Z', '2026-03-08 07:50:00.000001Z', 'ok',
+        '2026-03-07 08:00Z'),
+    ('hog', 1, 'schedule', 1, 'simulator', '2026-03-09 09:30Z', NULL, 'running', '2026-03-09 09:30Z');
+
+SELECT results_eq(
+    $$SELECT * FROM tickq.simulation_report('2026-03-10 10:30:00.000001Z', '2026-03-06 07:00Z')$$,
+    $$SELECT * FROM pg_temp.sorted_report('2026-03-10 10:30:00.000001Z', '2026-03-06 07:00Z')$$,
+    'the report is the sort-based reading, row for row, across a clock change of the session''s zone');
+SELECT results_eq(
+    $$SELECT kind, longest_wait, worst_due_at
+      FROM tickq.simulation_report('2026-03-10 10:30:00.000001Z', '2026-03-06 07:00Z')
+      WHERE kind IN ('long', 'skips', 'waiting') ORDER BY kind$$,
+    $$VALUES ('long', '2 days 00:29:59.876544'::interval, '2026-03-07 06:00:00.123457Z'::timestamptz),
+        ('skips', '1 day 00:09:59.5'::interval, '2026-03-07 08:00:00.75Z'),
+        ('waiting', '2 days 10:30:00.000002'::interval, '2026-03-07 23:59:59.999999Z')$$,
+    'to the microsecond: the longest wait due first');
+SELECT is((SELECT behind FROM tickq.simulation_report('2026-03-10 10:30:00.000001Z', '2026-03-06 07:00Z')
+    WHERE kind = 'skips'), ARRAY['hog'], 'and what it waited behind, from when it was due to its end');
 
 SELECT * FROM finish();
 ROLLBACK;
