@@ -167,13 +167,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 # ---------------------------------------------------------------- PostgreSQL 15 (scripts/pg15.sh)
 
 _OWN_PG15_DIR: list[str] = []
+_OWN_DATA_DIR: list[Path] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Outside `make test` (whose `scripts/pg15.sh run` sets TICKQ_PG15_DIR), this pytest run
     gets a folder of its own for the PostgreSQL 15 cluster that `scripts/pg15.sh url` starts on
     the first ask; every process the tests start inherits it, xdist's workers too (they start
-    after this, in the controller's environment, so they find the variable set)."""
+    after this, in the controller's environment, so they find the variable set).
+
+    The same way, TICKQ_DATA_DIR names a folder of this run's: a `tickq` the tests start without
+    a server of the test's (no DATABASE_URL, no TICKQ_SCRATCH_URL) finds its embedded PostgreSQL
+    there, never the machine's own (as root /var/lib/tickq). No test should need it: one that
+    starts a server there fails the run (`pytest_sessionfinish`)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # a worker: the controller owns the folder
     _before_workers()
@@ -181,13 +187,40 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = tempfile.mkdtemp(prefix="tickq-pg15.")
         os.environ["TICKQ_PG15_DIR"] = folder
         _OWN_PG15_DIR.append(folder)
+    data = Path(tempfile.mkdtemp(prefix="tickq-data."))
+    data.chmod(0o711)  # as root, the embedded server's own user must pass it
+    os.environ["TICKQ_DATA_DIR"] = str(data)
+    _OWN_DATA_DIR.append(data)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run fails if a test started the embedded server of the run's TICKQ_DATA_DIR: that
+    test would have started (and left running) the machine's own without it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for data in _OWN_DATA_DIR:
+        if (data / "pg").exists():
+            reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+            reporter.write("\n")
+            reporter.write_line(
+                f"a test started an embedded PostgreSQL in {data} (TICKQ_DATA_DIR): it ran "
+                "tickq with no server of its own; give it pg_server_url (conftest.py)", red=True)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The cluster of this run's folder stopped and the folder removed, also after ^C."""
+    """The cluster of this run's folder stopped and the folder removed, also after ^C; the same
+    for an embedded server in the run's data folder."""
     for folder in _OWN_PG15_DIR:
         subprocess.run([str(REPO / "scripts" / "pg15.sh"), "stop"], check=False, timeout=120,
                        env={**os.environ, "TICKQ_PG15_DIR": folder})
+    for data in _OWN_DATA_DIR:
+        if (data / "pg").exists():
+            from tickq.db import embedded
+
+            embedded.stop_server(data / "pg")
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def _before_workers() -> None:

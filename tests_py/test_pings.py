@@ -197,7 +197,10 @@ ping_url = "{receiver.base}/{answer}/{kind_secret}"
     assert secret not in log and kind_secret not in log
 
 
-def test_a_url_that_is_not_http_is_refused_without_being_shown(tmp_path: Path) -> None:
+def test_a_url_that_is_not_http_is_refused_without_being_shown(tmp_path: Path,
+                                                              pg_server_url: str) -> None:
+    # pg_server_url: the URL rule is SQL's (registry_problems), judged in a scratch database of
+    # the test server (TICKQ_SCRATCH_URL, conftest.py)
     secret = _secret()
     registry = _registry(tmp_path, f'ping_url = "ftp://example.com/{secret}"', f"""
 [kinds.fine]
