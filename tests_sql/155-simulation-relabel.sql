@@ -7,7 +7,7 @@
 -- each run's row worked out again, gives the runs the clock gives, column for column, slot rows
 -- too, and the state it stands in at 12:00.
 BEGIN;
-SELECT plan(11);
+SELECT plan(16);
 
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 2, "tick": 60, "stale_after": 3600, "housekeeping_every": 86400},
@@ -108,6 +108,35 @@ SELECT ok(EXISTS (
         INNER JOIN tickq.job_run AS r ON o.kind = r.kind AND o.claimed_at = r.claimed_at - interval '1 day'
         WHERE r.claimed_at >= '2026-06-02 10:15Z' AND r.slot_row <> o.slot_row),
     'where some runs take other rows than the day before');
+
+-- The runs relabel reads, a chunk at a time (tickq.simulation_relabel_chunk): those the claims
+-- of the stretch opened, in claim order; none where one is not such a run, or where a run was
+-- claimed by the last instant the chunk before read (the chunks out of claim order).
+CREATE TEMP VIEW chunk AS
+SELECT e.*, (SELECT min(r.claimed_at) FROM tickq.job_run AS r WHERE r.id >= e.from_first) AS first_claim
+FROM ends AS e;
+SELECT is((SELECT c.ids FROM chunk AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel_chunk(e.from_first, e.until_first, e.from_at, e.until_at, 2,
+            NULL) AS c),
+    (SELECT array_agg(r.id ORDER BY r.claimed_at, r.slot_row) FROM ends AS e
+        INNER JOIN tickq.job_run AS r ON e.from_first <= r.id AND e.until_first > r.id),
+    'the stretch''s runs are read in claim order');
+SELECT is((SELECT c.next_id FROM chunk AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel_chunk(e.from_first, e.until_first, e.from_at, e.until_at, 2,
+            NULL) AS c),
+    (SELECT e.until_first FROM ends AS e), 'to the stretch''s end, in one chunk');
+SELECT isnt((SELECT c.ids FROM chunk AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel_chunk(e.from_first, e.until_first, e.from_at, e.until_at, 2,
+            e.first_claim - interval '1 second') AS c), NULL,
+    'after a last instant read before the first claim, they are read');
+SELECT is((SELECT c.ids FROM chunk AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel_chunk(e.from_first, e.until_first, e.from_at, e.until_at, 2,
+            e.first_claim) AS c), NULL,
+    'a chunk with a run claimed at the last instant read before is out of claim order: refused');
+SELECT is((SELECT c.ids FROM chunk AS e
+        CROSS JOIN LATERAL tickq.simulation_relabel_chunk(e.from_first, e.until_first,
+            e.first_claim + interval '1 second', e.until_at, 2, NULL) AS c), NULL,
+    'and so is one with a run claimed before the stretch');
 
 -- The state at a part's start while the rows differ, named as they are now.
 SELECT is(tickq.simulation_relabel_state((SELECT m.state FROM mark AS m WHERE m.at = '2026-06-01 10:15Z'), ARRAY[2, 1]),
