@@ -9,6 +9,7 @@ requests. The page must show all of it and run or fetch none of it.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -89,11 +90,16 @@ KINDS = {"fine", "broken", "slow", "flaky", "late", "hostile", "tickq.housekeepi
 @pytest.fixture(scope="module")
 def queue(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str, template_db: str,
           beacon: Beacon) -> Iterator[dict[str, Any]]:
-    """A queue after real ticks, shared by the tests of this file (they only read it)."""
+    """A queue after real ticks, shared by the tests of this file (they only read it). Each kind
+    runs hourly at the minute half an hour from now and is made due at once: nothing falls due
+    again while the module runs (with `every = "1h"` an hour turning between the two ticks ran
+    flaky a third time, on schedule)."""
     from tickq import db
 
     folder = tmp_path_factory.mktemp("page")
-    (folder / "registry.toml").write_text(REGISTRY)
+    minute = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=30)).minute
+    (folder / "registry.toml").write_text(
+        REGISTRY.replace('every = "1h"', f'cron = "{minute} * * * *"'))
     (folder / "payload.html").write_text(PAYLOAD.format(port=beacon.port))
     name = f"t_page_{os.getpid()}"
     db.drop_database(pg_server_url, name)
@@ -103,8 +109,9 @@ def queue(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str, template
     assert sync.returncode == 0, sync.stderr
     with psycopg.connect(url, autocommit=True) as conn:
         # `late` has waited 40 minutes when the tick claims it: past the 15-minute stale_after.
-        conn.execute("UPDATE tickq.job_kind SET due_at = now() - interval '40 minutes' "
-                     "WHERE name = 'late'")
+        conn.execute("UPDATE tickq.job_kind SET due_at = now() - CASE name WHEN 'late' THEN "
+                     "interval '40 minutes' ELSE interval '1 second' END "
+                     "WHERE name NOT LIKE 'tickq.%'")
     first = tickq("tick", "--registry", registry, "--database-url", url)
     assert first.returncode == 0, first.stderr + first.stdout
     with psycopg.connect(url, autocommit=True) as conn:  # flaky's retry: due now, not waited for
@@ -112,6 +119,10 @@ def queue(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str, template
                      " AND next_trigger = 'retry'")
     second = tickq("tick", "--registry", registry, "--database-url", url)
     assert second.returncode == 0, second.stderr + second.stdout
+    with psycopg.connect(url, autocommit=True) as conn:
+        (soonest,) = conn.execute("SELECT min(due_at) - now() FROM tickq.job_kind "
+                                  "WHERE name NOT LIKE 'tickq.%'").fetchone()
+    assert soonest > dt.timedelta(minutes=25), "no kind falls due again while the tests read"
     try:
         yield {"url": url, "registry": registry, "folder": folder}
     finally:
