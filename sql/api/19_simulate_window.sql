@@ -252,7 +252,8 @@ DECLARE
     v_ids jsonb[] := '{}'::jsonb[];
     v_firsts bigint[] := '{}'::bigint[];
     -- By part, for the restores of copies: the due times at its start (tickq.simulation_dues) read
-    -- there or at the part a copy took them from, v_later earlier; those before v_trust exact.
+    -- there or at the part a copy took them from, v_later earlier; those before v_trust exact;
+    -- NULL where not read.
     v_dues jsonb[] := '{}'::jsonb[];
     v_later interval[] := '{}'::interval[];
     v_trust timestamptz[] := '{}'::timestamptz[];
@@ -299,7 +300,10 @@ BEGIN
             v_ufps[v_n] := v_mark.unlabelled;
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
-            v_dues[v_n] := tickq.simulation_dues();
+            -- The due times only where a copy ended: a copy a day or a week later mostly ends
+            -- there too, or in the stretch copied to there (as costly as the restores they spare
+            -- when read at every part: a month end's parts are mostly simulated).
+            v_dues[v_n] := CASE WHEN v_part.part_from = v_at THEN tickq.simulation_dues() END;
             v_later[v_n] := '0';
             v_trust[v_n] := 'infinity';
             -- A week back is enough (copies look back a day or a week): older states are let go of.
