@@ -133,10 +133,25 @@ COMMENT ON FUNCTION tickq.simulation_copy_runs(
 'the runs going on now (p_going, by kind) ended as those going on p_shift earlier (p_was) ended '
 'before p_until.';
 
+CREATE OR REPLACE FUNCTION tickq.simulation_dues() RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- A json array in the order of the kinds' names, bytes compared (as tickq.simulation_restore
+    -- reads it), not an object by name: that cost twice as much, read at every part's start.
+    SELECT coalesce(to_jsonb(array_agg(k.due_at ORDER BY k.name COLLATE "C")), '[]') FROM tickq.job_kind AS k
+$$;
+COMMENT ON FUNCTION tickq.simulation_dues() IS
+'For the simulator''s copies: every kind''s due time, as a json array in the order of the kinds'' names '
+'(bytes compared). A kind waiting for its next slot is due at that slot (tickq.simulation_state).';
+
 CREATE OR REPLACE FUNCTION tickq.simulation_restore(
     p_at timestamptz,
     p_state jsonb,
-    p_ids jsonb
+    p_ids jsonb,
+    p_since timestamptz DEFAULT NULL,
+    p_dues jsonb DEFAULT NULL,
+    p_later interval DEFAULT NULL,
+    p_trust timestamptz DEFAULT NULL
 ) RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -145,10 +160,19 @@ BEGIN
     -- relative to p_at, with the runs p_ids names; the slot and pool rows likewise. Only the
     -- kinds due before p_at, or named by p_state, are written, each once: a kind p_state names
     -- takes no next slot (its due time is p_state's).
+    -- A copy (begun at p_since) passes the due times at the end of the stretch copied (p_dues,
+    -- tickq.simulation_dues then, p_later before the instants they stand for at p_at; exact
+    -- before p_trust). A kind waiting at p_since for a slot before p_at has a slot in the copy,
+    -- so it had the same slots in the stretch copied, and the same first one after it (not a
+    -- kind with no slot in either: 18_repeats.sql): its next slot is the one it waited for at
+    -- the stretch's end, p_later on, not worked out again.
     UPDATE tickq.job_kind AS k SET
-        due_at = CASE WHEN e.value IS NULL THEN coalesce(tickq.next_slot(tickq.schedule_of(k),
-            p_at - interval '1 microsecond'), p_at + interval '1 day')
-            ELSE p_at + make_interval(secs => (e.value ->> 1)::double precision) END,
+        due_at = CASE WHEN e.value IS NOT NULL THEN p_at + make_interval(secs => (e.value ->> 1)::double precision)
+            WHEN (p_dues ->> d.i)::timestamptz < p_trust AND k.due_at >= p_since AND k.run_id IS NULL
+                AND k.leased_by IS NULL AND k.attempts = 0 AND k.next_trigger = 'schedule'
+                THEN (p_dues ->> d.i)::timestamptz + p_later
+            ELSE coalesce(tickq.next_slot(tickq.schedule_of(k), p_at - interval '1 microsecond'), p_at + interval '1 day')
+            END,
         attempts = coalesce((e.value ->> 2)::integer, 0),
         next_trigger = coalesce((e.value ->> 3)::tickq.run_trigger, 'schedule'),
         slot_at = CASE WHEN e.value -> 4 <> 'null' THEN p_at + make_interval(secs => (e.value -> 4 ->> 0)::double precision)
@@ -161,6 +185,8 @@ BEGIN
         leased_until = p_at + make_interval(secs => (e.value -> 5 ->> 1)::double precision)
     FROM tickq.job_kind AS j
     LEFT JOIN jsonb_array_elements(p_state -> 'kinds') AS e (value) ON j.name = e.value ->> 0
+    LEFT JOIN (SELECT o.name, (row_number() OVER (ORDER BY o.name COLLATE "C"))::integer - 1 AS i
+        FROM tickq.job_kind AS o WHERE p_dues IS NOT NULL) AS d ON j.name = d.name
     WHERE k.name = j.name AND (e.value IS NOT NULL OR k.enabled AND (k.due_at < p_at OR k.run_id IS NOT NULL
         OR k.leased_by IS NOT NULL OR k.attempts <> 0 OR k.next_trigger <> 'schedule'));
     UPDATE tickq.slot AS sl SET run_id = NULL, leased_until = NULL
@@ -177,10 +203,11 @@ BEGIN
     WHERE ps.pool = e.value ->> 0 AND ps.n = (e.value ->> 1)::integer;
 END
 $$;
-COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb) IS
+COMMENT ON FUNCTION tickq.simulation_restore(timestamptz, jsonb, jsonb, timestamptz, jsonb, interval, timestamptz) IS
 'For the simulator''s copies: puts the queue in the state p_state (tickq.simulation_state, relative to '
 'p_at) with the runs p_ids names (by kind): every other kind waiting for its next slot at or after '
-'p_at.';
+'p_at. Of a copy begun at p_since: a kind waiting then for a slot before p_at is due p_later after its '
+'entry in p_dues (tickq.simulation_dues at the end of the stretch copied) where that is before p_trust.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_copy(
     p_from timestamptz,
@@ -194,6 +221,9 @@ CREATE OR REPLACE FUNCTION tickq.simulation_copy(
     p_end bigint,
     p_next bigint,
     p_rows integer[] DEFAULT NULL,
+    p_dues jsonb DEFAULT NULL,
+    p_later interval DEFAULT NULL,
+    p_trust timestamptz DEFAULT NULL,
     p_now timestamptz DEFAULT now()
 ) RETURNS void
 LANGUAGE sql
@@ -202,15 +232,20 @@ AS $$
     -- the runs going on at its ends, by kind) copied p_shift later, where the clock stands now
     -- (p_from + p_shift; p_going the runs going on, p_next the next run id), and the queue put
     -- in the state p_state (relative to p_until) p_shift later; the copied runs in the slot rows
-    -- p_rows names, where it names one (tickq.simulation_relabel).
+    -- p_rows names, where it names one (tickq.simulation_relabel); p_dues the due times at
+    -- p_until (tickq.simulation_dues then, p_later before the instants they stand for there,
+    -- exact before p_trust) for tickq.simulation_restore.
     SELECT tickq.simulation_copy_runs(p_until, p_shift, p_first, p_end, p_next - p_first, p_was, p_going, p_rows);
     SELECT tickq.simulation_restore(p_until + p_shift, p_state,
-        tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going))
+        tickq.simulation_remap(p_ended, p_first, p_next - p_first, p_going), p_from + p_shift, p_dues,
+        p_later + p_shift, p_trust)
 $$;
 COMMENT ON FUNCTION tickq.simulation_copy(
-    timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, integer[], timestamptz
+    timestamptz, timestamptz, interval, jsonb, jsonb, jsonb, jsonb, bigint, bigint, bigint, integer[], jsonb, interval,
+    timestamptz, timestamptz
 ) IS
 'For tickq.simulate_window: copies the stretch from p_from until p_until p_shift later '
 '(tickq.simulation_copy_runs) and restores the state p_state, relative to p_until, p_shift later '
 '(tickq.simulation_restore), the runs going on then remapped to their copies (tickq.simulation_remap); '
-'the copied runs in the slot rows p_rows names where it names one (tickq.simulation_relabel).';
+'the copied runs in the slot rows p_rows names where it names one (tickq.simulation_relabel); p_dues, '
+'p_later, p_trust: the due times at p_until for the restore.';

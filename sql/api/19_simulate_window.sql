@@ -251,6 +251,12 @@ DECLARE
     v_ufps text[] := '{}'::text[];  -- the digests without slot row numbers (tickq.simulation_unlabelled)
     v_ids jsonb[] := '{}'::jsonb[];
     v_firsts bigint[] := '{}'::bigint[];
+    -- By part, for the restores of copies: the due times at its start (tickq.simulation_dues) read
+    -- there or at the part a copy took them from, v_later earlier; those before v_trust exact;
+    -- NULL where not read.
+    v_dues jsonb[] := '{}'::jsonb[];
+    v_later interval[] := '{}'::interval[];
+    v_trust timestamptz[] := '{}'::timestamptz[];
     v_kept integer := 1;  -- the parts before it are let go of
     v_rest text := md5(jsonb_build_object('kinds', '[]'::jsonb, 'slots', '[]'::jsonb, 'pools', '[]'::jsonb)::text);
     v_at timestamptz;
@@ -280,6 +286,7 @@ BEGIN
             v_states[v_n] := CASE WHEN v_fps[v_n] = v_rest THEN v_states[v_n - 1] END;
             v_ids[v_n] := v_ids[v_n - 1];
             v_firsts[v_n] := v_firsts[v_n - 1];
+            v_dues[v_n] := NULL;
             CONTINUE;
         ELSIF v_n > 1 THEN
             v_mark := tickq.simulation_mark(v_part.part_from);
@@ -293,10 +300,17 @@ BEGIN
             v_ufps[v_n] := v_mark.unlabelled;
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
+            -- The due times only where a copy ended: a copy a day or a week later mostly ends
+            -- there too, or in the stretch copied to there (as costly as the restores they spare
+            -- when read at every part: a month end's parts are mostly simulated).
+            v_dues[v_n] := CASE WHEN v_part.part_from = v_at THEN tickq.simulation_dues() END;
+            v_later[v_n] := '0';
+            v_trust[v_n] := 'infinity';
             -- A week back is enough (copies look back a day or a week): older states are let go of.
             FOR k IN v_kept..v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer LOOP
                 v_states[k] := NULL;
                 v_ids[k] := NULL;
+                v_dues[k] := NULL;
             END LOOP;
             v_kept := greatest(v_kept, v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer + 1);
             v_idle := CASE WHEN v_mark.idle_until > v_part.part_until THEN v_mark.idle_until END;
@@ -312,7 +326,8 @@ BEGIN
                 PERFORM tickq.simulation_copy(v_grid + v_len * (v_j - 2), v_grid + v_len * (v_copy.c - 2), v_len * v_copy.steps,
                     tickq.simulation_relabel_state(v_states[v_copy.c],
                         v_maps[(v_copy.c - v_j - 1) * v_slots + 1:(v_copy.c - v_j) * v_slots]),
-                    v_ids[v_j], v_ids[v_copy.c], v_ids[v_n], v_firsts[v_j], v_firsts[v_copy.c], v_firsts[v_n], v_rows);
+                    v_ids[v_j], v_ids[v_copy.c], v_ids[v_n], v_firsts[v_j], v_firsts[v_copy.c], v_firsts[v_n], v_rows,
+                    v_dues[v_copy.c], v_later[v_copy.c], v_trust[v_copy.c]);
                 -- The copied parts' states, digests, runs by kind (remapped) and first ids, set in place: a
                 -- function taking and returning the arrays copied them whole (2.7 s of the month of 1,000 kinds).
                 FOR k IN v_j + 1..v_copy.c LOOP
@@ -327,6 +342,12 @@ BEGIN
                     v_ids[k + v_copy.steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_j],
                         v_firsts[v_n] - v_firsts[v_j], v_ids[v_n]);
                     v_firsts[k + v_copy.steps] := v_firsts[k] + v_firsts[v_n] - v_firsts[v_j];
+                    -- The due times, the copy's length later: a kind with a slot in the stretch copied
+                    -- has the same next slots the copy's length later (tickq.simulation_restore), one with none
+                    -- may not, but it is due at part c's start or later: those before stay exact.
+                    v_dues[k + v_copy.steps] := v_dues[k];
+                    v_later[k + v_copy.steps] := v_later[k] + v_len * v_copy.steps;
+                    v_trust[k + v_copy.steps] := least(v_trust[k], v_grid + v_len * (v_copy.c - 2) - v_later[k]);
                 END LOOP;
                 v_at := v_grid + v_len * (v_copy.c + v_copy.steps - 2);
                 COMMIT;

@@ -77,8 +77,11 @@ AS $$
             WITH ORDINALITY AS b (kind, zone, first_at, last_at, back_to, o)
     ),
     w AS (
-        SELECT b.*, min(b.first_at) OVER (PARTITION BY b.shift ORDER BY b.slast, b.o
-            ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS after
+        -- The least first_at from each break on (by last_at, then order), as a running minimum
+        -- from the last: a frame from the current row to the end is aggregated again for every
+        -- row (0.15 s of a month of 1,000 cron kinds' thousands of breaks).
+        SELECT b.*, min(b.first_at) OVER (PARTITION BY b.shift ORDER BY b.slast DESC, b.o DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS after
         FROM b
     )
     -- Each shift's rows together, so a copy takes its own as a slice (or its bounds).
