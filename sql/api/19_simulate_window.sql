@@ -250,6 +250,17 @@ DECLARE
     v_fps text[] := '{}'::text[];
     v_ufps text[] := '{}'::text[];  -- the digests without slot row numbers (tickq.simulation_unlabelled)
     v_ids jsonb[] := '{}'::jsonb[];
+    -- A copied part's runs by kind are worked out only when a later copy reads them (most are
+    -- never read): until then v_ids is NULL there and the part names the part it was copied from
+    -- (v_src), the run ids' offset (v_offset), the first id of the stretch copied (v_base) and the
+    -- part where the copy began (v_goes), for tickq.simulation_remap.
+    v_src integer[] := '{}'::integer[];
+    v_goes integer[] := '{}'::integer[];
+    v_base bigint[] := '{}'::bigint[];
+    v_offset bigint[] := '{}'::bigint[];
+    v_chain integer[];
+    v_x integer;
+    v_y integer;
     v_firsts bigint[] := '{}'::bigint[];
     -- By part, for the restores of copies: the due times at its start (tickq.simulation_dues) read
     -- there or at the part a copy took them from, v_later earlier; those before v_trust exact;
@@ -285,6 +296,10 @@ BEGIN
             v_ufps[v_n] := v_fps[v_n];
             v_states[v_n] := CASE WHEN v_fps[v_n] = v_rest THEN v_states[v_n - 1] END;
             v_ids[v_n] := v_ids[v_n - 1];
+            v_src[v_n] := v_src[v_n - 1];
+            v_base[v_n] := v_base[v_n - 1];
+            v_offset[v_n] := v_offset[v_n - 1];
+            v_goes[v_n] := v_goes[v_n - 1];
             v_firsts[v_n] := v_firsts[v_n - 1];
             v_dues[v_n] := NULL;
             CONTINUE;
@@ -308,8 +323,7 @@ BEGIN
             v_trust[v_n] := 'infinity';
             -- A week back is enough (copies look back a day or a week): older states are let go of.
             FOR k IN v_kept..v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer LOOP
-                v_states[k] := NULL;
-                v_ids[k] := NULL;
+                v_states[k] := NULL;  -- not v_ids: a copied part's are worked out from older ones
                 v_dues[k] := NULL;
             END LOOP;
             v_kept := greatest(v_kept, v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer + 1);
@@ -319,6 +333,19 @@ BEGIN
                 v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs, v_b.sorted, v_b.sorted_backs,
                 v_b.sorted_lasts, v_b.firsts_after);
             v_j := v_n - v_copy.steps;
+            -- The runs by kind at parts j and c, worked out where they were copied (each from the
+            -- part it was copied from, those first).
+            FOREACH v_x IN ARRAY CASE WHEN v_copy.c IS NOT NULL THEN ARRAY[v_j, v_copy.c] ELSE '{}' END LOOP
+                v_chain := '{}';
+                v_y := v_x;
+                WHILE v_ids[v_y] IS NULL AND v_src[v_y] IS NOT NULL LOOP
+                    v_chain := v_y || v_chain;
+                    v_y := v_src[v_y];
+                END LOOP;
+                FOREACH v_y IN ARRAY v_chain LOOP
+                    v_ids[v_y] := tickq.simulation_remap(v_ids[v_src[v_y]], v_base[v_y], v_offset[v_y], v_ids[v_goes[v_y]]);
+                END LOOP;
+            END LOOP;
             SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
                 v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r
             WHERE v_copy.c IS NOT NULL AND v_fps[v_j] IS DISTINCT FROM v_fps[v_n];  -- the same but for slot rows
@@ -339,8 +366,11 @@ BEGIN
                         v_fps[k + v_copy.steps] := md5(v_states[k + v_copy.steps]::text);
                     END IF;
                     v_ufps[k + v_copy.steps] := v_ufps[k];
-                    v_ids[k + v_copy.steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_j],
-                        v_firsts[v_n] - v_firsts[v_j], v_ids[v_n]);
+                    v_ids[k + v_copy.steps] := NULL;  -- worked out when read (v_src)
+                    v_src[k + v_copy.steps] := k;
+                    v_base[k + v_copy.steps] := v_firsts[v_j];
+                    v_offset[k + v_copy.steps] := v_firsts[v_n] - v_firsts[v_j];
+                    v_goes[k + v_copy.steps] := v_n;
                     v_firsts[k + v_copy.steps] := v_firsts[k] + v_firsts[v_n] - v_firsts[v_j];
                     -- The due times, the copy's length later: a kind with a slot in the stretch copied
                     -- has the same next slots the copy's length later (tickq.simulation_restore), one with none
