@@ -130,6 +130,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT first_id bigint,
     OUT idle_until timestamptz,
     p_at timestamptz,
+    p_copied boolean DEFAULT false,
     p_now timestamptz DEFAULT now()
 )
 LANGUAGE sql STABLE
@@ -138,23 +139,27 @@ AS $$
     -- the slot rows' numbers (tickq.simulation_unlabelled), the runs going on by kind, the
     -- id the next run will get (a window's runs are numbered in claim order), and, when no run
     -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
+    -- With p_copied (where a copy ended, which knows them) neither the digest without the slot
+    -- rows' numbers nor the runs by kind (NULLs): they cost half as much as the state.
     -- That id is the sequence's, not the last run's plus one: in a database that simulated
     -- before, simulation_start let go of those runs but not of their ids, and a copy counted
     -- from a smaller id takes that many ids more, each copy and window more than the last
     -- (tests_sql/122-simulation-copy-ids.sql).
-    SELECT s.state, md5(s.state::text), md5(tickq.simulation_unlabelled(s.state)::text), tickq.simulation_running(),
+    SELECT s.state, md5(s.state::text), CASE WHEN p_copied IS NOT TRUE THEN md5(tickq.simulation_unlabelled(s.state)::text) END,
+        CASE WHEN p_copied IS NOT TRUE THEN tickq.simulation_running() END,
         (SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END
             FROM tickq.job_run_id_seq AS q),
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
             THEN coalesce(tickq.simulation_next_due(), 'infinity') END
     FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
 $$;
-COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, boolean, timestamptz) IS
 'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state), '
 'its md5 digest and that of its form without slot row numbers (tickq.simulation_unlabelled), the '
 'runs going on by kind (tickq.simulation_running), the id the next run will get (job_run''s '
 'sequence), and when no run holds a slot the next due time '
-'(tickq.simulation_next_due; ''infinity'' when none).';
+'(tickq.simulation_next_due; ''infinity'' when none). With p_copied (where a copy ended) the '
+'digest without slot row numbers and the runs by kind are NULL.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
     p_since bigint,
@@ -304,7 +309,9 @@ BEGIN
             v_dues[v_n] := NULL;
             CONTINUE;
         ELSIF v_n > 1 THEN
-            v_mark := tickq.simulation_mark(v_part.part_from);
+            -- Where a copy ended, its digest without slot row numbers and its runs by kind are the
+            -- copy's (set below, the runs worked out when read): the mark builds neither.
+            v_mark := tickq.simulation_mark(v_part.part_from, v_part.part_from IS NOT DISTINCT FROM v_at);
             IF v_fps[v_n] <> v_mark.digest THEN  -- a copy must leave the state the clock would
                 RAISE EXCEPTION 'simulate_window: the state at % is not the one copied there', v_part.part_from
                     USING ERRCODE = 'internal_error';
@@ -312,7 +319,7 @@ BEGIN
             EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
             v_states[v_n] := v_mark.state;
             v_fps[v_n] := v_mark.digest;
-            v_ufps[v_n] := v_mark.unlabelled;
+            v_ufps[v_n] := coalesce(v_mark.unlabelled, v_ufps[v_n]);
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
             -- The due times only where a copy ended: a copy a day or a week later mostly ends
@@ -333,9 +340,9 @@ BEGIN
                 v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs, v_b.sorted, v_b.sorted_backs,
                 v_b.sorted_lasts, v_b.firsts_after);
             v_j := v_n - v_copy.steps;
-            -- The runs by kind at parts j and c, worked out where they were copied (each from the
-            -- part it was copied from, those first).
-            FOREACH v_x IN ARRAY CASE WHEN v_copy.c IS NOT NULL THEN ARRAY[v_j, v_copy.c] ELSE '{}' END LOOP
+            -- The runs by kind at parts n, j and c, worked out where they were copied (each from the
+            -- part it was copied from, those first; n's where the clock stands after a copy).
+            FOREACH v_x IN ARRAY CASE WHEN v_copy.c IS NOT NULL THEN ARRAY[v_n, v_j, v_copy.c] ELSE '{}' END LOOP
                 v_chain := '{}';
                 v_y := v_x;
                 WHILE v_ids[v_y] IS NULL AND v_src[v_y] IS NOT NULL LOOP
