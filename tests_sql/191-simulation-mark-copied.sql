@@ -20,7 +20,9 @@ SELECT false AS copied, m.* FROM tickq.simulation_mark('2026-06-01 10:15Z') AS m
 UNION ALL
 SELECT true, m.* FROM tickq.simulation_mark('2026-06-01 10:15Z', true) AS m;
 
-SELECT is((SELECT m.ids FROM marks AS m WHERE NOT m.copied), '{"a": 1}'::jsonb, 'a''s run goes on at 10:15');
+SELECT is((SELECT m.ids FROM marks AS m WHERE NOT m.copied),
+    (SELECT jsonb_build_object('a', k.run_id) FROM tickq.job_kind AS k WHERE k.name = 'a' AND k.run_id IS NOT NULL),
+    'a''s run goes on at 10:15');
 SELECT ok((SELECT m.unlabelled IS NOT NULL FROM marks AS m WHERE NOT m.copied), 'a mark has its digest without rows');
 SELECT results_eq('SELECT m.state, m.digest, m.first_id, m.idle_until FROM marks AS m WHERE m.copied',
     'SELECT m.state, m.digest, m.first_id, m.idle_until FROM marks AS m WHERE NOT m.copied',
