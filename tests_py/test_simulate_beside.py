@@ -188,15 +188,31 @@ def test_the_windows_are_shared_whole_in_order_by_their_length(
 
 
 
+# A command of its own each run (TMP): a new command is armed again, whatever a scratch database
+# kept from an earlier check.
+IRREVERSIBLE = NEVER_AT_REST + """
+[kinds.deploy]
+command = ["true", "TMP"]
+every = "1h"
+timeout = "5m"
+irreversible = true
+"""
+
+
+@pytest.mark.parametrize(("text", "simulated_days"), [(NEVER_AT_REST, [0, 2]),
+                                                       (IRREVERSIBLE, [0, 1, 2])])
 def test_a_window_that_repeats_one_simulated_before_it_is_not_simulated_again(
-    pg_server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pg_server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
+    simulated_days: list[int],
 ) -> None:
     """Month ends a quarter of a year apart come again slot for slot: a window whose kinds' slots
     repeat those of one simulated before it in the same database takes that one's report,
     shifted (tickq.simulation_window_repeats, simulation_merge_repeat), and gives what
     simulating it gives. Four windows of six hours, days 0 and 1 in one database, days 2 and 9
-    in the other (every cadence repeats daily): two are simulated."""
-    registry = registry_of(tmp_path, NEVER_AT_REST)
+    in the other (every cadence repeats daily): two are simulated. With an irreversible kind,
+    day 1 is simulated too (day 0 arms it, a manual run day 1 has not); the other database was
+    armed at day 0's start, before both of its windows."""
+    registry = registry_of(tmp_path, text.replace("TMP", str(tmp_path)))
     real = api.simulate_window
     simulated: list[api.Window] = []
 
@@ -222,6 +238,7 @@ def test_a_window_that_repeats_one_simulated_before_it_is_not_simulated_again(
             api.simulate_window(conn, window, None, steady=True)
             worst = api.merge(conn, worst, number, window)
         alone = api.worst_waits(conn, worst)
-    assert [w.starts_at for w in simulated] == [windows[0].starts_at, windows[2].starts_at]
+    assert [w.starts_at for w in simulated] == [
+        windows[0].starts_at + dt.timedelta(days=d) for d in simulated_days]
     assert beside == alone
     assert any(k.worst_due_at for k in alone)  # the waits' beginnings were shifted

@@ -4,7 +4,7 @@
 -- earlier one's, shifted, instead of simulating it again. The shifted report must be the one
 -- simulating gives, waits and when they began included.
 BEGIN;
-SELECT plan(6);
+SELECT plan(8);
 
 -- One slot; a (hourly at :00) holds it 20 minutes, so b (hourly at :05) waits 15 minutes each
 -- hour; c runs at 09:30 on weekdays only.
@@ -48,7 +48,8 @@ SELECT is(
         (SELECT r.worst FROM report AS r WHERE r.n = 2)),
     'and folded after window 1 it gives what window 2 simulated gives');
 
--- An irreversible kind: the window that arms it has a run the later one has not.
+-- An irreversible kind: the window that arms it (a manual run at its start) has a run the later
+-- one has not; one armed before the window changes nothing.
 SELECT * FROM tickq.sync_registry('{
     "settings": {"slots": 1, "tick": 60, "stale_after": 3600, "housekeeping_every": 86400},
     "kinds": {
@@ -57,7 +58,12 @@ SELECT * FROM tickq.sync_registry('{
         "c": {"command": ["x"], "cron": "30 9 * * mon-fri", "timeout": 60}
     }}', '2026-05-31 09:00Z');
 SELECT ok(NOT tickq.simulation_window_repeats('2026-06-01 09:00Z', '2026-06-01 11:59:59.999999Z', '24 hours'),
-    'not with an irreversible kind');
+    'not with an irreversible kind not armed yet');
+SELECT tickq.simulation_arm('2026-06-01 09:00Z');
+SELECT ok(NOT tickq.simulation_window_repeats('2026-06-01 09:00Z', '2026-06-01 11:59:59.999999Z', '24 hours'),
+    'nor armed at the window''s start (its manual run is in that window)');
+SELECT ok(tickq.simulation_window_repeats('2026-06-01 10:00Z', '2026-06-01 11:59:59.999999Z', '24 hours'),
+    'but where it was armed before the window');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -339,17 +339,20 @@ AS $$
     -- nothing running, so a window p_shift later starts in the state the one from p_from started
     -- in, and goes on the same way where every kind's slots from p_from through p_until, and its
     -- first one after, come again p_shift later (tickq.simulation_repeats_until, NULL where a kind
-    -- is paused). Not with an enabled irreversible kind: the window that arms it has a manual run
-    -- at its start (tickq.simulation_arm) that a later one has not.
+    -- is paused). Not with an enabled irreversible kind armed at p_from or later, or not at all:
+    -- the window that arms it has a manual run at its start (tickq.simulation_arm) that a later
+    -- one has not (a scratch database whose first window is a later one is armed at the first
+    -- window's start, before any of its own: check's month ends).
     SELECT p_shift > interval '0'
-        AND NOT EXISTS (SELECT FROM tickq.job_kind AS k WHERE k.enabled AND k.irreversible)
+        AND NOT EXISTS (SELECT FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.irreversible AND NOT coalesce(k.armed_at < p_from, false))
         AND coalesce(tickq.simulation_repeats_until(p_from, p_until, p_shift, p_now) >= p_until, false)
 $$;
 COMMENT ON FUNCTION tickq.simulation_window_repeats(timestamptz, timestamptz, interval, timestamptz) IS
 'For check: true when a window simulated from the steady start p_shift after the one from p_from '
 'through p_until makes that one''s runs p_shift later (every kind''s slots come again p_shift later, '
-'tickq.simulation_repeats_until; no kind paused, none irreversible), so its report is that one''s '
-'shifted (tickq.simulation_merge_repeat).';
+'tickq.simulation_repeats_until; no kind paused, every irreversible one armed before p_from), so its '
+'report is that one''s shifted (tickq.simulation_merge_repeat).';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_merge_repeat(
     p_worst jsonb,
