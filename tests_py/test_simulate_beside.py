@@ -10,6 +10,7 @@ test server, the real claim and report SQL.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 
@@ -185,3 +186,59 @@ def test_the_windows_are_shared_whole_in_order_by_their_length(
     assert shares([24, 24, 24, 24], 2) == [[1, 2], [3, 4]]
     assert shares([24, 24, 24, 24], 4) == [[1], [2], [3], [4]]
 
+
+
+# A command of its own each run (TMP): a new command is armed again, whatever a scratch database
+# kept from an earlier check.
+IRREVERSIBLE = NEVER_AT_REST + """
+[kinds.deploy]
+command = ["true", "TMP"]
+every = "1h"
+timeout = "5m"
+irreversible = true
+"""
+
+
+@pytest.mark.parametrize(("text", "simulated_days"), [(NEVER_AT_REST, [0, 2]),
+                                                       (IRREVERSIBLE, [0, 1, 2])])
+def test_a_window_that_repeats_one_simulated_before_it_is_not_simulated_again(
+    pg_server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
+    simulated_days: list[int],
+) -> None:
+    """Month ends a quarter of a year apart come again slot for slot: a window whose kinds' slots
+    repeat those of one simulated before it in the same database takes that one's report,
+    shifted (tickq.simulation_window_repeats, simulation_merge_repeat), and gives what
+    simulating it gives. Four windows of six hours, days 0 and 1 in one database, days 2 and 9
+    in the other (every cadence repeats daily): two are simulated. With an irreversible kind,
+    day 1 is simulated too (day 0 arms it, a manual run day 1 has not); the other database was
+    armed at day 0's start, before both of its windows."""
+    registry = registry_of(tmp_path, text.replace("TMP", str(tmp_path)))
+    real = api.simulate_window
+    simulated: list[api.Window] = []
+
+    def counted(conn: api.Connection, window: api.Window, *args: object, **kwargs: object) -> None:
+        simulated.append(window)
+        real(conn, window, *args, **kwargs)  # type: ignore[arg-type]
+
+    with simulate.scratch(pg_server_url, 2) as sims:
+        api.load(sims.conn, registry)
+        sims.first_load = (registry, ())
+        first = api.windows(sims.conn)[0]
+        windows = [dataclasses.replace(first, hours=Decimal(6),
+                                       starts_at=first.starts_at + dt.timedelta(days=d))
+                   for d in (0, 1, 2, 9)]
+        monkeypatch.setattr(api, "simulate_window", counted)
+        worst = simulate._Beside(sims, registry, (), None, windows).run(2)
+        beside = api.worst_waits(sims.conn, worst)
+    monkeypatch.undo()
+    with api.scratch(pg_server_url) as conn:
+        api.load(conn, registry)
+        worst = None
+        for number, window in enumerate(windows, 1):
+            api.simulate_window(conn, window, None, steady=True)
+            worst = api.merge(conn, worst, number, window)
+        alone = api.worst_waits(conn, worst)
+    assert [w.starts_at for w in simulated] == [
+        windows[0].starts_at + dt.timedelta(days=d) for d in simulated_days]
+    assert beside == alone
+    assert any(k.worst_due_at for k in alone)  # the waits' beginnings were shifted

@@ -68,7 +68,7 @@ SELECT functions_are('tickq', ARRAY[
     'registry_digest', 'keep_registry_digest', 'forget_registry_digest', 'parse_agents',
     'entry_problems', 'agent_schedule', 'agent_with_fields',
     'capacity_verdict_at', 'simulation_parts', 'simulation_first_window', 'simulation_replay_window',
-    'simulation_merge', 'simulation_worst',
+    'simulation_merge', 'simulation_worst', 'simulation_window_repeats', 'simulation_merge_repeat',
     'simulation_fold', 'simulation_calm_allowed', 'simulation_calm_state', 'simulation_calm_runs',
     'simulation_calm_write', 'simulation_calm_walk', 'simulation_calm_wait', 'simulation_calm_order', 'simulation_calm',
     'simulation_clock',

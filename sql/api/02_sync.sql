@@ -208,6 +208,8 @@ BEGIN
     THEN
         RETURN;
     END IF;
+    -- Each cron string parsed once for the transaction, not for each rule that reads it.
+    PERFORM set_config('tickq.cron_kept', 'on', true);
 
     -- Settings. The row is locked for the whole sync, so two syncs never interleave.
     SELECT * INTO STRICT v_old FROM tickq.settings FOR UPDATE;

@@ -337,3 +337,58 @@ AS $$
 $$;
 COMMENT ON FUNCTION tickq.simulation_repeats_until(timestamptz, timestamptz, interval, timestamptz) IS
 'tickq.simulation_repeats_until with the breaks of the kinds'' day rules read for this stretch alone.';
+
+-- A window that repeats one simulated before it in the same database (check's month ends, a
+-- quarter of a year apart, come again slot for slot): not simulated again, its report is the
+-- earlier one's with every wait begun that much later.
+
+CREATE OR REPLACE FUNCTION tickq.simulation_window_repeats(
+    p_from timestamptz,
+    p_until timestamptz,
+    p_shift interval,
+    p_now timestamptz DEFAULT now()
+) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    -- From the steady start (tickq.simulation_start) every kind waits for its next slot with
+    -- nothing running, so a window p_shift later starts in the state the one from p_from started
+    -- in, and goes on the same way where every kind's slots from p_from through p_until, and its
+    -- first one after, come again p_shift later (tickq.simulation_repeats_until, NULL where a kind
+    -- is paused). Not with an enabled irreversible kind armed at p_from or later, or not at all:
+    -- the window that arms it has a manual run at its start (tickq.simulation_arm) that a later
+    -- one has not (a scratch database whose first window is a later one is armed at the first
+    -- window's start, before any of its own: check's month ends).
+    SELECT p_shift > interval '0'
+        AND NOT EXISTS (SELECT FROM tickq.job_kind AS k
+            WHERE k.enabled AND k.irreversible AND NOT coalesce(k.armed_at < p_from, false))
+        AND coalesce(tickq.simulation_repeats_until(p_from, p_until, p_shift, p_now) >= p_until, false)
+$$;
+COMMENT ON FUNCTION tickq.simulation_window_repeats(timestamptz, timestamptz, interval, timestamptz) IS
+'For check: true when a window simulated from the steady start p_shift after the one from p_from '
+'through p_until makes that one''s runs p_shift later (every kind''s slots come again p_shift later, '
+'tickq.simulation_repeats_until; no kind paused, every irreversible one armed before p_from), so its '
+'report is that one''s shifted (tickq.simulation_merge_repeat).';
+
+CREATE OR REPLACE FUNCTION tickq.simulation_merge_repeat(
+    p_worst jsonb,
+    p_window integer,
+    p_report jsonb,
+    p_shift interval
+) RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    -- Window p_window repeats an earlier window p_shift later (tickq.simulation_window_repeats):
+    -- that one's report (p_report: tickq.simulation_merge of it alone) with every wait begun
+    -- p_shift later, folded into p_worst as tickq.simulation_merge folds a window's report.
+    SELECT tickq.simulation_fold(p_worst, (
+        SELECT jsonb_agg(jsonb_build_object(
+            'kind', w.kind, 'lane', w.lane, 'runs', w.runs, 'longest_wait', w.longest_wait,
+            'starved', w.starved, 'worst_due_at', w.worst_due_at + p_shift, 'behind', w.behind,
+            'in_window', p_window))
+        FROM tickq.simulation_worst(p_report) AS w
+    ))
+$$;
+COMMENT ON FUNCTION tickq.simulation_merge_repeat(jsonb, integer, jsonb, interval) IS
+'Folds into p_worst (as tickq.simulation_merge does) the report of window p_window where it repeats '
+'an earlier window p_shift later (tickq.simulation_window_repeats): that window''s report p_report '
+'(tickq.simulation_merge of it alone) with every wait begun p_shift later.';

@@ -184,13 +184,22 @@ class _Beside:
         try:
             if share[0] != 1:  # armed as the first window arms
                 api.arm_as_first(sim, self.planned[0], self.durations)
+            done: list[tuple[Window, Any]] = []  # simulated here, with their reports
             for number in share:
                 if self.stale.is_set():  # the proposal fails whatever the rest shows
                     break
                 window = self.planned[number - 1]
-                api.simulate_window(sim, window, self.durations, steady=True,
-                                    stop_stale=self.stop_stale)
-                report = api.merge(sim, None, number, window)
+                # A window that repeats one simulated here (month ends a quarter apart) is not
+                # simulated again (not when stopping at a stale wait: that report is cut short).
+                again = None if self.stop_stale else next(
+                    ((w, r) for w, r in done if api.repeats(sim, w, window)), None)
+                if again is not None:
+                    report = api.merge_repeat(sim, None, number, window, *again)
+                else:
+                    api.simulate_window(sim, window, self.durations, steady=True,
+                                        stop_stale=self.stop_stale)
+                    report = api.merge(sim, None, number, window)
+                    done.append((window, report))
                 with self.lock:
                     self.reports[number] = report
                 if self.stop_stale and stale_wait(api.worst_waits(sim, report),

@@ -263,6 +263,30 @@ def merge(conn: Connection, worst: Any, number: int, window: Window,
     return row["worst"]
 
 
+def repeats(conn: Connection, earlier: Window, later: Window) -> bool:
+    """Whether `later` makes `earlier`'s runs again, shifted (simulated from the steady start:
+    tickq.simulation_window_repeats), so that `merge_repeat` gives its report from `earlier`'s."""
+    if later.hours != earlier.hours:
+        return False
+    row = conn.execute(db.load_query("simulation_window_repeats"), {
+        "start": earlier.starts_at, "until": earlier.ends_at,
+        "shift": (later.starts_at - earlier.starts_at).total_seconds()}).fetchone()
+    return bool(row and row[0])
+
+
+def merge_repeat(conn: Connection, worst: Any, number: int, window: Window, earlier: Window,
+                 report: Any) -> Any:
+    """`merge` for window `number` where it `repeats` `earlier`, whose report (`merge` of it
+    alone) is `report`: that report shifted (tickq.simulation_merge_repeat), nothing simulated."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(db.load_query("simulation_merge_repeat"), {
+            "worst": None if worst is None else Jsonb(worst), "window": number,
+            "report": Jsonb(report),
+            "shift": (window.starts_at - earlier.starts_at).total_seconds()}).fetchone()
+    assert row is not None
+    return row["worst"]
+
+
 def fold_all(conn: Connection, reports: Sequence[Any]) -> str | None:
     """What `merge` gave for each of `reports` (windows simulated in other scratch databases),
     folded in turn from nothing (tickq.simulation_fold) in one statement: as JSON text, for
