@@ -163,3 +163,36 @@ def test_a_cadence_that_does_not_divide_a_day_repeats_only_where_it_has_no_slot(
     copies = sum(d[1] for d in both_ways(pg_server_url, registry_of(
         tmp_path, WEEK.replace('every = "3h"', 'every = "55m"')))[2])
     assert copies < week // 2
+
+
+def test_a_copied_part_s_runs_by_kind_are_worked_out_only_when_a_copy_reads_them(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """tickq.simulate_window keeps the runs going on by kind at each part's start for later
+    copies (the ids tickq.simulation_remap gives a copied part): those of a copied part are
+    worked out only where a later copy starts or ends there, not for every part copied (most
+    are never read); and where a copy ended, the mark (tickq.simulation_mark) builds neither
+    them (tickq.simulation_running) nor the digest without slot row numbers
+    (tickq.simulation_unlabelled): the copy knows both. The runs stay the clock's (the test
+    above, with WEEK)."""
+    with api.scratch(pg_server_url) as conn:
+        api.load(conn, registry_of(tmp_path, WEEK))
+        conn.execute("SET track_functions = 'all'")
+        window = api.windows(conn)[0]
+        api.simulate_window(conn, window, None, steady=True)
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        calls = dict(conn.execute(
+            "SELECT funcname, calls FROM pg_stat_user_functions WHERE funcname IN ("
+            "'simulation_copy',"
+            " 'simulation_remap', 'simulation_mark', 'simulation_running', 'simulation_unlabelled')"
+            ).fetchall())
+        parts = conn.execute("SELECT count(*) FROM tickq.simulation_parts(%s, %s)",
+                             (window.ends_at, window.starts_at)).fetchone()[0]
+    assert calls["simulation_copy"] >= 6, calls
+    # one remap in each copy (its restore's runs), and a few read for the next copies; the
+    # copied parts are most of the week's 677 parts
+    assert calls["simulation_remap"] <= 3 * calls["simulation_copy"] < parts // 2, (calls, parts)
+    # every copy ends at a part of the window, marked there
+    marked = calls["simulation_mark"] - calls["simulation_copy"]
+    assert calls["simulation_running"] == calls["simulation_unlabelled"] == marked, calls

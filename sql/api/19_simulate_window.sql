@@ -130,6 +130,7 @@ CREATE OR REPLACE FUNCTION tickq.simulation_mark(
     OUT first_id bigint,
     OUT idle_until timestamptz,
     p_at timestamptz,
+    p_copied boolean DEFAULT false,
     p_now timestamptz DEFAULT now()
 )
 LANGUAGE sql STABLE
@@ -138,23 +139,27 @@ AS $$
     -- the slot rows' numbers (tickq.simulation_unlabelled), the runs going on by kind, the
     -- id the next run will get (a window's runs are numbered in claim order), and, when no run
     -- holds a slot, the due time before which nothing happens ('infinity': nothing is ever due).
+    -- With p_copied (where a copy ended, which knows them) neither the digest without the slot
+    -- rows' numbers nor the runs by kind (NULLs): they cost half as much as the state.
     -- That id is the sequence's, not the last run's plus one: in a database that simulated
     -- before, simulation_start let go of those runs but not of their ids, and a copy counted
     -- from a smaller id takes that many ids more, each copy and window more than the last
     -- (tests_sql/122-simulation-copy-ids.sql).
-    SELECT s.state, md5(s.state::text), md5(tickq.simulation_unlabelled(s.state)::text), tickq.simulation_running(),
+    SELECT s.state, md5(s.state::text), CASE WHEN p_copied IS NOT TRUE THEN md5(tickq.simulation_unlabelled(s.state)::text) END,
+        CASE WHEN p_copied IS NOT TRUE THEN tickq.simulation_running() END,
         (SELECT CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END
             FROM tickq.job_run_id_seq AS q),
         CASE WHEN NOT EXISTS (SELECT FROM tickq.slot AS sl WHERE sl.run_id IS NOT NULL)
             THEN coalesce(tickq.simulation_next_due(), 'infinity') END
     FROM (SELECT tickq.simulation_state(p_at) AS state OFFSET 0) AS s  -- read once, not once per use
 $$;
-COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, timestamptz) IS
+COMMENT ON FUNCTION tickq.simulation_mark(timestamptz, boolean, timestamptz) IS
 'For tickq.simulate_window, at the start of a part: the state at p_at (tickq.simulation_state), '
 'its md5 digest and that of its form without slot row numbers (tickq.simulation_unlabelled), the '
 'runs going on by kind (tickq.simulation_running), the id the next run will get (job_run''s '
 'sequence), and when no run holds a slot the next due time '
-'(tickq.simulation_next_due; ''infinity'' when none).';
+'(tickq.simulation_next_due; ''infinity'' when none). With p_copied (where a copy ended) the '
+'digest without slot row numbers and the runs by kind are NULL.';
 
 CREATE OR REPLACE FUNCTION tickq.simulation_stale(
     p_since bigint,
@@ -250,6 +255,17 @@ DECLARE
     v_fps text[] := '{}'::text[];
     v_ufps text[] := '{}'::text[];  -- the digests without slot row numbers (tickq.simulation_unlabelled)
     v_ids jsonb[] := '{}'::jsonb[];
+    -- A copied part's runs by kind are worked out only when a later copy reads them (most are
+    -- never read): until then v_ids is NULL there and the part names the part it was copied from
+    -- (v_src), the run ids' offset (v_offset), the first id of the stretch copied (v_base) and the
+    -- part where the copy began (v_goes), for tickq.simulation_remap.
+    v_src integer[] := '{}'::integer[];
+    v_goes integer[] := '{}'::integer[];
+    v_base bigint[] := '{}'::bigint[];
+    v_offset bigint[] := '{}'::bigint[];
+    v_chain integer[];
+    v_x integer;
+    v_y integer;
     v_firsts bigint[] := '{}'::bigint[];
     -- By part, for the restores of copies: the due times at its start (tickq.simulation_dues) read
     -- there or at the part a copy took them from, v_later earlier; those before v_trust exact;
@@ -285,11 +301,17 @@ BEGIN
             v_ufps[v_n] := v_fps[v_n];
             v_states[v_n] := CASE WHEN v_fps[v_n] = v_rest THEN v_states[v_n - 1] END;
             v_ids[v_n] := v_ids[v_n - 1];
+            v_src[v_n] := v_src[v_n - 1];
+            v_base[v_n] := v_base[v_n - 1];
+            v_offset[v_n] := v_offset[v_n - 1];
+            v_goes[v_n] := v_goes[v_n - 1];
             v_firsts[v_n] := v_firsts[v_n - 1];
             v_dues[v_n] := NULL;
             CONTINUE;
         ELSIF v_n > 1 THEN
-            v_mark := tickq.simulation_mark(v_part.part_from);
+            -- Where a copy ended, its digest without slot row numbers and its runs by kind are the
+            -- copy's (set below, the runs worked out when read): the mark builds neither.
+            v_mark := tickq.simulation_mark(v_part.part_from, v_part.part_from IS NOT DISTINCT FROM v_at);
             IF v_fps[v_n] <> v_mark.digest THEN  -- a copy must leave the state the clock would
                 RAISE EXCEPTION 'simulate_window: the state at % is not the one copied there', v_part.part_from
                     USING ERRCODE = 'internal_error';
@@ -297,7 +319,7 @@ BEGIN
             EXIT WHEN p_stop_stale AND tickq.simulation_stale(v_firsts[v_n - 1], v_part.part_from);
             v_states[v_n] := v_mark.state;
             v_fps[v_n] := v_mark.digest;
-            v_ufps[v_n] := v_mark.unlabelled;
+            v_ufps[v_n] := coalesce(v_mark.unlabelled, v_ufps[v_n]);
             v_ids[v_n] := v_mark.ids;
             v_firsts[v_n] := v_mark.first_id;
             -- The due times only where a copy ended: a copy a day or a week later mostly ends
@@ -308,8 +330,7 @@ BEGIN
             v_trust[v_n] := 'infinity';
             -- A week back is enough (copies look back a day or a week): older states are let go of.
             FOR k IN v_kept..v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer LOOP
-                v_states[k] := NULL;
-                v_ids[k] := NULL;
+                v_states[k] := NULL;  -- not v_ids: a copied part's are worked out from older ones
                 v_dues[k] := NULL;
             END LOOP;
             v_kept := greatest(v_kept, v_n - 8 * 86400 / extract(EPOCH FROM v_len)::integer + 1);
@@ -319,6 +340,19 @@ BEGIN
                 v_b.rows_shifts, v_b.zones, v_b.firsts, v_b.lasts, v_b.backs, v_b.sorted, v_b.sorted_backs,
                 v_b.sorted_lasts, v_b.firsts_after);
             v_j := v_n - v_copy.steps;
+            -- The runs by kind at parts n, j and c, worked out where they were copied (each from the
+            -- part it was copied from, those first; n's where the clock stands after a copy).
+            FOREACH v_x IN ARRAY CASE WHEN v_copy.c IS NOT NULL THEN ARRAY[v_n, v_j, v_copy.c] ELSE '{}' END LOOP
+                v_chain := '{}';
+                v_y := v_x;
+                WHILE v_ids[v_y] IS NULL AND v_src[v_y] IS NOT NULL LOOP
+                    v_chain := v_y || v_chain;
+                    v_y := v_src[v_y];
+                END LOOP;
+                FOREACH v_y IN ARRAY v_chain LOOP
+                    v_ids[v_y] := tickq.simulation_remap(v_ids[v_src[v_y]], v_base[v_y], v_offset[v_y], v_ids[v_goes[v_y]]);
+                END LOOP;
+            END LOOP;
             SELECT r.rows, r.maps INTO v_rows, v_maps FROM tickq.simulation_relabel(v_grid + v_len * (v_j - 2), v_len,
                 v_copy.c - v_j, v_firsts[v_j], v_firsts[v_copy.c], v_ids[v_j], v_ids[v_n]) AS r
             WHERE v_copy.c IS NOT NULL AND v_fps[v_j] IS DISTINCT FROM v_fps[v_n];  -- the same but for slot rows
@@ -339,8 +373,11 @@ BEGIN
                         v_fps[k + v_copy.steps] := md5(v_states[k + v_copy.steps]::text);
                     END IF;
                     v_ufps[k + v_copy.steps] := v_ufps[k];
-                    v_ids[k + v_copy.steps] := tickq.simulation_remap(v_ids[k], v_firsts[v_j],
-                        v_firsts[v_n] - v_firsts[v_j], v_ids[v_n]);
+                    v_ids[k + v_copy.steps] := NULL;  -- worked out when read (v_src)
+                    v_src[k + v_copy.steps] := k;
+                    v_base[k + v_copy.steps] := v_firsts[v_j];
+                    v_offset[k + v_copy.steps] := v_firsts[v_n] - v_firsts[v_j];
+                    v_goes[k + v_copy.steps] := v_n;
                     v_firsts[k + v_copy.steps] := v_firsts[k] + v_firsts[v_n] - v_firsts[v_j];
                     -- The due times, the copy's length later: a kind with a slot in the stretch copied
                     -- has the same next slots the copy's length later (tickq.simulation_restore), one with none
