@@ -26,6 +26,11 @@ MAX_SQL_FILE_LINES = 400
 # its point); the bound keeps it from growing: a later change of a table is a migration of its own.
 SQL_FILE_EXCEPTIONS = {"migrations/0100_baseline.sql": 700}
 MAX_SQL_FUNCTION_LINES = 100
+# The simulator's clock keeps a dozen arrays by part (states, digests, where a copied part's runs
+# and due times come from) that only its own loop may write in place: a function given and
+# giving back the arrays copied them whole at each call (2.7 s of the month of 1,000 cron kinds).
+# The bound keeps it from growing; the way down is one array of a part's facts (a composite type).
+SQL_FUNCTION_EXCEPTIONS = {"tickq.simulate_window": 155}
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,8 @@ def sql_functions() -> tuple[Function, ...]:
 
 def _too_long(functions: tuple[Function, ...]) -> list[str]:
     return [f"{_relative(f.path)}:{f.line}: {f.name} ({f.language}) {f.lines} lines"
-            for f in functions if f.lines > MAX_SQL_FUNCTION_LINES]
+            for f in functions
+            if f.lines > SQL_FUNCTION_EXCEPTIONS.get(f.name, MAX_SQL_FUNCTION_LINES)]
 
 
 # What the baseline may say of a function a constraint or trigger names: that it exists (its body

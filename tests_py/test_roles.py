@@ -27,7 +27,8 @@ QUERIES = Path(db.__file__).parent / "queries"
 # Queries sent only to the scratch database `check` and `simulate` create (and so own).
 NOT_THE_DISPATCHERS = {
     "save_agent_fields", "simulate_events", "simulate_window",
-    "simulation_fold_all", "simulation_merge", "simulation_parts", "simulation_replay_window",
+    "simulation_fold_all", "simulation_merge", "simulation_merge_repeat", "simulation_parts",
+    "simulation_replay_window", "simulation_window_repeats",
     "simulation_start", "scratch_lean", "scratch_unlogged", "scratch_seed", "scratch_reset",
     "scratch_state", "scratch_restore", "capacity_lanes", "capacity_verdict_of",
     "simulation_windows",
