@@ -379,13 +379,12 @@ LANGUAGE sql STABLE
 AS $$
     -- Window p_window repeats an earlier window p_shift later (tickq.simulation_window_repeats):
     -- that one's report (p_report: tickq.simulation_merge of it alone) with every wait begun
-    -- p_shift later, folded into p_worst as tickq.simulation_merge folds a window's report.
+    -- p_shift later, folded into p_worst as tickq.simulation_merge folds a window's report. Only
+    -- the two fields that differ are written: the rest of a report's shape is simulation_merge's.
     SELECT tickq.simulation_fold(p_worst, (
-        SELECT jsonb_agg(jsonb_build_object(
-            'kind', w.kind, 'lane', w.lane, 'runs', w.runs, 'longest_wait', w.longest_wait,
-            'starved', w.starved, 'worst_due_at', w.worst_due_at + p_shift, 'behind', w.behind,
-            'in_window', p_window))
-        FROM tickq.simulation_worst(p_report) AS w
+        SELECT jsonb_agg(e.w || jsonb_build_object(
+            'worst_due_at', (e.w ->> 'worst_due_at')::timestamptz + p_shift, 'in_window', p_window))
+        FROM jsonb_array_elements(p_report) AS e (w)
     ))
 $$;
 COMMENT ON FUNCTION tickq.simulation_merge_repeat(jsonb, integer, jsonb, interval) IS
